@@ -1,0 +1,201 @@
+"""Normalised transcript records: what an adapter turns each line into (pure values, any thread).
+
+Adapters (``agentbar.core.sources``) are the only code that knows an agent's file shapes; everything
+downstream (state machines, facts, index) reads these records. Every record carries ``ts`` (the
+agent's own timestamp in epoch seconds, or None when the line had none) and ``agent_id`` (the
+sub-agent that produced it; None for the session's main thread).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Asks(StrEnum):
+    """What a pending tool call asks of the user, as far as the call itself shows."""
+
+    # An ordinary tool: it may run or wait for approval; the call alone cannot tell which.
+    NOTHING = "nothing"
+    QUESTION = "question"  # the tool exists to ask the user (AskUserQuestion, request_user_input)
+    APPROVAL = "approval"  # the tool always needs a yes (ExitPlanMode) or the policy makes it ask
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Token counts. ``input_tokens`` excludes cached input, as Anthropic counts it."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_creation_tokens=self.cache_creation_tokens + other.cache_creation_tokens,
+        )
+
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens - other.input_tokens,
+            output_tokens=self.output_tokens - other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens - other.cache_read_tokens,
+            cache_creation_tokens=self.cache_creation_tokens - other.cache_creation_tokens,
+        )
+
+    @property
+    def total(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_creation_tokens
+        )
+
+    def covers(self, other: Usage) -> bool:
+        """True when every count is at least ``other``'s (a later copy of the same message)."""
+        return (
+            self.input_tokens >= other.input_tokens
+            and self.output_tokens >= other.output_tokens
+            and self.cache_read_tokens >= other.cache_read_tokens
+            and self.cache_creation_tokens >= other.cache_creation_tokens
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Record:
+    ts: float | None = None
+    agent_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionMeta(Record):
+    """Who the session is: emitted once per stream, when the adapter first learns it."""
+
+    session_id: str
+    cwd: str | None = None
+    cli_version: str | None = None
+    parent_session_id: str | None = None  # set when this stream is a sub-agent of another session
+    forked_from: str | None = None
+    originator: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Prompt(Record):
+    """Text the user typed: a turn starts."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssistantText(Record):
+    """Visible answer text. ``final`` is True when the agent marked the turn's last message."""
+
+    text: str
+    message_id: str | None = None
+    final: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Thinking(Record):
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall(Record):
+    call_id: str
+    name: str
+    summary: str  # one line a person can read: the command, the file, the question
+    asks: Asks = Asks.NOTHING
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult(Record):
+    call_id: str
+    is_error: bool = False
+    denied: bool = False  # the user (or a policy) refused the call
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStarted(Record):
+    turn_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnEnded(Record):
+    """The agent itself says the turn is over. ``error`` set means it ended on a failure."""
+
+    last_message: str | None = None
+    error: str | None = None
+    background_agents: int | None = None  # sub-agents the agent says still run after the turn
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnAborted(Record):
+    reason: str  # "interrupted", "replaced", ...
+    after_denial: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiError(Record):
+    message: str
+    retrying: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageReport(Record):
+    """Token usage. ``key`` de-duplicates split copies of one API response; ``cumulative`` means
+    the counts are the session's running total (Codex), not one response's (Claude)."""
+
+    usage: Usage
+    key: str | None = None
+    cumulative: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelSeen(Record):
+    model: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TitleSet(Record):
+    """A title the agent or the user gave the session; higher ``rank`` wins."""
+
+    title: str
+    rank: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Compaction(Record):
+    trigger: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Activity(Record):
+    """A line that only shows the agent is alive and working (progress ticks, attachments)."""
+
+    kind: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bookkeeping(Record):
+    """A known line with nothing for state or facts (snapshots, mode changes)."""
+
+    kind: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unknown(Record):
+    """A line whose shape no adapter knows; kept so replay can show it plainly."""
+
+    kind: str
+
+
+# Title ranks: the user's own name beats the agent's title beats an old summary beats the prompt.
+TITLE_RANK_PROMPT = 0
+TITLE_RANK_SUMMARY = 1
+TITLE_RANK_AGENT = 2
+TITLE_RANK_USER = 3

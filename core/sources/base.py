@@ -1,0 +1,184 @@
+"""The seam between the engine and one agent's files: what an adapter must provide (any thread).
+
+An adapter knows where its agent keeps files, which of them are sessions, sub-agents or live
+registries, and how each line becomes ``records``. Nothing outside ``agentbar.core.sources``
+knows an agent's file shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from agentbar.core.model import Agent
+from agentbar.core.records import Record
+
+
+class StreamKind(StrEnum):
+    TRANSCRIPT = "transcript"  # a session's own transcript (Claude) or rollout (Codex)
+    SUBAGENT = "subagent"  # a sub-agent's transcript: part of its parent session
+    REGISTRY = "registry"  # a live-session file the agent rewrites (Claude sessions/<pid>.json)
+
+
+@dataclass(frozen=True, slots=True)
+class WatchRoot:
+    path: Path
+    recursive: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSpec:
+    """One file the engine reads, as classified from its path alone."""
+
+    agent: Agent
+    kind: StreamKind
+    path: Path
+    session_hint: str | None = None  # session id the path implies (may be confirmed by content)
+    agent_id_hint: str | None = None  # sub-agent id the path implies
+    compressed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The session a stream's records belong to; ``agent_id`` set for a sub-agent's stream."""
+
+    session_id: str
+    agent_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RegistryEntry:
+    """The agent's own account of a live session (Claude's ``sessions/<pid>.json``)."""
+
+    pid: int
+    session_id: str
+    cwd: str | None
+    status: str | None  # "busy", "idle", "waiting" (others passed through)
+    waiting_for: str | None
+    updated_at: float | None  # epoch seconds of the last status change
+    started_at: float | None
+    proc_start: str | None
+    version: str | None
+    name: str | None
+
+
+class MalformedLine(Exception):
+    """A line that is not a JSON object; counted and logged, never fatal."""
+
+
+class StreamParser(Protocol):
+    """Stateful, per-file line parser. ``checkpoint()`` must round-trip through JSON so a warm
+    restart can resume mid-file."""
+
+    @property
+    def owner(self) -> Owner | None: ...
+
+    def parse(self, line: bytes) -> list[Record]:
+        """Records of one complete line; raises ``MalformedLine`` for garbage."""
+        ...
+
+    def parse_oversized(self, prefix: bytes, length: int) -> list[Record]:
+        """Best-effort records for a line too long to buffer, from its first bytes."""
+        ...
+
+    def checkpoint(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessInfo:
+    """What the engine knows of one OS process when matching agents to sessions."""
+
+    pid: int
+    ppid: int
+    create_time: float
+    name: str
+    cmdline: tuple[str, ...]
+    cwd: str | None
+
+
+class AgentSource(Protocol):
+    agent: Agent
+
+    def watch_roots(self) -> list[WatchRoot]:
+        """Folders to watch; they may not exist yet."""
+        ...
+
+    def classify(self, path: Path) -> StreamSpec | None:
+        """The stream a path is, or None when the engine should ignore it."""
+        ...
+
+    def scan(self) -> Iterator[StreamSpec]:
+        """Every stream on disk now. Unreadable folders are skipped (and logged), not raised."""
+        ...
+
+    def parser(self, spec: StreamSpec, checkpoint: dict[str, Any] | None) -> StreamParser: ...
+
+    def parse_registry(self, data: bytes) -> RegistryEntry | None:
+        """A registry file's content, or None when it is not one (or the agent has none)."""
+        ...
+
+    def is_client_process(self, proc: ProcessInfo) -> bool:
+        """True for the agent's own interactive or exec process (not daemons or helpers)."""
+        ...
+
+    def process_session_hint(self, proc: ProcessInfo) -> str | None:
+        """A session id the process's command line names (``--resume <id>``), if any."""
+        ...
+
+    def process_cwd(self, proc: ProcessInfo) -> str | None:
+        """The folder the process works in (``-C dir`` beats the OS cwd)."""
+        ...
+
+
+def load_json_object(line: bytes) -> dict[str, Any]:
+    """Parse one JSONL line into a dict; raises ``MalformedLine`` with a short reason."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        # orjson rejects invalid UTF-8 outright; agents can write a broken character in a
+        # tool output. Keep the line with the bad bytes replaced rather than lose it.
+        try:
+            value = orjson.loads(line.decode("utf-8", "replace"))
+        except orjson.JSONDecodeError as exc:
+            raise MalformedLine(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise MalformedLine(f"not a JSON object but {type(value).__name__}")
+    return value
+
+
+def is_uuid(text: str) -> bool:
+    """Five hex groups 8-4-4-4-12, the shape of both agents' session ids."""
+    if len(text) != 36:
+        return False
+    parts = text.split("-")
+    if [len(p) for p in parts] != [8, 4, 4, 4, 12]:
+        return False
+    return all(c in "0123456789abcdefABCDEF" for p in parts for c in p)
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """First non-empty line of ``text``, whitespace collapsed, cut to ``limit`` characters."""
+    for raw in text.splitlines():
+        line = " ".join(raw.split())
+        if line:
+            return line if len(line) <= limit else line[: limit - 1] + "…"
+    return ""
+
+
+def parse_timestamp(value: object) -> float | None:
+    """Epoch seconds from an ISO 8601 string (``...Z``), epoch seconds or epoch milliseconds."""
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        # Values this large are milliseconds (1e11 s is the year 5138).
+        return value / 1000.0 if value > 1e11 else float(value)
+    return None
