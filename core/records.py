@@ -136,7 +136,6 @@ class TurnEnded(Record):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnAborted(Record):
     reason: str  # "interrupted", "replaced", ...
-    after_denial: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
