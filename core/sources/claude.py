@@ -11,6 +11,7 @@ The project is read from the lines' ``cwd``; the folder name is a lossy encoding
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import re
@@ -27,8 +28,8 @@ from agentbar.core.records import (
     TITLE_RANK_USER,
     Activity,
     ApiError,
-    AssistantText,
     Asks,
+    AssistantText,
     Bookkeeping,
     Compaction,
     ModelSeen,
@@ -58,6 +59,8 @@ from agentbar.core.sources.base import (
     load_json_object,
     one_line,
     parse_timestamp,
+    size_text,
+    walk_files,
 )
 
 log = logging.getLogger(__name__)
@@ -205,7 +208,7 @@ class ClaudeSource:
 
     def scan(self) -> Iterator[StreamSpec]:
         for folder in (self.sessions, self.projects):
-            for path in _walk_files(folder, max_depth=1 if folder == self.sessions else 8):
+            for path in walk_files(folder, max_depth=1 if folder == self.sessions else 8):
                 spec = self.classify(path)
                 if spec is not None:
                     yield spec
@@ -245,7 +248,7 @@ class ClaudeSource:
     def process_session_hint(self, proc: ProcessInfo) -> str | None:
         args = _program_args(proc, is_claude_program) or ()
         resumed: str | None = None
-        for flag, value in zip(args, args[1:], strict=False):
+        for flag, value in itertools.pairwise(args):
             if flag == "--session-id" and is_uuid(value):
                 return value  # a fixed id wins, also for a fork
             if flag in ("-r", "--resume") and is_uuid(value):
@@ -362,7 +365,7 @@ class ClaudeTranscriptParser:
         agent_id = self._agent_id if self.spec.kind is StreamKind.SUBAGENT else None
         if b'"isSidechain":true' in head and agent_id is None:
             agent_id = "sidechain"
-        size = _size_text(length)
+        size = size_text(length)
         if b'"type":"user"' in head:
             result = _TOOL_USE_ID_RE.search(prefix)
             if result:
@@ -423,9 +426,11 @@ class ClaudeTranscriptParser:
             if not text and isinstance(error, str):
                 text = error
             if obj.get("isApiErrorMessage") is True or obj.get("error") is not None:
-                out.append(ApiError(ts=ts, agent_id=agent_id, message=one_line(text) or "API error"))
+                out.append(
+                    ApiError(ts=ts, agent_id=agent_id, message=one_line(text) or "API error")
+                )
                 return
-        if isinstance(model, str) and model and model != "<synthetic>" and model != self._model:
+        if isinstance(model, str) and model and model not in ("<synthetic>", self._model):
             self._model = model
             out.append(ModelSeen(ts=ts, agent_id=agent_id, model=model))
         usage = _usage(message.get("usage"))
@@ -439,15 +444,21 @@ class ClaudeTranscriptParser:
                 continue
             btype = block.get("type")
             if btype == "text":
-                text = block.get("text")
-                if isinstance(text, str) and text.strip():
+                answer = block.get("text")
+                if isinstance(answer, str) and answer.strip():
                     out.append(
                         AssistantText(
-                            ts=ts, agent_id=agent_id, text=text, message_id=message_id, final=final
+                            ts=ts,
+                            agent_id=agent_id,
+                            text=answer,
+                            message_id=message_id,
+                            final=final,
                         )
                     )
             elif btype == "thinking":
-                out.append(Thinking(ts=ts, agent_id=agent_id, text=_str(block.get("thinking")) or ""))
+                out.append(
+                    Thinking(ts=ts, agent_id=agent_id, text=_str(block.get("thinking")) or "")
+                )
             elif btype == "redacted_thinking":
                 out.append(Thinking(ts=ts, agent_id=agent_id, text="[redacted thinking]"))
             elif btype == "tool_use":
@@ -496,7 +507,9 @@ class ClaudeTranscriptParser:
         if subtype == "turn_duration":
             pending = obj.get("pendingBackgroundAgentCount")
             return TurnEnded(
-                ts=ts, agent_id=agent_id, background_agents=pending if isinstance(pending, int) else None
+                ts=ts,
+                agent_id=agent_id,
+                background_agents=pending if isinstance(pending, int) else None,
             )
         if subtype == "compact_boundary":
             meta = obj.get("compactMetadata")
@@ -632,36 +645,9 @@ def _forked_from(obj: dict[str, Any]) -> str | None:
     return None
 
 
-def _size_text(length: int) -> str:
-    return f"{length / 1_000_000:.1f} MB"
-
-
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _walk_files(root: Path, max_depth: int) -> Iterator[Path]:
-    """Files under ``root`` (iterative, symlinked folders not followed); unreadable folders are
-    logged and skipped."""
-    stack: list[tuple[str, int]] = [(str(root), 0)]
-    while stack:
-        folder, depth = stack.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            if depth + 1 < max_depth:
-                                stack.append((entry.path, depth + 1))
-                        elif entry.is_file():
-                            yield Path(entry.path)
-                    except OSError:
-                        continue
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            log.warning("cannot read %s: %s", folder, exc)

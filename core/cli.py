@@ -1,0 +1,241 @@
+"""``agentbar status`` and ``agentbar watch``: what the engine knows, for people and scripts
+(main thread; ``watch`` prints from the engine thread through its subscription).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import logging.handlers
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+import orjson
+
+from agentbar.core.config import Settings
+from agentbar.core.engine import EngineStats
+from agentbar.core.model import SessionSnapshot, State, StateChange
+from agentbar.core.service import Service
+
+RECENT_SECONDS = 24 * 3600
+STATE_ORDER = {
+    State.INPUT_REQUIRED: 0,
+    State.FAILED: 1,
+    State.RUNNING: 2,
+    State.DONE: 3,
+    State.ENDED: 4,
+}
+
+
+def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Which of your Claude Code and Codex sessions needs you.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr too")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    status = commands.add_parser("status", help="live and recent sessions and their state")
+    status.add_argument("--all", action="store_true", help="every session on disk")
+    status.add_argument("--json", action="store_true", help="machine-readable output")
+    watch = commands.add_parser("watch", help="one line per state change, as it happens")
+    watch.add_argument("--json", action="store_true", help="one JSON object per line")
+    return parser
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    settings = Settings.from_env()
+    setup_logging(settings, verbose=args.verbose)
+    if args.command == "status":
+        return status(settings, show_all=args.all, as_json=args.json, out=out)
+    if args.command == "watch":
+        return watch(settings, as_json=args.json, out=out)
+    raise SystemExit(f"unknown command {args.command!r}")
+
+
+def setup_logging(settings: Settings, *, verbose: bool) -> None:
+    """Everything INFO and up goes to a rotating log in the data dir (bad input is logged and
+    counted there); stderr gets errors only, or everything with ``--verbose``."""
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        to_file = logging.handlers.RotatingFileHandler(
+            settings.data_dir / "agentbar.log", maxBytes=2_000_000, backupCount=2
+        )
+        to_file.setFormatter(fmt)
+        root.addHandler(to_file)
+    except OSError as exc:
+        print(f"agentbar: cannot write a log in {settings.data_dir}: {exc}", file=sys.stderr)
+    to_stderr = logging.StreamHandler()
+    to_stderr.setLevel(logging.INFO if verbose else logging.ERROR)
+    to_stderr.setFormatter(fmt)
+    root.addHandler(to_stderr)
+
+
+# -- status --------------------------------------------------------------------------------
+
+
+def status(settings: Settings, *, show_all: bool, as_json: bool, out: TextIO) -> int:
+    service = Service.open(settings)
+    try:
+        service.engine.catch_up()
+        snapshots = service.engine.sessions()
+        stats = service.engine.stats()
+    finally:
+        service.close()
+    now = time.time()
+    rows = select(snapshots, now=now, show_all=show_all)
+    if as_json:
+        document = {
+            "sessions": [s.to_json() for s in rows],
+            "diagnostics": diagnostics(stats),
+        }
+        out.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0
+    out.write(render_table(rows, now=now, width=shutil.get_terminal_size((120, 24)).columns))
+    hidden = len(snapshots) - len(rows)
+    if hidden and not show_all:
+        out.write(f"({hidden} older ended sessions not shown; --all lists them)\n")
+    problems = diagnostics(stats)
+    if any(problems.values()):
+        parts = ", ".join(f"{n} {what}" for what, n in problems.items() if n)
+        out.write(f"(skipped input: {parts}; see {settings.data_dir / 'agentbar.log'})\n")
+    return 0
+
+
+def select(
+    snapshots: Sequence[SessionSnapshot], *, now: float, show_all: bool
+) -> list[SessionSnapshot]:
+    """Live and recent sessions (or all), those that need you first, newest first."""
+    chosen = [
+        s
+        for s in snapshots
+        if show_all
+        or s.state.state is not State.ENDED
+        or (s.last_activity or 0.0) >= now - RECENT_SECONDS
+    ]
+    chosen.sort(key=lambda s: -(s.last_activity or 0.0))
+    chosen.sort(key=lambda s: STATE_ORDER[s.state.state])
+    return chosen
+
+
+def diagnostics(stats: EngineStats) -> dict[str, int]:
+    return {
+        "malformed_lines": stats.malformed,
+        "oversized_lines": stats.oversized,
+        "unknown_records": stats.unknown,
+        "unreadable_files": stats.unreadable,
+    }
+
+
+def render_table(rows: Sequence[SessionSnapshot], *, now: float, width: int) -> str:
+    if not rows:
+        return "No agent sessions found.\n"
+    header = ("STATE", "AGENT", "PROJECT", "TITLE", "DETAIL", "ACTIVE")
+    table = [
+        (
+            state_label(s),
+            str(s.key.agent),
+            short_path(s.project),
+            s.title or "",
+            s.state.detail,
+            ago(s.last_activity, now),
+        )
+        for s in rows
+    ]
+    fixed = [max(len(r[i]) for r in [header, *table]) for i in range(len(header))]
+    # Squeeze the free-text columns (project, title, detail) to the terminal width.
+    budget = max(width - sum(fixed[i] for i in (0, 1, 5)) - 2 * (len(header) - 1), 30)
+    caps = {2: budget // 4, 3: budget * 3 // 8, 4: budget * 3 // 8}
+    widths = [min(fixed[i], caps.get(i, fixed[i])) for i in range(len(header))]
+    lines = []
+    for row in [header, *table]:
+        cells = [cut(cell, widths[i]).ljust(widths[i]) for i, cell in enumerate(row)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def state_label(s: SessionSnapshot) -> str:
+    if s.state.waiting_for is not None:
+        return f"{s.state.state} ({s.state.waiting_for})"
+    return str(s.state.state)
+
+
+def short_path(path: str | None) -> str:
+    if not path:
+        return ""
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home) :]
+    return path
+
+
+def cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def ago(epoch: float | None, now: float) -> str:
+    if epoch is None:
+        return ""
+    seconds = max(0, int(now - epoch))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+# -- watch ---------------------------------------------------------------------------------
+
+
+def watch(settings: Settings, *, as_json: bool, out: TextIO) -> int:
+    service = Service.open(settings)
+    finished = threading.Event()
+    printer = _Printer(out, as_json, on_broken_pipe=finished.set)
+    service.engine.subscribe(printer)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: finished.set())
+    try:
+        service.start()
+        while not finished.wait(0.5):
+            pass
+    finally:
+        service.close()
+    return 0
+
+
+class _Printer:
+    """Writes each change as it comes (on the engine thread: one short write and a flush)."""
+
+    def __init__(self, out: TextIO, as_json: bool, on_broken_pipe: Callable[[], None]) -> None:
+        self._out = out
+        self._as_json = as_json
+        self._on_broken_pipe = on_broken_pipe
+
+    def __call__(self, change: StateChange) -> None:
+        line = (
+            orjson.dumps(change.to_json()).decode()
+            if self._as_json
+            else human_change(change.to_json())
+        )
+        try:
+            self._out.write(line + "\n")
+            self._out.flush()
+        except (BrokenPipeError, ValueError):
+            self._on_broken_pipe()
+
+
+def human_change(event: dict[str, Any]) -> str:
+    when = time.strftime("%H:%M:%S", time.localtime())
+    state = event["state"] + (f" ({event['waiting_for']})" if event["waiting_for"] else "")
+    prev = event["prev_state"] or "new"
+    project = short_path(event["project"])
+    detail = f"  {event['detail']}" if event["detail"] else ""
+    return f"{when}  {event['agent']:<6}  {project}  {prev} → {state}{detail}"

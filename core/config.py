@@ -1,0 +1,54 @@
+"""Where things live for this user: agent homes and agentbar's data dir (pure; any thread).
+
+Agent homes follow the agents' own rules (``HOME``, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``);
+agentbar's data dir is platformdirs' user data dir unless ``AGENTBAR_DATA_DIR`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+from agentbar.core.sources.base import AgentSource
+from agentbar.core.sources.claude import ClaudeSource, default_claude_roots
+from agentbar.core.sources.codex import CodexSource, default_codex_home
+
+APP_NAME = "agentbar"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    claude_roots: tuple[Path, ...]
+    codex_home: Path
+    data_dir: Path
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        return cls(
+            claude_roots=tuple(default_claude_roots(env)),
+            codex_home=default_codex_home(env),
+            data_dir=data_dir(env),
+        )
+
+    @property
+    def index_path(self) -> Path:
+        return self.data_dir / "index.sqlite3"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.data_dir / "engine.lock"
+
+    def sources(self) -> list[AgentSource]:
+        return [*(ClaudeSource(root) for root in self.claude_roots), CodexSource(self.codex_home)]
+
+
+def data_dir(env: Mapping[str, str]) -> Path:
+    override = env.get("AGENTBAR_DATA_DIR")
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))

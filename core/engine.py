@@ -1,0 +1,739 @@
+"""The engine: the one thread that reads every source, runs the state machines, keeps the index
+and publishes state changes (engine thread; other threads only ``post`` and read snapshots).
+
+Everything mutable here is touched by the engine thread alone, so the state code needs no locks
+and tests drive it deterministically with ``catch_up()``, ``step()`` and ``drain()``. Watchers
+and the ticker only put messages in the inbox.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentbar.core import facts as facts_mod
+from agentbar.core import liveness
+from agentbar.core.clock import Clock, SystemClock
+from agentbar.core.facts import SessionFacts
+from agentbar.core.index import Index, IndexUnusable, SessionRow, StreamRow
+from agentbar.core.model import (
+    Agent,
+    Process,
+    SessionKey,
+    SessionSnapshot,
+    SessionState,
+    Source,
+    State,
+    StateChange,
+)
+from agentbar.core.procs import ProcessTable
+from agentbar.core.records import Record
+from agentbar.core.sources.base import AgentSource, Owner, RegistryEntry, StreamKind
+from agentbar.core.state import fusion, turns
+from agentbar.core.state.turns import TurnState
+from agentbar.core.streams import Stream, StreamTable
+from agentbar.core.tail import DEFAULT_MAX_LINE_BYTES
+
+log = logging.getLogger(__name__)
+
+TRAITS = {Agent.CLAUDE: fusion.CLAUDE_TRAITS, Agent.CODEX: fusion.CODEX_TRAITS}
+LIVE_STEP_BUDGET_BYTES = 64 * 1024 * 1024  # per stream per step once live: stay responsive
+# A session written to this recently, with no process found for it yet, is not declared ended:
+# the process table is only refreshed now and then, and a new agent can write before we see it.
+UNBOUND_GRACE_SECONDS = 10.0
+REGISTRY_START_SLACK = 5.0  # a registry's startedAt comes a little after its process started
+MAX_BATCH = 10_000
+
+
+# -- inbox messages ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PathTouched:
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Rescan:
+    folder: Path | None = None  # None: every source, and stat every known file
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    fn: Callable[[], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    pass
+
+
+Message = PathTouched | Tick | Rescan | Call | Stop
+
+
+@dataclass(frozen=True, slots=True)
+class EngineStats:
+    streams: int
+    sessions: int
+    lines: int
+    bytes_read: int
+    malformed: int
+    oversized: int
+    unknown: int
+    orphaned: int
+    unreadable: int
+
+
+@dataclass(eq=False)
+class _Session:
+    key: SessionKey
+    turn: TurnState = field(default_factory=TurnState)
+    facts: SessionFacts = field(default_factory=SessionFacts)
+    transcript: str | None = None
+    streams: set[str] = field(default_factory=set)
+    registry: RegistryEntry | None = None
+    process: Process | None = None
+    alive: bool | None = None
+    state: SessionState | None = None
+    state_since: float | None = None
+    reported: SessionState | None = None  # the last state subscribers were told about
+    hold_until: float | None = None  # a provisional state waits for its detail until then
+    undecided: bool = True  # changed since its state was last decided
+    unsaved: bool = True  # its row differs from the index
+
+    def mark(self) -> None:
+        self.undecided = True
+        self.unsaved = True
+
+    @property
+    def visible(self) -> bool:
+        """Listed to users: it has its own transcript or a live registry entry."""
+        return self.transcript is not None or self.registry is not None
+
+
+class Engine:
+    def __init__(
+        self,
+        sources: Sequence[AgentSource],
+        index: Index,
+        *,
+        processes: ProcessTable,
+        clock: Clock | None = None,
+        tick_seconds: float = 2.0,
+        full_rescan_seconds: float = 30.0,
+        hot_seconds: float = 3600.0,
+        settle_seconds: float = 0.25,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_open_files: int = 64,
+    ) -> None:
+        self.sources = list(sources)
+        self.index = index
+        self.processes = processes
+        self.clock = clock or SystemClock()
+        self.tick_seconds = tick_seconds
+        self.full_rescan_seconds = full_rescan_seconds
+        self.hot_seconds = hot_seconds
+        self.settle_seconds = settle_seconds
+        self.streams = StreamTable(sources, max_line_bytes=max_line_bytes, max_open=max_open_files)
+        self._inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
+        self._sessions: dict[SessionKey, _Session] = {}
+        self._deleted_streams: set[str] = set()
+        self._deleted_sessions: set[SessionKey] = set()
+        self._subscribers: list[Callable[[StateChange], None]] = []
+        self._published: dict[SessionKey, SessionSnapshot] = {}
+        self._unpublished: set[SessionKey] = set()
+        self._caught_up = False
+        self._last_full_rescan = 0.0
+        self._lines = 0
+        self._bytes = 0
+        self._orphaned = 0
+        self._unreadable = 0
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self.ready = threading.Event()  # set once the first catch-up is done
+
+    # -- public API (any thread) -------------------------------------------------------------
+
+    def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]:
+        """Call ``callback`` on the engine thread for every state change after catch-up. It
+        must return quickly (hand work to its own thread)."""
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback)
+
+    def post(self, message: Message) -> None:
+        self._inbox.put(message)
+
+    def sessions(self) -> list[SessionSnapshot]:
+        """The latest published snapshot of every visible session."""
+        return list(self._published.values())
+
+    def stats(self) -> EngineStats:
+        streams = list(self.streams)
+        return EngineStats(
+            streams=len(streams),
+            sessions=len(self._published),
+            lines=self._lines,
+            bytes_read=self._bytes,
+            malformed=sum(s.malformed for s in streams),
+            oversized=sum(s.oversized for s in streams),
+            unknown=sum(s.unknown for s in streams),
+            orphaned=self._orphaned,
+            unreadable=self._unreadable,
+        )
+
+    def start(self) -> None:
+        """Run on a thread of its own: catch up, then follow the inbox until ``stop()``."""
+        self._thread = threading.Thread(target=self._run, name="agentbar-engine", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stopping.set()
+        self.post(Stop())
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+        self.streams.close_all()
+
+    def _run(self) -> None:
+        try:
+            if not self._caught_up:
+                self.catch_up()
+            while not self._stopping.is_set():
+                self.step(timeout=None)
+        except Exception:
+            log.exception("the engine thread failed")
+            self.ready.set()
+            raise
+
+    # -- driving (the engine thread, or a test's thread when no engine thread runs) ----------
+
+    def catch_up(self) -> None:
+        """Load the index, read whatever changed since, and settle every state without
+        reporting it (a transition that happened while nobody watched is not news)."""
+        self._load_index()
+        self._rescan(read_all=True)
+        self.processes.refresh()
+        self._check_liveness(full=True)
+        for session in self._sessions.values():
+            self._decide(session, report=False)
+        self._persist()
+        self._publish()
+        self._caught_up = True
+        self._last_full_rescan = self.clock.monotonic()
+        self.ready.set()
+
+    def step(self, timeout: float | None = 0.0) -> bool:
+        """Handle one batch of messages; False when the inbox was empty."""
+        wait = self._wait_for(timeout)
+        try:
+            first = self._inbox.get(timeout=wait) if wait != 0.0 else self._inbox.get_nowait()
+        except queue.Empty:
+            self._after_batch()
+            return False
+        batch = [first]
+        with contextlib.suppress(queue.Empty):
+            while len(batch) < MAX_BATCH:
+                batch.append(self._inbox.get_nowait())
+        touched: dict[str, Path] = {}
+        tick = False
+        rescans: list[Path | None] = []
+        for message in batch:
+            match message:
+                case PathTouched(path=path):
+                    touched[str(path)] = path
+                case Tick():
+                    tick = True
+                case Rescan(folder=folder):
+                    rescans.append(folder)
+                case Call(fn=fn):
+                    fn()
+                case Stop():
+                    self._stopping.set()
+        for path in touched.values():
+            stream = self.streams.lookup_or_add(path)
+            if stream is not None:
+                self._read(stream, budget=LIVE_STEP_BUDGET_BYTES)
+        for folder in rescans:
+            self._rescan(read_all=True, folder=folder)
+        if tick:
+            self._on_tick()
+        self._after_batch()
+        return True
+
+    def drain(self) -> None:
+        """Handle messages until the inbox is empty."""
+        while self.step(timeout=0.0):
+            pass
+
+    def _wait_for(self, timeout: float | None) -> float | None:
+        holds = [s.hold_until for s in self._sessions.values() if s.hold_until is not None]
+        if not holds:
+            return timeout
+        until_hold = max(0.0, min(holds) - self.clock.time())
+        return until_hold if timeout is None else min(timeout, until_hold)
+
+    def _after_batch(self) -> None:
+        self._check_liveness(full=False)
+        report = self._caught_up
+        for session in self._sessions.values():
+            if session.undecided or session.hold_until is not None:
+                self._decide(session, report=report)
+        self._persist()
+        self._publish()
+
+    def _on_tick(self) -> None:
+        now = self.clock.monotonic()
+        if now - self._last_full_rescan >= self.full_rescan_seconds:
+            self._last_full_rescan = now
+            self._rescan(read_all=True)
+        else:
+            self._stat_hot_streams()
+        self._check_liveness(full=True)
+        for session in self._sessions.values():
+            if session.state is None or session.state.state is not State.ENDED:
+                session.undecided = True  # time-based rules: quiet turns, stale sub-agents
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def _rescan(self, *, read_all: bool, folder: Path | None = None) -> None:
+        new, gone = self.streams.scan(folder)
+        for stream in gone:
+            self._stream_gone(stream)
+        if folder is not None:
+            for stream in new:
+                self._read(stream, budget=None)
+            return
+        for stream in self.streams:
+            if read_all and stream.changed_on_disk() is not False:
+                self._read(stream, budget=None)
+
+    def _stat_hot_streams(self) -> None:
+        """Catch writes whose file events were dropped: stat the files of live sessions and of
+        anything written in the last hour (cheap); the rest waits for the full rescan."""
+        horizon = self.clock.time() - self.hot_seconds
+        for stream in self.streams:
+            session = self._sessions.get(stream.session) if stream.session else None
+            hot = stream.spec.kind is StreamKind.REGISTRY or (
+                session is not None
+                and (session.alive is not False or (session.facts.last_activity or 0) >= horizon)
+            )
+            if hot and stream.changed_on_disk() is not False:
+                self._read(stream, budget=None)
+
+    def _read(self, stream: Stream, budget: int | None) -> None:
+        if stream.spec.kind is StreamKind.REGISTRY:
+            self._read_registry(stream)
+            return
+        outcome = self.streams.read(stream, budget)
+        self._lines += outcome.lines
+        self._bytes += outcome.bytes_read
+        if outcome.failed:
+            self._unreadable += 1
+        if outcome.reset and stream.session is not None:
+            log.info("%s was replaced or truncated; re-reading its session", stream.path)
+            self._rebuild(stream.session)
+            return
+        if outcome.records or outcome.owner is not None:
+            self._apply(stream, outcome.owner, outcome.records)
+        if outcome.gone:
+            self._stream_gone(stream)
+        elif outcome.more:
+            self.post(PathTouched(stream.spec.path))  # the rest next step
+
+    def _apply(self, stream: Stream, owner: Owner | None, records: list[Record]) -> None:
+        if owner is None:
+            self._orphaned += len(records)
+            return
+        key = SessionKey(stream.spec.agent, owner.session_id)
+        session = self._session(key)
+        if stream.session != key:
+            old = self._sessions.get(stream.session) if stream.session else None
+            if old is not None:
+                old.streams.discard(stream.path)
+            stream.session = key
+            stream.agent_id = owner.agent_id
+        session.streams.add(stream.path)
+        is_main = stream.spec.kind is StreamKind.TRANSCRIPT and owner.agent_id is None
+        if is_main and session.transcript != stream.path:
+            session.transcript = stream.path
+            session.mark()
+        if not records:
+            return
+        turn, facts = session.turn, session.facts
+        for record in records:
+            turn = turns.reduce(turn, record)
+            facts = facts_mod.fold(facts, record)
+        session.turn, session.facts = turn, facts
+        session.mark()
+        self._unpublished.add(key)
+
+    def _session(self, key: SessionKey) -> _Session:
+        session = self._sessions.get(key)
+        if session is None:
+            session = _Session(key)
+            self._sessions[key] = session
+            self._deleted_sessions.discard(key)
+        return session
+
+    def _rebuild(self, key: SessionKey) -> None:
+        """Fold the session again from the top of every one of its files."""
+        session = self._sessions[key]
+        session.turn, session.facts = TurnState(), SessionFacts()
+        session.mark()
+        for path in sorted(session.streams):
+            stream = self.streams.get(path)
+            if stream is not None:
+                stream.restart()
+                stream.session = key
+        for path in sorted(session.streams):
+            stream = self.streams.get(path)
+            if stream is not None:
+                outcome = self.streams.read(stream, budget=None)
+                self._apply(stream, outcome.owner, outcome.records)
+
+    def _stream_gone(self, stream: Stream) -> None:
+        self.streams.remove(stream)
+        self._deleted_streams.add(stream.path)
+        if stream.spec.kind is StreamKind.REGISTRY:
+            if stream.registry is not None:
+                self._unbind_registry(stream.registry)
+            return
+        session = self._sessions.get(stream.session) if stream.session else None
+        if session is None:
+            return
+        session.streams.discard(stream.path)
+        if session.transcript == stream.path:
+            session.transcript = None
+        session.mark()
+        self._unpublished.add(session.key)
+        if not session.streams and session.registry is None:
+            # Its files are gone (the agent's cleanup sweep, or by hand): so is the session.
+            del self._sessions[session.key]
+            self._deleted_sessions.add(session.key)
+
+    # -- the live registry -------------------------------------------------------------------
+
+    def _read_registry(self, stream: Stream) -> None:
+        entry = self.streams.read_registry(stream)
+        if entry is False:
+            self._stream_gone(stream)
+            return
+        if not isinstance(entry, RegistryEntry):
+            return  # half-written: keep the last good entry until the next write or rescan
+        previous, stream.registry = stream.registry, entry
+        if previous is not None and previous.session_id != entry.session_id:
+            self._unbind_registry(previous)  # the process moved on (``/clear``)
+        key = SessionKey(stream.spec.agent, entry.session_id)
+        stream.session = key
+        process = self._registry_process(entry)
+        if process is None:
+            self._unbind_registry(entry)  # a leftover from a crash, or a reused pid
+            return
+        session = self._session(key)
+        session.registry, session.process, session.alive = entry, process, True
+        session.mark()
+        self._unpublished.add(key)
+
+    def _registry_process(self, entry: RegistryEntry) -> Process | None:
+        info = self.processes.lookup(entry.pid)
+        if info is None:
+            return None
+        if entry.started_at is not None and (
+            info.create_time > entry.started_at + REGISTRY_START_SLACK
+        ):
+            return None  # this pid was given to a process that started after the agent did
+        return Process(pid=info.pid, create_time=info.create_time)
+
+    def _unbind_registry(self, entry: RegistryEntry) -> None:
+        for session in self._sessions.values():
+            if session.registry is not None and session.registry.pid == entry.pid:
+                session.registry = None
+                session.process = None
+                session.alive = None
+                session.mark()
+                self._unpublished.add(session.key)
+
+    # -- liveness ----------------------------------------------------------------------------
+
+    def _check_liveness(self, *, full: bool) -> None:
+        """``full`` (on ticks): re-check every bound process and match the unbound sessions.
+        Otherwise: only match sessions that just got records and have no process."""
+        now = self.clock.time()
+        if full:
+            changed = self.processes.refresh()
+            for session in self._sessions.values():
+                if session.process is not None and not self.processes.is_alive(session.process):
+                    if session.registry is not None:
+                        self._unbind_registry(session.registry)
+                    session.process = None
+                    session.alive = False
+                    session.mark()
+                    self._unpublished.add(session.key)
+            pool = [
+                s
+                for s in self._sessions.values()
+                if s.process is None and (changed or s.alive is not False or self._fresh(s, now))
+            ]
+        else:
+            pool = [
+                s
+                for s in self._sessions.values()
+                if s.process is None and s.undecided and (s.alive is None or self._fresh(s, now))
+            ]
+            if pool and any(s.alive is not True for s in pool):
+                self.processes.refresh()  # a new agent may have started since the last tick
+        if pool:
+            self._bind_processes(pool, now)
+
+    def _fresh(self, session: _Session, now: float) -> bool:
+        """Written to within the grace period, by the agent's own clock."""
+        last = session.facts.last_activity
+        return last is not None and now - last < UNBOUND_GRACE_SECONDS
+
+    def _bind_processes(self, unbound: list[_Session], now: float) -> None:
+        taken = {s.process.pid for s in self._sessions.values() if s.process is not None}
+        taken |= {s.registry.pid for s in self._sessions.values() if s.registry is not None}
+        for source in _one_per_agent(self.sources):
+            clients = liveness.without_wrappers(
+                liveness.Client(
+                    proc=proc,
+                    cwd=source.process_cwd(proc),
+                    session_hint=source.process_session_hint(proc),
+                )
+                for proc in self.processes.candidates()
+                if proc.pid not in taken and source.is_client_process(proc)
+            )
+            mine = [s for s in unbound if s.key.agent is source.agent]
+            candidates = [
+                liveness.Candidate(
+                    key=s.key,
+                    cwd=s.facts.project,
+                    started_at=s.facts.started_at,
+                    last_activity=s.facts.last_activity,
+                )
+                for s in mine
+            ]
+            matched = liveness.match(clients, candidates) if clients else {}
+            for session in mine:
+                client = matched.get(session.key)
+                alive: bool | None
+                if client is not None:
+                    session.process = Process(
+                        pid=client.proc.pid, create_time=client.proc.create_time
+                    )
+                    alive = True
+                    session.mark()
+                elif self._fresh(session, now):
+                    alive = None
+                else:
+                    alive = False
+                if alive != session.alive:
+                    session.alive = alive
+                    session.mark()
+                    self._unpublished.add(session.key)
+
+    # -- deciding and reporting --------------------------------------------------------------
+
+    def _decide(self, session: _Session, *, report: bool) -> None:
+        session.undecided = False
+        now = self.clock.time()
+        reg = session.registry
+        registry = (
+            None
+            if reg is None
+            else fusion.RegistryView(reg.status, reg.waiting_for, reg.updated_at)
+        )
+        signals = fusion.Signals(turn=session.turn, registry=registry, alive=session.alive)
+        new = fusion.decide(signals, now, TRAITS[session.key.agent])
+        if not new.same_transition(session.state):
+            session.state_since = now
+        if not new.same_as(session.state):
+            session.state = new
+            session.unsaved = True
+            self._unpublished.add(session.key)
+        if not report or new.same_transition(session.reported):
+            session.reported = new
+            session.hold_until = None
+            return
+        if new.provisional:
+            if session.hold_until is None:
+                session.hold_until = now + self.settle_seconds
+                return
+            if now < session.hold_until:
+                return
+        session.hold_until = None
+        previous, session.reported = session.reported, new
+        if session.visible:
+            self._notify(StateChange(ts=now, snapshot=self._snapshot(session), prev=previous))
+
+    def _notify(self, change: StateChange) -> None:
+        for callback in list(self._subscribers):
+            try:
+                callback(change)
+            except Exception:
+                log.exception("a state-change subscriber failed")
+
+    def _snapshot(self, session: _Session) -> SessionSnapshot:
+        facts = session.facts
+        registry = session.registry
+        state = session.state or SessionState(state=State.ENDED, source=Source.PROCESS)
+        return SessionSnapshot(
+            key=session.key,
+            project=facts.project or (registry.cwd if registry else None),
+            title=facts.title or (registry.name if registry else None),
+            state=state,
+            state_since=session.state_since or self.clock.time(),
+            started_at=facts.started_at,
+            last_activity=facts.last_activity,
+            model=facts.model,
+            usage=facts.usage,
+            transcript=session.transcript,
+            process=session.process,
+        )
+
+    def _publish(self) -> None:
+        if not self._unpublished and self._caught_up:
+            return
+        published = dict(self._published)
+        keys = self._unpublished if self._caught_up else set(self._sessions)
+        for key in keys:
+            session = self._sessions.get(key)
+            if session is None or not session.visible:
+                published.pop(key, None)
+            else:
+                published[key] = self._snapshot(session)
+        self._published = published  # one reference swap: readers never see a half update
+        self._unpublished = set()
+
+    # -- persistence -------------------------------------------------------------------------
+
+    def _load_index(self) -> None:
+        try:
+            stream_rows, session_rows = self.index.load()
+        except IndexUnusable as exc:
+            log.warning("index unreadable (%s); rebuilding it from the transcripts", exc)
+            self.index.replace_all([], [])
+            stream_rows, session_rows = {}, {}
+        for row in session_rows.values():
+            self._sessions[row.key] = _Session(
+                key=row.key,
+                turn=row.turn,
+                facts=row.facts,
+                transcript=row.transcript,
+                process=row.process,
+                alive=None if row.process else False,
+                state=row.state,
+                state_since=row.state_since,
+                reported=row.state,
+                undecided=False,
+                unsaved=False,
+            )
+        for stream_row in stream_rows.values():
+            found = self.streams.classify(Path(stream_row.path))
+            if found is None:
+                self._deleted_streams.add(stream_row.path)  # no adapter claims it any more
+                continue
+            source, spec = found
+            session = (
+                None
+                if stream_row.session_id is None
+                else SessionKey(stream_row.agent, stream_row.session_id)
+            )
+            stream = Stream(
+                spec=spec,
+                source=source,
+                parser=source.parser(spec, stream_row.parser),
+                cursor=stream_row.cursor,
+                session=session,
+                agent_id=stream_row.agent_id,
+                size=-1 if spec.kind is StreamKind.REGISTRY else stream_row.size,
+                mtime_ns=stream_row.mtime_ns,
+                malformed=stream_row.malformed,
+                oversized=stream_row.oversized,
+                unknown=stream_row.unknown,
+                last_error=stream_row.last_error,
+                unsaved=False,
+            )
+            self.streams.add(stream)
+            if session is not None and session in self._sessions:
+                self._sessions[session].streams.add(stream_row.path)
+
+    def _persist(self) -> None:
+        streams = [s for s in self.streams if s.unsaved]
+        sessions = [s for s in self._sessions.values() if s.unsaved]
+        if not (streams or sessions or self._deleted_streams or self._deleted_sessions):
+            return
+        try:
+            self.index.save(
+                [_stream_row(s) for s in streams],
+                [_session_row(s) for s in sessions],
+                deleted_streams=self._deleted_streams,
+                deleted_sessions=self._deleted_sessions,
+            )
+        except sqlite3.DatabaseError as exc:
+            log.error("index write failed (%s); rewriting it from memory", exc)
+            try:
+                self.index.replace_all(
+                    [_stream_row(s) for s in self.streams],
+                    [_session_row(s) for s in self._sessions.values()],
+                )
+            except sqlite3.Error as again:
+                log.error("index rewrite failed too (%s); will retry", again)
+                return
+        except sqlite3.Error as exc:
+            log.error("index write failed (%s); will retry", exc)
+            return
+        for stream in streams:
+            stream.unsaved = False
+        for session in sessions:
+            session.unsaved = False
+        self._deleted_streams.clear()
+        self._deleted_sessions.clear()
+
+
+def _one_per_agent(sources: Iterable[AgentSource]) -> list[AgentSource]:
+    """One adapter per agent for reading processes (Claude can have two config roots)."""
+    seen: dict[Agent, AgentSource] = {}
+    for source in sources:
+        seen.setdefault(source.agent, source)
+    return list(seen.values())
+
+
+def _stream_row(stream: Stream) -> StreamRow:
+    return StreamRow(
+        path=stream.path,
+        agent=stream.spec.agent,
+        kind=stream.spec.kind,
+        session_id=None if stream.session is None else stream.session.session_id,
+        agent_id=stream.agent_id,
+        cursor=stream.position,
+        size=stream.size,
+        mtime_ns=stream.mtime_ns,
+        parser=stream.parser.checkpoint(),
+        malformed=stream.malformed,
+        oversized=stream.oversized,
+        unknown=stream.unknown,
+        last_error=stream.last_error,
+    )
+
+
+def _session_row(session: _Session) -> SessionRow:
+    return SessionRow(
+        key=session.key,
+        transcript=session.transcript,
+        turn=session.turn,
+        facts=session.facts,
+        state=session.state,
+        state_since=session.state_since,
+        process=session.process,
+    )

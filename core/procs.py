@@ -1,0 +1,124 @@
+"""The OS process table as the engine needs it: agent candidates and pid liveness (engine thread).
+
+Reading a process's command line and cwd costs a few system calls, so each process is inspected
+once (keyed by pid and start time) and only when its name could be an agent's: the native
+``claude``/``codex`` binaries (Codex's npm package ships e.g. ``codex-x86_64-unknown-linux-musl``)
+or a JavaScript runtime running the npm wrapper.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Protocol
+
+import psutil
+
+from agentbar.core.model import Process
+from agentbar.core.sources.base import ProcessInfo
+
+_CANDIDATE_NAME = re.compile(r"^(claude|codex|node|nodejs|bun|deno)", re.IGNORECASE)
+
+
+class ProcessTable(Protocol):
+    def refresh(self) -> bool:
+        """Re-read the table; True when the set of candidate processes changed."""
+        ...
+
+    def candidates(self) -> Iterable[ProcessInfo]:
+        """Processes that might be agents (as of the last refresh)."""
+        ...
+
+    def is_alive(self, process: Process) -> bool:
+        """True when ``process.pid`` runs and is the same process (same start time)."""
+        ...
+
+    def lookup(self, pid: int) -> ProcessInfo | None:
+        """The process with this pid now, inspected fully, or None."""
+        ...
+
+
+class PsutilProcessTable:
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[float, ProcessInfo | None]] = {}
+
+    def refresh(self) -> bool:
+        pids = set(psutil.pids())
+        changed = False
+        for pid in list(self._known):
+            if pid not in pids:
+                info = self._known.pop(pid)[1]
+                changed = changed or info is not None
+        for pid in pids - self._known.keys():
+            try:
+                proc = psutil.Process(pid)
+                create_time = proc.create_time()
+                name = proc.name()
+            except (psutil.Error, OSError):
+                continue
+            info = self._inspect(proc, create_time, name) if _CANDIDATE_NAME.match(name) else None
+            self._known[pid] = (create_time, info)
+            changed = changed or info is not None
+        return changed
+
+    def candidates(self) -> Iterable[ProcessInfo]:
+        return [info for _, info in self._known.values() if info is not None]
+
+    def is_alive(self, process: Process) -> bool:
+        try:
+            return abs(psutil.Process(process.pid).create_time() - process.create_time) < 1.0
+        except (psutil.Error, OSError):
+            return False
+
+    def lookup(self, pid: int) -> ProcessInfo | None:
+        try:
+            proc = psutil.Process(pid)
+            return self._inspect(proc, proc.create_time(), proc.name())
+        except (psutil.Error, OSError):
+            return None
+
+    @staticmethod
+    def _inspect(proc: psutil.Process, create_time: float, name: str) -> ProcessInfo | None:
+        try:
+            with proc.oneshot():
+                cmdline = tuple(proc.cmdline())
+                ppid = proc.ppid()
+                try:
+                    cwd: str | None = proc.cwd()
+                except (psutil.AccessDenied, OSError):
+                    cwd = None
+        except (psutil.Error, OSError):
+            return None
+        return ProcessInfo(
+            pid=proc.pid, ppid=ppid, create_time=create_time, name=name, cmdline=cmdline, cwd=cwd
+        )
+
+
+class FakeProcessTable:
+    """A process table a test controls: add and remove processes by hand."""
+
+    def __init__(self, processes: Iterable[ProcessInfo] = ()) -> None:
+        self._procs = {p.pid: p for p in processes}
+        self._changed = True
+
+    def add(self, proc: ProcessInfo) -> None:
+        self._procs[proc.pid] = proc
+        self._changed = True
+
+    def remove(self, pid: int) -> None:
+        self._procs.pop(pid, None)
+        self._changed = True
+
+    def refresh(self) -> bool:
+        changed, self._changed = self._changed, False
+        return changed
+
+    def candidates(self) -> Iterable[ProcessInfo]:
+        return list(self._procs.values())
+
+    def is_alive(self, process: Process) -> bool:
+        proc = self._procs.get(process.pid)
+        return proc is not None and abs(proc.create_time - process.create_time) < 1.0
+
+    def lookup(self, pid: int) -> ProcessInfo | None:
+        return self._procs.get(pid)

@@ -1,0 +1,255 @@
+"""Fuse every signal about a session into one state, naming the signal that decided (pure).
+
+Strongest first: process liveness (a session whose process is gone is ``ended``), hook events,
+the agent's live registry, then the transcript. Weaker signals still refine stronger ones: the
+registry says "waiting", the transcript says for which command; the registry says "idle", the
+transcript says whether the turn failed or ended on a question.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agentbar.core.model import SessionState, Source, State, WaitingFor
+from agentbar.core.records import Asks
+from agentbar.core.sources.base import one_line
+from agentbar.core.state.turns import PendingCall, Phase, TurnState, describe_call
+
+SUBAGENT_STALE_SECONDS = 600.0  # a sub-agent silent this long no longer holds its parent back
+
+
+@dataclass(frozen=True, slots=True)
+class AgentTraits:
+    """How far an agent's transcript can be trusted on its own."""
+
+    # Seconds of silence after answer text before the turn counts as done, for agents whose
+    # transcript may carry no end-of-turn marker (Claude 2.0.x). None: wait for the marker.
+    quiet_done_after: float | None
+
+
+CLAUDE_TRAITS = AgentTraits(quiet_done_after=15.0)
+CODEX_TRAITS = AgentTraits(quiet_done_after=None)
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryView:
+    """The live registry's account (Claude ``sessions/<pid>.json``), already checked against a
+    live process."""
+
+    status: str | None  # "busy", "idle", "waiting"
+    waiting_for: str | None
+    updated_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class HookView:
+    """The state the latest hook event implies (hooks arrive in a later issue; the seam is here)."""
+
+    state: State
+    waiting_for: WaitingFor | None
+    detail: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    turn: TurnState
+    registry: RegistryView | None = None
+    hook: HookView | None = None
+    alive: bool | None = None  # None: liveness not known yet
+
+
+def decide(signals: Signals, now: float, traits: AgentTraits) -> SessionState:
+    if signals.alive is False:
+        return SessionState(state=State.ENDED, source=Source.PROCESS, detail="agent exited")
+    if signals.hook is not None:
+        return _from_hook(signals.hook, signals.turn)
+    if signals.registry is not None:
+        decided = _from_registry(signals.registry, signals.turn, now)
+        if decided is not None:
+            return decided
+    return _from_transcript(signals.turn, now, traits)
+
+
+def _from_hook(hook: HookView, turn: TurnState) -> SessionState:
+    detail = hook.detail
+    if hook.state is State.INPUT_REQUIRED and not detail and turn.pending:
+        detail = describe_call(turn.pending[-1])
+    return SessionState(
+        state=hook.state, waiting_for=hook.waiting_for, detail=detail, source=Source.HOOK
+    )
+
+
+def _from_registry(reg: RegistryView, turn: TurnState, now: float) -> SessionState | None:
+    status = (reg.status or "").lower()
+    if status == "waiting":
+        # The agent says it waits: for the call that asks by nature, else for its newest call.
+        asking = _asking_call(turn) or (turn.pending[-1] if turn.pending else None)
+        waiting_for = WaitingFor.APPROVAL
+        if (asking is not None and asking.asks is Asks.QUESTION) or (
+            reg.waiting_for
+            and "permission" not in reg.waiting_for.lower()
+            and ("input" in reg.waiting_for.lower() or "question" in reg.waiting_for.lower())
+        ):
+            waiting_for = WaitingFor.QUESTION
+        if asking is not None:
+            detail = asking.summary if waiting_for is WaitingFor.QUESTION else describe_call(asking)
+        else:
+            detail = reg.waiting_for or "waiting for you"
+        return SessionState(
+            state=State.INPUT_REQUIRED,
+            waiting_for=waiting_for,
+            detail=detail,
+            source=Source.REGISTRY,
+            # The transcript line naming the tool may land a moment after the registry.
+            provisional=asking is None,
+        )
+    if status == "busy":
+        open_subs = turn.open_subagents(now, SUBAGENT_STALE_SECONDS)
+        return SessionState(
+            state=State.RUNNING, detail=_running_detail(turn, open_subs), source=Source.REGISTRY
+        )
+    if status == "idle":
+        if turn.phase is Phase.FAILED:
+            return _failed(turn)
+        question = _question(turn)
+        if question is not None:
+            return question
+        open_subs = turn.open_subagents(now, SUBAGENT_STALE_SECONDS)
+        if open_subs:
+            return SessionState(
+                state=State.RUNNING,
+                detail=_subagent_detail(open_subs),
+                source=Source.TRANSCRIPT,
+            )
+        return SessionState(state=State.DONE, detail=_done_detail(turn), source=Source.REGISTRY)
+    return None  # a status this version of agentbar does not know: trust the transcript
+
+
+def _from_transcript(turn: TurnState, now: float, traits: AgentTraits) -> SessionState:
+    open_subs = turn.open_subagents(now, SUBAGENT_STALE_SECONDS)
+    match turn.phase:
+        case Phase.FAILED:
+            return _failed(turn)
+        case Phase.IDLE:
+            return SessionState(
+                state=State.DONE, detail="waiting for a prompt", source=Source.TRANSCRIPT
+            )
+        case Phase.RUNNING:
+            asking = _asking_call(turn)
+            if asking is not None:
+                waiting = (
+                    WaitingFor.QUESTION if asking.asks is Asks.QUESTION else WaitingFor.APPROVAL
+                )
+                detail = asking.summary if waiting is WaitingFor.QUESTION else describe_call(asking)
+                return SessionState(
+                    state=State.INPUT_REQUIRED,
+                    waiting_for=waiting,
+                    detail=detail,
+                    source=Source.TRANSCRIPT,
+                )
+            return SessionState(
+                state=State.RUNNING,
+                detail=_running_detail(turn, open_subs),
+                source=Source.TRANSCRIPT,
+            )
+        case Phase.ANSWERED:
+            quiet = traits.quiet_done_after
+            settled = turn.answer_final or (
+                quiet is not None and turn.last_ts is not None and now - turn.last_ts >= quiet
+            )
+            if not settled:
+                return SessionState(
+                    state=State.RUNNING,
+                    detail=_running_detail(turn, open_subs),
+                    source=Source.TRANSCRIPT,
+                )
+    # DONE, or an answer that has settled.
+    question = _question(turn)
+    if question is not None:
+        return question
+    if open_subs:
+        return SessionState(
+            state=State.RUNNING, detail=_subagent_detail(open_subs), source=Source.TRANSCRIPT
+        )
+    return SessionState(state=State.DONE, detail=_done_detail(turn), source=Source.TRANSCRIPT)
+
+
+def _asking_call(turn: TurnState) -> PendingCall | None:
+    """The newest pending call that by itself asks the user something (a question tool, or a
+    call the agent's policy will put to the user)."""
+    for call in reversed(turn.pending):
+        if call.asks is not Asks.NOTHING:
+            return call
+    return None
+
+
+def _failed(turn: TurnState) -> SessionState:
+    return SessionState(
+        state=State.FAILED, detail=one_line(turn.failure or "failed"), source=Source.TRANSCRIPT
+    )
+
+
+def _question(turn: TurnState) -> SessionState | None:
+    asked = question_in(turn.answer) if turn.answer else None
+    if asked is None:
+        return None
+    return SessionState(
+        state=State.INPUT_REQUIRED,
+        waiting_for=WaitingFor.QUESTION,
+        detail=asked,
+        source=Source.TRANSCRIPT,
+    )
+
+
+def _running_detail(turn: TurnState, open_subagents: int) -> str:
+    if turn.retrying:
+        return f"retrying after: {one_line(turn.retrying, 120)}"
+    if turn.pending:
+        return describe_call(turn.pending[-1])
+    if open_subagents:
+        return _subagent_detail(open_subagents)
+    return "working"
+
+
+def _subagent_detail(count: int) -> str:
+    return "waiting for 1 sub-agent" if count == 1 else f"waiting for {count} sub-agents"
+
+
+def _done_detail(turn: TurnState) -> str:
+    if turn.denied and turn.phase is Phase.DONE:
+        return f"stopped: you denied {turn.denied}"
+    return last_line(turn.answer) if turn.answer else "turn finished"
+
+
+_CODE_FENCE = re.compile(r"```.*?(```|$)", re.DOTALL)
+_QUESTION_MARKS = ("?", "？")
+
+
+def question_in(answer: str) -> str | None:
+    """The question a final answer ends on, or None. Only the answer's last paragraph counts
+    (a question asked along the way and then answered is not a question to the user), code
+    blocks are ignored, and closing Markdown emphasis is looked through."""
+    prose = _CODE_FENCE.sub("", answer).rstrip()
+    if not prose:
+        return None
+    last = prose.split("\n\n")[-1].strip()
+    lines = [ln.strip() for ln in last.splitlines() if ln.strip()]
+    if not lines:
+        return None
+    tail = lines[-1].rstrip("*_`) ").rstrip()
+    if not tail.endswith(_QUESTION_MARKS):
+        return None
+    # The sentence that carries the question mark.
+    sentences = re.split(r"(?<=[.!。！])\s+", tail)
+    return one_line(sentences[-1].lstrip("-*> ").strip() or tail)
+
+
+def last_line(text: str) -> str:
+    """The last non-empty line of an answer, readable on its own."""
+    for raw in reversed(_CODE_FENCE.sub("", text).splitlines()):
+        line = " ".join(raw.split())
+        if line:
+            return one_line(line)
+    return one_line(text)

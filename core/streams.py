@@ -1,0 +1,286 @@
+"""Every file the engine reads, and reading one into records (engine thread).
+
+A ``Stream`` is one file classified by an adapter: a transcript, a sub-agent's transcript or a
+live registry. ``StreamTable`` finds them (scan and per-path), keeps at most ``max_open``
+readers open (the hottest ones, so a rename is drained from the old file), and turns new lines
+into records, counting what it had to skip. It never raises for a bad file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentbar.core.model import SessionKey
+from agentbar.core.records import Record, Unknown
+from agentbar.core.sources.base import (
+    AgentSource,
+    MalformedLine,
+    Owner,
+    RegistryEntry,
+    StreamParser,
+    StreamSpec,
+    walk_files,
+)
+from agentbar.core.tail import (
+    DEFAULT_MAX_LINE_BYTES,
+    Cursor,
+    FileTailer,
+    LineReader,
+    Oversized,
+    UnreadableFile,
+    ZstdFileReader,
+)
+
+log = logging.getLogger(__name__)
+
+READ_BUDGET_BYTES = 8 * 1024 * 1024  # per read call: bounds the memory of one batch of lines
+MALFORMED_LOG_LIMIT = 3  # per stream, so one garbage file cannot flood the log
+
+
+@dataclass(eq=False)
+class Stream:
+    spec: StreamSpec
+    source: AgentSource
+    parser: StreamParser
+    cursor: Cursor = field(default_factory=Cursor.start)  # where a closed reader resumes
+    reader: LineReader | None = None
+    session: SessionKey | None = None
+    agent_id: str | None = None
+    size: int = -1  # at the last read, to notice changes a dropped event hid
+    mtime_ns: int = -1
+    malformed: int = 0
+    oversized: int = 0
+    unknown: int = 0
+    last_error: str | None = None
+    registry: RegistryEntry | None = None  # the last good content of a registry file
+    unsaved: bool = True
+
+    @property
+    def path(self) -> str:
+        return str(self.spec.path)
+
+    @property
+    def position(self) -> Cursor:
+        return self.reader.cursor if self.reader is not None else self.cursor
+
+    def changed_on_disk(self) -> bool | None:
+        """True when size or mtime moved since the last read; None when the file is gone."""
+        try:
+            st = os.stat(self.spec.path)
+        except OSError:
+            return None
+        return st.st_size != self.size or st.st_mtime_ns != self.mtime_ns
+
+    def restart(self) -> None:
+        """Forget everything read: the next read starts at the top with a fresh parser."""
+        if self.reader is not None:
+            self.reader.close()
+            self.reader = None
+        self.cursor = Cursor.start()
+        self.parser = self.source.parser(self.spec, None)
+        self.malformed = self.oversized = self.unknown = 0
+        self.size = self.mtime_ns = -1
+        self.unsaved = True
+
+
+@dataclass(slots=True)
+class ReadOutcome:
+    records: list[Record] = field(default_factory=list)
+    owner: Owner | None = None
+    lines: int = 0
+    bytes_read: int = 0
+    reset: bool = False  # the file was replaced or truncated: its session must be rebuilt
+    gone: bool = False
+    more: bool = False  # stopped at the budget
+    failed: bool = False  # unreadable this time (logged)
+
+
+class StreamTable:
+    def __init__(
+        self,
+        sources: Sequence[AgentSource],
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_open: int = 64,
+    ) -> None:
+        self.sources = list(sources)
+        self.max_line_bytes = max_line_bytes
+        self.max_open = max_open
+        self._streams: dict[str, Stream] = {}
+        self._open: OrderedDict[str, Stream] = OrderedDict()
+
+    def __iter__(self) -> Iterator[Stream]:
+        return iter(list(self._streams.values()))
+
+    def __len__(self) -> int:
+        return len(self._streams)
+
+    def get(self, path: str) -> Stream | None:
+        return self._streams.get(path)
+
+    def add(self, stream: Stream) -> None:
+        self._streams[stream.path] = stream
+
+    def classify(self, path: Path) -> tuple[AgentSource, StreamSpec] | None:
+        for source in self.sources:
+            spec = source.classify(path)
+            if spec is not None:
+                return source, spec
+        return None
+
+    def lookup_or_add(self, path: Path) -> Stream | None:
+        """The stream for ``path``, classifying a path seen for the first time."""
+        stream = self._streams.get(str(path))
+        if stream is not None:
+            return stream
+        found = self.classify(path)
+        return None if found is None else self._add_new(*found)
+
+    def _add_new(self, source: AgentSource, spec: StreamSpec) -> Stream | None:
+        if spec.compressed and spec.path.with_suffix("").exists():
+            return None  # the plain copy is the live one; the archive is its older twin
+        stream = Stream(spec=spec, source=source, parser=source.parser(spec, None))
+        self._streams[stream.path] = stream
+        return stream
+
+    def scan(self, folder: Path | None = None) -> tuple[list[Stream], list[Stream]]:
+        """Walk the sources (or only ``folder``): the streams new since the last scan, and,
+        for a full scan, the known streams whose files are gone."""
+        if folder is not None:
+            new = [s for p in walk_files(folder) if (s := self._new_path(p)) is not None]
+            return new, []
+        seen: set[str] = set()
+        new = []
+        for source in self.sources:
+            for spec in source.scan():
+                seen.add(str(spec.path))
+                if str(spec.path) not in self._streams:
+                    stream = self._add_new(source, spec)
+                    if stream is not None:
+                        new.append(stream)
+        gone = [s for key, s in self._streams.items() if key not in seen]
+        return new, gone
+
+    def _new_path(self, path: Path) -> Stream | None:
+        return None if str(path) in self._streams else self.lookup_or_add(path)
+
+    def remove(self, stream: Stream) -> None:
+        if stream.reader is not None:
+            stream.reader.close()
+            stream.reader = None
+        self._open.pop(stream.path, None)
+        self._streams.pop(stream.path, None)
+
+    def close_all(self) -> None:
+        for stream in list(self._open.values()):
+            self._close(stream)
+        self._open.clear()
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def read(self, stream: Stream, budget: int | None) -> ReadOutcome:
+        """New complete lines of a transcript as records (up to ``budget`` bytes)."""
+        outcome = ReadOutcome()
+        try:
+            st = os.stat(stream.spec.path)
+        except OSError:
+            outcome.gone = True
+            return outcome
+        stream.size, stream.mtime_ns = st.st_size, st.st_mtime_ns
+        stream.unsaved = True
+        reader = self._reader(stream)
+        while True:
+            try:
+                result = reader.read(budget=READ_BUDGET_BYTES)
+            except (UnreadableFile, OSError) as exc:
+                stream.last_error = str(exc)
+                outcome.failed = True
+                log.warning("cannot read %s: %s", stream.path, exc)
+                return outcome
+            outcome.bytes_read += result.bytes_read
+            if result.reset_at is not None and stream.session is not None:
+                outcome.reset = True
+                return outcome
+            self._parse(stream, result.lines, outcome)
+            if result.gone:
+                outcome.gone = True
+                break
+            if not result.more:
+                break
+            if budget is not None and outcome.bytes_read >= budget:
+                outcome.more = True
+                break
+        outcome.owner = stream.parser.owner
+        return outcome
+
+    def read_registry(self, stream: Stream) -> RegistryEntry | bool | None:
+        """A registry file's entry; None when it is half-written or not one (the last good
+        entry stays in ``stream.registry``); False when the file is gone."""
+        try:
+            st = os.stat(stream.spec.path)
+            data = stream.spec.path.read_bytes()
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            stream.last_error = str(exc)
+            return None
+        stream.unsaved = True
+        entry = stream.source.parse_registry(data)
+        if entry is None:
+            stream.malformed += 1
+            stream.size = -1  # read it again at the next rescan, even if nothing changes
+            return None
+        stream.size, stream.mtime_ns = st.st_size, st.st_mtime_ns
+        return entry
+
+    def _parse(self, stream: Stream, lines: list[bytes | Oversized], outcome: ReadOutcome) -> None:
+        parser = stream.parser
+        records = outcome.records
+        first_new = len(records)
+        outcome.lines += len(lines)
+        for line in lines:
+            if isinstance(line, Oversized):
+                stream.oversized += 1
+                log.warning(
+                    "%s: a %d-byte line is over the %d-byte cap; kept its start only",
+                    stream.path,
+                    line.length,
+                    self.max_line_bytes,
+                )
+                records.extend(parser.parse_oversized(line.prefix, line.length))
+                continue
+            try:
+                records.extend(parser.parse(line))
+            except MalformedLine as exc:
+                stream.malformed += 1
+                stream.last_error = str(exc)
+                if stream.malformed <= MALFORMED_LOG_LIMIT:
+                    log.warning("%s: skipped a malformed line (%s)", stream.path, exc)
+        stream.unknown += sum(1 for r in records[first_new:] if type(r) is Unknown)
+
+    def _reader(self, stream: Stream) -> LineReader:
+        if stream.reader is None:
+            if stream.spec.compressed:
+                stream.reader = ZstdFileReader(stream.spec.path, stream.cursor)
+            else:
+                stream.reader = FileTailer(
+                    stream.spec.path, stream.cursor, max_line_bytes=self.max_line_bytes
+                )
+        self._open[stream.path] = stream
+        self._open.move_to_end(stream.path)
+        while len(self._open) > self.max_open:
+            _, coldest = self._open.popitem(last=False)
+            self._close(coldest)
+        return stream.reader
+
+    @staticmethod
+    def _close(stream: Stream) -> None:
+        if stream.reader is not None:
+            stream.cursor = stream.reader.cursor
+            stream.reader.close()
+            stream.reader = None

@@ -1,0 +1,150 @@
+"""File-system watching and the ticker: they only post messages to the engine's inbox
+(watchdog observer threads and one ticker thread; nothing here touches engine state).
+
+inotify (or the platform's native API) through watchdog delivers a line's write in about a
+millisecond. When no native observer can start (inotify limits, odd file systems) the watcher
+says so and the ticker alone drives the engine: every tick it stats the hot files, and every
+full-rescan period it walks everything, so at worst a change is seen one tick late.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
+
+from agentbar.core.engine import Message, PathTouched, Rescan, Tick
+from agentbar.core.sources.base import WatchRoot
+
+log = logging.getLogger(__name__)
+
+WATCHED_SUFFIXES = (".jsonl", ".json", ".zst")
+# Only events that mean content changed. Opening and closing without writing are reported by
+# inotify too, and the engine's own reads would otherwise wake it up again forever.
+_CONTENT_EVENTS = (
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileDeletedEvent,
+    FileClosedEvent,
+)
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, post: Callable[[Message], None]) -> None:
+        self._post = post
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if isinstance(event, DirCreatedEvent | DirMovedEvent):
+            # Files written into a new folder before its watch was added would be missed.
+            self._post(Rescan(Path(_text(event.dest_path or event.src_path))))
+            return
+        if not isinstance(event, _CONTENT_EVENTS):
+            return
+        for raw in (event.src_path, event.dest_path):
+            path = _text(raw)
+            if path and path.endswith(WATCHED_SUFFIXES):
+                self._post(PathTouched(Path(path)))
+
+
+def _text(path: str | bytes) -> str:
+    return path.decode(errors="surrogateescape") if isinstance(path, bytes) else path
+
+
+class FileWatcher:
+    """Watches the adapters' roots; roots that do not exist yet are picked up by ``ensure()``,
+    which the caller runs on every full rescan."""
+
+    def __init__(self, roots: Sequence[WatchRoot], post: Callable[[Message], None]) -> None:
+        self._roots = list(roots)
+        self._post = post
+        self._handler = _Handler(post)
+        self._observer: BaseObserver | None = None
+        self._watched: set[Path] = set()
+        self._lock = threading.Lock()
+        self.native = False
+
+    def start(self) -> bool:
+        """Start watching; False when no native observer could start (polling instead)."""
+        try:
+            observer = Observer()
+            observer.start()
+        except OSError as exc:
+            log.warning("file events unavailable (%s); falling back to polling", exc)
+            return False
+        self._observer = observer
+        self.native = True
+        self.ensure()
+        return True
+
+    def ensure(self) -> None:
+        if self._observer is None:
+            return
+        with self._lock:
+            for root in self._roots:
+                if root.path in self._watched or not root.path.is_dir():
+                    continue
+                try:
+                    self._observer.schedule(self._handler, str(root.path), recursive=root.recursive)
+                except OSError as exc:
+                    # inotify's watch limit: this root is left to the periodic rescan.
+                    log.warning("cannot watch %s (%s); it will be polled", root.path, exc)
+                    continue
+                self._watched.add(root.path)
+                # Anything written before the watch existed.
+                self._post(Rescan(root.path))
+
+    def stop(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+            self._observer = None
+
+
+class Ticker:
+    """Posts ``Tick`` every ``seconds`` on a daemon thread, and runs ``on_tick`` (cheap, e.g.
+    ``FileWatcher.ensure``) on that thread first."""
+
+    def __init__(
+        self,
+        post: Callable[[Message], None],
+        seconds: float,
+        on_tick: Callable[[], None] | None = None,
+    ) -> None:
+        self._post = post
+        self._seconds = seconds
+        self._on_tick = on_tick
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="agentbar-ticker", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._seconds):
+            if self._on_tick is not None:
+                try:
+                    self._on_tick()
+                except Exception:
+                    log.exception("tick hook failed")
+            self._post(Tick())
