@@ -105,6 +105,9 @@ class _Session:
     registry: RegistryEntry | None = None
     process: Process | None = None
     alive: bool | None = None
+    # Once a session has had a process, losing it ends the session at once; only a session
+    # never seen with one gets the grace period (its process may not be in the table yet).
+    had_process: bool = False
     state: SessionState | None = None
     state_since: float | None = None
     reported: SessionState | None = None  # the last state subscribers were told about
@@ -355,6 +358,8 @@ class Engine:
             self._orphaned += len(records)
             return
         key = SessionKey(stream.spec.agent, owner.session_id)
+        if not records and key not in self._sessions:
+            return  # nothing complete to say yet (a half-written first line)
         session = self._session(key)
         if stream.session != key:
             old = self._sessions.get(stream.session) if stream.session else None
@@ -441,6 +446,7 @@ class Engine:
             return
         session = self._session(key)
         session.registry, session.process, session.alive = entry, process, True
+        session.had_process = True
         session.mark()
         self._unpublished.add(key)
 
@@ -459,7 +465,7 @@ class Engine:
             if session.registry is not None and session.registry.pid == entry.pid:
                 session.registry = None
                 session.process = None
-                session.alive = None
+                session.alive = False  # that process is gone, or serves another session now
                 session.mark()
                 self._unpublished.add(session.key)
 
@@ -531,9 +537,10 @@ class Engine:
                     session.process = Process(
                         pid=client.proc.pid, create_time=client.proc.create_time
                     )
+                    session.had_process = True
                     alive = True
                     session.mark()
-                elif self._fresh(session, now):
+                elif self._fresh(session, now) and not session.had_process:
                     alive = None
                 else:
                     alive = False
@@ -632,6 +639,7 @@ class Engine:
                 transcript=row.transcript,
                 process=row.process,
                 alive=None if row.process else False,
+                had_process=True,
                 state=row.state,
                 state_since=row.state_since,
                 reported=row.state,

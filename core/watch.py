@@ -26,7 +26,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
+from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from agentbar.core.engine import Message, PathTouched, Rescan, Tick
 from agentbar.core.sources.base import WatchRoot
@@ -66,16 +66,31 @@ def _text(path: str | bytes) -> str:
     return path.decode(errors="surrogateescape") if isinstance(path, bytes) else path
 
 
+class _Sentinel(FileSystemEventHandler):
+    """Watches the nearest existing ancestor of a root that does not exist yet, so the moment
+    the agent creates it (its first run) the real watch is added."""
+
+    def __init__(self, watcher: FileWatcher) -> None:
+        self._watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if isinstance(event, DirCreatedEvent | DirMovedEvent):
+            created = Path(_text(event.dest_path or event.src_path))
+            self._watcher.folder_appeared(created)
+
+
 class FileWatcher:
-    """Watches the adapters' roots; roots that do not exist yet are picked up by ``ensure()``,
-    which the caller runs on every full rescan."""
+    """Watches the adapters' roots. A root that does not exist yet gets a sentinel on its
+    nearest existing ancestor; ``ensure()`` (also run by the ticker) adds what appeared."""
 
     def __init__(self, roots: Sequence[WatchRoot], post: Callable[[Message], None]) -> None:
         self._roots = list(roots)
         self._post = post
         self._handler = _Handler(post)
+        self._sentinel = _Sentinel(self)
         self._observer: BaseObserver | None = None
         self._watched: set[Path] = set()
+        self._sentinels: dict[Path, ObservedWatch] = {}
         self._lock = threading.Lock()
         self.native = False
 
@@ -92,28 +107,55 @@ class FileWatcher:
         self.ensure()
         return True
 
+    def folder_appeared(self, folder: Path) -> None:
+        if any(root.path.is_relative_to(folder) for root in self._roots):
+            # Not on the observer's thread: scheduling from inside its dispatch could block.
+            threading.Thread(target=self.ensure, name="agentbar-watch-ensure", daemon=True).start()
+
     def ensure(self) -> None:
-        if self._observer is None:
+        observer = self._observer
+        if observer is None:
             return
         with self._lock:
+            wanted: set[Path] = set()
             for root in self._roots:
-                if root.path in self._watched or not root.path.is_dir():
+                if root.path in self._watched:
                     continue
+                if root.path.is_dir():
+                    try:
+                        observer.schedule(self._handler, str(root.path), recursive=root.recursive)
+                    except OSError as exc:
+                        # inotify's watch limit: this root is left to the periodic rescan.
+                        log.warning("cannot watch %s (%s); it will be polled", root.path, exc)
+                        continue
+                    self._watched.add(root.path)
+                    self._post(Rescan(root.path))  # anything written before the watch existed
+                    continue
+                ancestor = _nearest_existing(root.path)
+                if ancestor is not None:
+                    wanted.add(ancestor)
+            for folder in set(self._sentinels) - wanted:
+                observer.unschedule(self._sentinels.pop(folder))
+            for folder in wanted - set(self._sentinels):
                 try:
-                    self._observer.schedule(self._handler, str(root.path), recursive=root.recursive)
+                    self._sentinels[folder] = observer.schedule(
+                        self._sentinel, str(folder), recursive=False
+                    )
                 except OSError as exc:
-                    # inotify's watch limit: this root is left to the periodic rescan.
-                    log.warning("cannot watch %s (%s); it will be polled", root.path, exc)
-                    continue
-                self._watched.add(root.path)
-                # Anything written before the watch existed.
-                self._post(Rescan(root.path))
+                    log.warning("cannot watch %s for new folders (%s)", folder, exc)
 
     def stop(self) -> None:
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)
             self._observer = None
+
+
+def _nearest_existing(path: Path) -> Path | None:
+    for parent in path.parents:
+        if parent.is_dir():
+            return parent
+    return None
 
 
 class Ticker:
