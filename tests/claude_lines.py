@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 T0 = dt.datetime(2026, 11, 29, 10, 0, 0, tzinfo=dt.UTC).timestamp()
+_IDS = itertools.count(1)  # shared by every builder: ids stay unique across files, as real ones
 
 
 def iso(epoch: float) -> str:
@@ -47,12 +48,11 @@ class ClaudeTranscript:
         self.step = step
         self.sidechain = sidechain
         self.agent_id = agent_id
-        self._ids = itertools.count(1)
         self._parent: str | None = None
 
     def _base(self, kind: str, **extra: Any) -> dict[str, Any]:
         self.now += self.step
-        uuid = f"00000000-0000-4000-8000-{next(self._ids):012d}"
+        uuid = f"00000000-0000-4000-8000-{next(_IDS):012d}"
         line: dict[str, Any] = {
             "parentUuid": self._parent,
             "isSidechain": self.sidechain,
@@ -89,7 +89,7 @@ class ClaudeTranscript:
         model: str = "claude-sonnet-4-5",
         **extra: Any,
     ) -> dict[str, Any]:
-        message_id = message_id or f"msg_{next(self._ids)}"
+        message_id = message_id or f"msg_{next(_IDS)}"
         return self._base(
             "assistant",
             requestId=f"req_{message_id}",
@@ -118,7 +118,9 @@ class ClaudeTranscript:
     def thinking(self, text: str, **kw: Any) -> dict[str, Any]:
         return self.assistant([{"type": "thinking", "thinking": text, "signature": "sig"}], **kw)
 
-    def tool_use(self, name: str, tool_input: dict[str, Any], call_id: str, **kw: Any) -> dict[str, Any]:
+    def tool_use(
+        self, name: str, tool_input: dict[str, Any], call_id: str, **kw: Any
+    ) -> dict[str, Any]:
         block = {"type": "tool_use", "id": call_id, "name": name, "input": tool_input}
         return self.assistant([block], **kw)
 
@@ -148,8 +150,14 @@ class ClaudeTranscript:
         return self._base("user", message={"role": "user", "content": [block]}, **extra)
 
     def interrupt(self, *, for_tool: bool = False) -> dict[str, Any]:
-        text = "[Request interrupted by user for tool use]" if for_tool else "[Request interrupted by user]"
-        return self._base("user", message={"role": "user", "content": [{"type": "text", "text": text}]})
+        text = (
+            "[Request interrupted by user for tool use]"
+            if for_tool
+            else "[Request interrupted by user]"
+        )
+        return self._base(
+            "user", message={"role": "user", "content": [{"type": "text", "text": text}]}
+        )
 
     def turn_duration(self, pending_agents: int | None = None) -> dict[str, Any]:
         extra: dict[str, Any] = {"subtype": "turn_duration", "durationMs": 7000, "messageCount": 4}

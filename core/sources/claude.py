@@ -503,7 +503,8 @@ class ClaudeTranscriptParser:
             out.append(Prompt(ts=ts, agent_id=agent_id, text=text))
 
     def _system(self, obj: dict[str, Any], ts: float | None, agent_id: str | None) -> Record:
-        subtype = obj.get("subtype")
+        raw_subtype = obj.get("subtype")
+        subtype = raw_subtype if isinstance(raw_subtype, str) else repr(raw_subtype)
         if subtype == "turn_duration":
             pending = obj.get("pendingBackgroundAgentCount")
             return TurnEnded(
