@@ -68,8 +68,10 @@ class SessionState:
         )
 
     def same_transition(self, other: SessionState | None) -> bool:
-        return other is not None and self.state == other.state and (
-            self.waiting_for == other.waiting_for
+        return (
+            other is not None
+            and self.state == other.state
+            and (self.waiting_for == other.waiting_for)
         )
 
 

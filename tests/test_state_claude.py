@@ -120,7 +120,9 @@ def scenarios() -> list[Scenario]:
         "the registry's waiting on AskUserQuestion is a question too",
         lambda t: [
             t.prompt("plan it"),
-            t.tool_use("AskUserQuestion", {"questions": [{"question": "Postgres or SQLite?"}]}, "q"),
+            t.tool_use(
+                "AskUserQuestion", {"questions": [{"question": "Postgres or SQLite?"}]}, "q"
+            ),
         ],
         State.INPUT_REQUIRED,
         waiting=WaitingFor.QUESTION,

@@ -7,6 +7,8 @@ knows an agent's file shapes.
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,6 +20,8 @@ import orjson
 
 from agentbar.core.model import Agent
 from agentbar.core.records import Record
+
+log = logging.getLogger(__name__)
 
 
 class StreamKind(StrEnum):
@@ -182,3 +186,36 @@ def parse_timestamp(value: object) -> float | None:
         # Values this large are milliseconds (1e11 s is the year 5138).
         return value / 1000.0 if value > 1e11 else float(value)
     return None
+
+
+def size_text(length: int) -> str:
+    """A line's size for a person, as oversized placeholders show it ("17.3 MB")."""
+    return f"{length / 1_000_000:.1f} MB"
+
+
+def walk_files(root: Path, max_depth: int | None = None) -> Iterator[Path]:
+    """Files under ``root``, iteratively; symlinked folders are not followed.
+
+    A missing ``root`` yields nothing silently (the agent has not written there yet); any other
+    folder that cannot be read (permissions, a file where a folder should be) is logged as a
+    warning and skipped, never raised. ``max_depth`` 1 lists ``root`` alone.
+    """
+    stack: list[tuple[str, int]] = [(str(root), 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            if max_depth is None or depth + 1 < max_depth:
+                                stack.append((entry.path, depth + 1))
+                        elif entry.is_file():
+                            yield Path(entry.path)
+                    except OSError:
+                        continue
+        except FileNotFoundError:
+            if depth > 0:
+                log.warning("folder vanished while scanning: %s", folder)
+        except OSError as exc:
+            log.warning("skipping unreadable folder %s: %s", folder, exc)
