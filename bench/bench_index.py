@@ -1,0 +1,430 @@
+"""Measure cold index throughput, warm start time and peak RSS of the engine over a >=1 GB corpus.
+
+1. Cold: ``Engine.catch_up()`` on an empty index (fresh data dir) with a ``FakeProcessTable()``
+   (no processes), on this thread: wall and CPU seconds, MB/s (transcript bytes / wall s),
+   lines/s and the engine's stats.
+2. Warm: a second ``Engine`` (new in-memory state, same index file) ``catch_up()`` with nothing
+   changed; the median of ``--warm-runs`` runs.
+3. Baselines in the same process: reading every byte of the corpus (``open().read()`` in 8 MiB
+   chunks) and ``orjson.loads`` of every line, so the engine's overhead is a ratio.
+4. Peak RSS: the cold index again in a child process (this script with ``--child-cold``), its
+   ``ru_maxrss`` from ``getrusage(RUSAGE_CHILDREN)``, next to a bare
+   ``python -c "import agentbar.core.engine"`` child.
+
+The corpus is generated once (``bench/corpus/`` by default, gitignored) and reused while its
+manifest matches; ``--corpus DIR`` names another one (an existing corpus there is used as is).
+Files are read from the page cache (they were just written or read), so the figures are for a
+warm OS cache. Nothing here passes or fails: it prints figures.
+
+    python bench/bench_index.py --size 1G
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import dataclasses
+import json
+import logging
+import os
+import pstats
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import corpus
+import orjson
+from benchlib import CORPUS_DIR, MB, OUT_DIR, Stopwatch, machine, table, write_json
+
+READ_CHUNK = 8 * 1024 * 1024
+TARGET_MB_S = 100.0
+TARGET_WARM_S = 1.0
+TARGET_RSS_MB = 100.0
+
+
+def size_label(size: int) -> str:
+    for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("k", 1 << 10)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor}{unit}"
+    return str(size)
+
+
+def open_engine(home: Path, data_dir: Path) -> Any:
+    """An engine over ``home``'s agents with its index in ``data_dir`` and no processes."""
+    from agentbar.core.config import Settings
+    from agentbar.core.engine import Engine
+    from agentbar.core.index import Index
+    from agentbar.core.procs import FakeProcessTable
+
+    settings = Settings.from_env({"HOME": str(home), "AGENTBAR_DATA_DIR": str(data_dir)})
+    index = Index.open(settings.index_path)
+    return Engine(settings.sources(), index, processes=FakeProcessTable())
+
+
+def cold_run(home: Path, data_dir: Path) -> dict[str, Any]:
+    shutil.rmtree(data_dir, ignore_errors=True)
+    engine = open_engine(home, data_dir)
+    watch = Stopwatch()
+    engine.catch_up()
+    watch.stop()
+    stats = engine.stats()
+    engine.stop()
+    engine.index.close()
+    return {"wall_s": watch.wall, "cpu_s": watch.cpu, "stats": dataclasses.asdict(stats)}
+
+
+def warm_run(home: Path, data_dir: Path) -> dict[str, Any]:
+    watch = Stopwatch()
+    engine = open_engine(home, data_dir)
+    opened = time.perf_counter() - watch.wall0
+    engine.catch_up()
+    watch.stop()
+    stats = dataclasses.asdict(engine.stats())
+    engine.stop()
+    engine.index.close()
+    return {"wall_s": watch.wall, "cpu_s": watch.cpu, "open_s": opened, "stats": stats}
+
+
+def baseline_read(files: list[Path]) -> Stopwatch:
+    watch = Stopwatch()
+    total = 0
+    for path in files:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(READ_CHUNK):
+                total += len(chunk)
+    watch.stop()
+    return watch
+
+
+def baseline_orjson(files: list[Path]) -> tuple[Stopwatch, int]:
+    """Read each file in 8 MiB chunks, split into lines and ``orjson.loads`` every one."""
+    loads = orjson.loads
+    watch = Stopwatch()
+    lines = 0
+    for path in files:
+        held = b""
+        with open(path, "rb") as fh:
+            while chunk := fh.read(READ_CHUNK):
+                pieces = (held + chunk).split(b"\n")
+                held = pieces.pop()
+                for line in pieces:
+                    if line:
+                        loads(line)
+                lines += len(pieces)
+        if held:
+            loads(held)
+            lines += 1
+    watch.stop()
+    return watch, lines
+
+
+# Runs one command and reports its peak RSS. A child's ``ru_maxrss`` on Linux also counts the
+# memory of the process that spawned it (fork/vfork shares the parent's pages until exec), so the
+# benchmark's own big process must not be the direct parent: this small launcher is.
+_LAUNCHER = """
+import json, resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True, check=False)
+print(json.dumps({"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr[-4000:],
+                  "maxrss_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+"""
+
+
+def child_rss(args: list[str]) -> tuple[int, str]:
+    """Run ``args`` in a grandchild; its peak RSS in bytes (``getrusage(RUSAGE_CHILDREN)`` in
+    the launcher) and its stdout."""
+    done = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parent,
+    )
+    report = json.loads(done.stdout)
+    if report["rc"] != 0:
+        raise SystemExit(f"child failed ({report['rc']}): {' '.join(args)}\n{report['stderr']}")
+    return report["maxrss_kb"] * 1024, report["stdout"]
+
+
+def launcher_rss() -> int:
+    """The launcher's own peak RSS: the floor under every figure ``child_rss`` reports."""
+    code = "import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    done = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(json.loads(done.stdout)["stdout"]) * 1024
+
+
+def vm_hwm() -> int:
+    """This process's own peak RSS (``VmHWM``), which excludes any parent's pages."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def profile_catch_up(home: Path, data_dir: Path, out: Path, top: int) -> list[str]:
+    """cProfile one ``catch_up()`` (cold when ``data_dir`` is empty, else warm); the top rows
+    by own time, as ``file:line(function)``."""
+    engine = open_engine(home, data_dir)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    engine.catch_up()
+    profiler.disable()
+    engine.stop()
+    engine.index.close()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    profiler.dump_stats(out)
+    stats = pstats.Stats(str(out))
+    total = stats.total_tt  # type: ignore[attr-defined]
+    rows = []
+    entries = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)  # type: ignore[attr-defined]
+    repo = str(Path(__file__).resolve().parents[1]) + "/"
+    for (filename, line, func), (_cc, ncalls, tottime, cumtime, _callers) in entries[:top]:
+        where = filename.replace(repo, "")
+        rows.append(
+            f"{tottime:7.2f}s {100 * tottime / total:5.1f}%  cum {cumtime:7.2f}s  "
+            f"{ncalls:>9}  {where}:{line}({func})"
+        )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=corpus.parse_size, default=corpus.parse_size("1G"))
+    parser.add_argument("--sessions", type=int, default=600)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--corpus", type=Path, default=None, help="corpus HOME to reuse or create")
+    parser.add_argument("--warm-runs", type=int, default=5)
+    parser.add_argument("--no-rss", action="store_true", help="skip the child-process RSS runs")
+    parser.add_argument(
+        "--profile", action="store_true", help="also run the cold index under cProfile"
+    )
+    parser.add_argument("--top", type=int, default=25, help="profile rows to print")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("--child-cold", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--data-dir", type=Path, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+    if args.child_cold:  # the RSS child: one cold index, figures on stdout
+        result = cold_run(args.corpus, args.data_dir)
+        result["vm_hwm"] = vm_hwm()
+        print(json.dumps(result))
+        return 0
+
+    info = machine()
+    home = args.corpus or CORPUS_DIR / f"index-{size_label(args.size)}-{args.sessions}-s{args.seed}"
+    print(f"corpus: {home}")
+    t0 = time.perf_counter()
+    if args.corpus is not None and (home / corpus.MANIFEST).exists():
+        built, generated = corpus.Corpus.load(home), False
+    else:
+        built, generated = corpus.ensure(
+            home, args.sessions, args.size, seed=args.seed, progress=True
+        )
+    setup_s = time.perf_counter() - t0
+    print(f"  {built.summary()}")
+    print(f"  {'generated' if generated else 'reused'} in {setup_s:.1f} s")
+    files = corpus.transcript_files(home)
+    corpus_bytes = sum(p.stat().st_size for p in files)
+    scratch = Path(tempfile.mkdtemp(prefix="agentbar-bench-index-"))
+    try:
+        # Baselines first: they also make sure every file is in the page cache.
+        read = baseline_read(files)
+        read = baseline_read(files)
+        parse, lines = baseline_orjson(files)
+        print(
+            f"baseline read:   {read.wall:6.2f} s wall  {read.cpu:6.2f} s CPU  "
+            f"{corpus_bytes / MB / read.wall:8.0f} MB/s"
+        )
+        print(
+            f"baseline orjson: {parse.wall:6.2f} s wall  {parse.cpu:6.2f} s CPU  "
+            f"{corpus_bytes / MB / parse.wall:8.0f} MB/s  {lines / parse.wall:,.0f} lines/s"
+        )
+
+        data_dir = scratch / "data"
+        cold = cold_run(home, data_dir)
+        stats = cold["stats"]
+        mb_s = corpus_bytes / MB / cold["wall_s"]
+        print(
+            f"cold catch_up:   {cold['wall_s']:6.2f} s wall  {cold['cpu_s']:6.2f} s CPU  "
+            f"{mb_s:8.1f} MB/s  "
+            f"{stats['lines'] / cold['wall_s']:,.0f} lines/s"
+        )
+        print(f"  engine stats: {stats}")
+        index_bytes = sum(p.stat().st_size for p in data_dir.iterdir() if p.is_file())
+
+        warm_runs = [warm_run(home, data_dir) for _ in range(args.warm_runs)]
+        warm_walls = [r["wall_s"] for r in warm_runs]
+        warm_median = statistics.median(warm_walls)
+        print(
+            f"warm catch_up:   median {warm_median * 1000:7.1f} ms of {len(warm_walls)} "
+            f"(min {min(warm_walls) * 1000:.1f}, max {max(warm_walls) * 1000:.1f}); "
+            f"read {warm_runs[-1]['stats']['bytes_read']} bytes"
+        )
+
+        rss: dict[str, Any] = {}
+        if not args.no_rss:
+            floor = launcher_rss()
+            base_rss, _ = child_rss([sys.executable, "-c", "import agentbar.core.engine"])
+            child_data = scratch / "child-data"
+            cold_rss, out = child_rss(
+                [
+                    sys.executable,
+                    str(Path(__file__).resolve()),
+                    "--child-cold",
+                    "--corpus",
+                    str(home),
+                    "--data-dir",
+                    str(child_data),
+                ]
+            )
+            child = json.loads(out.strip().splitlines()[-1])
+            rss = {
+                "baseline_import_rss_mb": base_rss / MB,
+                "cold_index_rss_mb": cold_rss / MB,
+                "cold_index_vm_hwm_mb": child["vm_hwm"] / MB,
+                "launcher_floor_mb": floor / MB,
+                "child_cold_wall_s": child["wall_s"],
+                "child_cold_cpu_s": child["cpu_s"],
+            }
+            print(
+                f"peak RSS:        cold index child {cold_rss / MB:6.1f} MB (its VmHWM "
+                f"{child['vm_hwm'] / MB:.1f} MB); bare import child {base_rss / MB:6.1f} MB "
+                f"(launcher floor {floor / MB:.1f} MB; the child's cold run took "
+                f"{child['wall_s']:.2f} s wall, {child['cpu_s']:.2f} s CPU)"
+            )
+
+        hotspots: dict[str, list[str]] = {}
+        if args.profile:
+            for kind in ("cold", "warm"):
+                prof_path = OUT_DIR / f"bench_index.{kind}.prof"
+                hotspots[kind] = profile_catch_up(
+                    home, scratch / "profile-data", prof_path, args.top
+                )
+                print(f"\ncProfile of a {kind} catch_up (own time; saved to {prof_path}):")
+                for row in hotspots[kind]:
+                    print("  " + row)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    result: dict[str, Any] = {
+        "benchmark": "index",
+        "machine": info,
+        "loadavg_1m_end": round(os.getloadavg()[0], 2),
+        "corpus": {
+            "home": str(home),
+            "sessions": len(built.sessions),
+            "files": len(files),
+            "bytes": corpus_bytes,
+            "lines": lines,
+            "generated": generated,
+            "setup_s": setup_s,
+        },
+        "baseline_read": {
+            "wall_s": read.wall,
+            "cpu_s": read.cpu,
+            "mb_s": corpus_bytes / MB / read.wall,
+        },
+        "baseline_orjson": {
+            "wall_s": parse.wall,
+            "cpu_s": parse.cpu,
+            "mb_s": corpus_bytes / MB / parse.wall,
+            "lines_s": lines / parse.wall,
+        },
+        "cold": {
+            "wall_s": cold["wall_s"],
+            "cpu_s": cold["cpu_s"],
+            "mb_s": mb_s,
+            "mb_per_cpu_s": corpus_bytes / MB / cold["cpu_s"],
+            "lines_s": stats["lines"] / cold["wall_s"],
+            "stats": stats,
+            "index_bytes": index_bytes,
+            "ratio_vs_read": cold["wall_s"] / read.wall,
+            "ratio_vs_orjson": cold["wall_s"] / parse.wall,
+        },
+        "warm": {
+            "median_s": warm_median,
+            "runs_s": warm_walls,
+            "cpu_s": [r["cpu_s"] for r in warm_runs],
+        },
+        "rss": rss,
+        "hotspots": hotspots,
+        "targets": {
+            "cold_mb_s": {
+                "target": f"> {TARGET_MB_S:.0f}",
+                "value": mb_s,
+                "met": mb_s > TARGET_MB_S,
+            },
+            "warm_s": {
+                "target": f"< {TARGET_WARM_S:.0f}",
+                "value": warm_median,
+                "met": warm_median < TARGET_WARM_S,
+            },
+        },
+    }
+    if rss:
+        result["targets"]["rss_mb"] = {
+            "target": f"< {TARGET_RSS_MB:.0f}",
+            "value": rss["cold_index_rss_mb"],
+            "met": rss["cold_index_rss_mb"] < TARGET_RSS_MB,
+        }
+    print()
+    print(
+        table(
+            [
+                [
+                    "read 8 MiB chunks",
+                    f"{read.wall:.2f}",
+                    f"{read.cpu:.2f}",
+                    f"{corpus_bytes / MB / read.wall:.0f}",
+                    "1.0x",
+                ],
+                [
+                    "orjson.loads per line",
+                    f"{parse.wall:.2f}",
+                    f"{parse.cpu:.2f}",
+                    f"{corpus_bytes / MB / parse.wall:.0f}",
+                    f"{parse.wall / read.wall:.1f}x",
+                ],
+                [
+                    "engine cold catch_up",
+                    f"{cold['wall_s']:.2f}",
+                    f"{cold['cpu_s']:.2f}",
+                    f"{mb_s:.1f}",
+                    f"{cold['wall_s'] / read.wall:.1f}x",
+                ],
+                [
+                    "engine warm catch_up (median)",
+                    f"{warm_median:.3f}",
+                    f"{statistics.median(r['cpu_s'] for r in warm_runs):.3f}",
+                    "-",
+                    "-",
+                ],
+            ],
+            ["", "wall s", "CPU s", "MB/s", "vs read"],
+        )
+    )
+    print(
+        f"\ncorpus {corpus_bytes / MB:,.0f} MB in {len(files)} files; "
+        f"cold engine / orjson baseline = {cold['wall_s'] / parse.wall:.1f}x"
+    )
+    write_json(args.json, result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

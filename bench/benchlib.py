@@ -1,0 +1,130 @@
+"""Helpers shared by the benchmark scripts: timing, percentiles, machine facts, JSON output."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parent
+OUT_DIR = BENCH_DIR / "out"
+CORPUS_DIR = BENCH_DIR / "corpus"
+MB = 1_000_000  # rates are reported in decimal megabytes per second
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    """Nearest-rank percentile (p99 of 200 samples is the 2nd largest)."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), round(pct / 100.0 * len(ordered) + 0.5 - 1e-9)))
+    return ordered[rank - 1]
+
+
+def distribution(values_ms: Sequence[float]) -> dict[str, float]:
+    return {
+        "count": len(values_ms),
+        "p50_ms": percentile(values_ms, 50),
+        "p90_ms": percentile(values_ms, 90),
+        "p99_ms": percentile(values_ms, 99),
+        "max_ms": max(values_ms) if values_ms else float("nan"),
+        "mean_ms": sum(values_ms) / len(values_ms) if values_ms else float("nan"),
+    }
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on, and how busy the machine was."""
+    load = os.getloadavg()
+    return {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "loadavg_1m": round(load[0], 2),
+        "git_commit": _git_commit(),
+        "core_uncommitted": _core_changes(),
+    }
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _core_changes() -> list[str]:
+    """Engine files that differ from the commit (others edit core/ while benchmarks run)."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--", "core"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return []
+    return [line[3:] for line in out.stdout.splitlines()]
+
+
+def self_rss_bytes() -> int:
+    """Current resident set size of this process (Linux: /proc; else the peak)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def write_json(path: Path | None, result: dict[str, Any]) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    print(f"\nJSON written to {path}")
+
+
+class Stopwatch:
+    """Wall and CPU seconds (``time.process_time`` covers every thread of the process)."""
+
+    def __init__(self) -> None:
+        self.wall0 = time.perf_counter()
+        self.cpu0 = time.process_time()
+        self.wall = 0.0
+        self.cpu = 0.0
+
+    def stop(self) -> Stopwatch:
+        self.wall = time.perf_counter() - self.wall0
+        self.cpu = time.process_time() - self.cpu0
+        return self
+
+
+def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
+    cells = [[str(c) for c in header], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = []
+    for n, row in enumerate(cells):
+        lines.append(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
