@@ -1543,6 +1543,18 @@ def proc(*cmdline: str, name: str = "codex", cwd: str | None = "/home/dev/proj")
             id="not-codex",
         ),
         pytest.param(proc(name="codex"), False, None, "/home/dev/proj", id="no-cmdline"),
+        pytest.param(
+            proc(
+                "/usr/lib/node_modules/@openai/codex/bin/codex-x86_64-unknown-linux-musl",
+                "resume",
+                SID,
+                name="codex-x86_64-un",
+            ),
+            True,
+            SID,
+            "/home/dev/proj",
+            id="native-binary-with-target-triple",
+        ),
     ],
 )
 def test_processes(info: ProcessInfo, client: bool, hint: str | None, cwd: str | None) -> None:

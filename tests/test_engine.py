@@ -556,3 +556,33 @@ def test_cursor_is_stored_per_stream(rig: Rig) -> None:
     row = streams[str(path)]
     assert row.cursor.offset == path.stat().st_size
     assert row.cursor != Cursor.start()
+
+
+def test_every_codex_fixture_through_the_engine(rig: Rig) -> None:
+    fixtures = Path(__file__).parent / "data" / "synthetic" / "codex"
+    folder = rig.codex / "sessions" / "2026" / "11" / "29"
+    folder.mkdir(parents=True)
+    ids: dict[str, str] = {}
+    for fixture in sorted(fixtures.glob("*.jsonl")):
+        first = fixture.read_bytes().split(b"\n", 1)[0]
+        try:
+            obj = orjson.loads(first)
+            payload = obj.get("payload", obj)
+            session_id = payload["id"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            session_id = fixture.stem[-36:]
+        ids[fixture.name] = session_id
+        name = (
+            fixture.name
+            if fixture.name.startswith("rollout-")
+            else (f"rollout-2026-11-29T10-00-00-{session_id}.jsonl")
+        )
+        (folder / name).write_bytes(fixture.read_bytes())
+    rig.clock.advance(86400)
+    engine = rig.open()
+    listed = set(rig.sessions())
+    sub = ids["subagent.jsonl"]
+    assert sub not in listed  # a sub-agent's rollout is part of its parent, not a session
+    assert listed == set(ids.values()) - {sub}
+    assert engine.stats().malformed > 0
+    assert all(s.project for s in rig.sessions().values())

@@ -201,6 +201,9 @@ _VALUE_OPTIONS = frozenset(
 _HELP_OPTIONS = frozenset({"-h", "--help", "-V", "--version"})
 _NODE_PROGRAMS = frozenset({"node", "nodejs", "bun"})
 _CODEX_SCRIPTS = frozenset({"codex", "codex.js", "codex.mjs", "codex.cjs"})
+# 2025 npm packages shipped the native binary as bin/codex-<target triple>; newer ones as
+# vendor/<triple>/codex/codex.
+_NATIVE_BINARY = re.compile(r"^codex-(x86_64|aarch64|arm64)-")
 
 
 def _program_name(arg: str) -> str:
@@ -218,7 +221,7 @@ def _codex_args(proc: ProcessInfo) -> list[str] | None:
     if not argv:
         return None
     program = _program_name(argv[0])
-    if program == "codex":
+    if program == "codex" or _NATIVE_BINARY.match(program):
         return argv[1:]
     if program in _NODE_PROGRAMS:
         script = next((i for i, arg in enumerate(argv[1:], 1) if not arg.startswith("-")), None)

@@ -1,0 +1,233 @@
+"""Codex: rollout lines (through the real adapter) + liveness -> state. Codex writes no approval
+request and has no live registry, so the transcript and the process are all there is until
+hooks arrive."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from codex_lines import CodexRollout
+
+from agentbar.core.model import Agent, SessionState, Source, State, WaitingFor
+from agentbar.core.sources.base import StreamKind, StreamSpec
+from agentbar.core.sources.codex import CodexRolloutParser
+from agentbar.core.state import fusion, turns
+from agentbar.core.state.turns import TurnState
+
+SID = "019ad3f1-7c2e-7b10-9a41-5e6f7a8b9c01"
+SPEC = StreamSpec(
+    Agent.CODEX,
+    StreamKind.TRANSCRIPT,
+    Path(f"/h/.codex/sessions/2026/11/29/rollout-2026-11-29T10-00-00-{SID}.jsonl"),
+    session_hint=SID,
+)
+
+
+@dataclass
+class Scenario:
+    name: str
+    lines: list[dict[str, Any]]
+    expect: State
+    waiting: WaitingFor | None = None
+    detail: str = ""
+    source: Source = Source.TRANSCRIPT
+    alive: bool | None = True
+    quiet: float = 0.5
+
+
+def decide(scenario: Scenario) -> SessionState:
+    parser = CodexRolloutParser(SPEC)
+    turn = TurnState()
+    last = 0.0
+    for line in scenario.lines:
+        for record in parser.parse(orjson.dumps(line)):
+            turn = turns.reduce(turn, record)
+            last = max(last, record.ts or 0.0)
+    signals = fusion.Signals(turn=turn, alive=scenario.alive)
+    return fusion.decide(signals, last + scenario.quiet, fusion.CODEX_TRAITS)
+
+
+def turn_start(r: CodexRollout, prompt: str = "do it", **context: str) -> list[dict[str, Any]]:
+    return [r.meta(), r.context(**context), r.started(), r.prompt(prompt)]
+
+
+def scenarios() -> list[Scenario]:
+    out: list[Scenario] = []
+
+    def add(name: str, build: Any, expect: State, **kw: Any) -> None:
+        out.append(Scenario(name, build(CodexRollout(SID)), expect, **kw))
+
+    add("a started task is running", lambda r: turn_start(r), State.RUNNING, detail="working")
+    add(
+        "reasoning and commentary mid-turn stay running however quiet",
+        lambda r: [*turn_start(r), r.reasoning("plan"), r.answer("Let me look.")],
+        State.RUNNING,
+        quiet=600,
+    )
+    add(
+        "an ordinary pending command is running, with the command",
+        lambda r: [*turn_start(r), r.exec("ls -la")],
+        State.RUNNING,
+        detail="ls -la",
+    )
+    add(
+        "an escalated command under on-request waits for approval",
+        lambda r: [*turn_start(r), r.exec("rm -rf dist", escalate=True)],
+        State.INPUT_REQUIRED,
+        waiting=WaitingFor.APPROVAL,
+        detail="rm -rf dist",
+    )
+    add(
+        "an escalated command under never is not put to the user",
+        lambda r: [*turn_start(r, policy="never"), r.exec("rm -rf dist", escalate=True)],
+        State.RUNNING,
+    )
+    add(
+        "apply_patch in a read-only sandbox waits for approval",
+        lambda r: [
+            *turn_start(r, sandbox="read-only"),
+            r.item(
+                {
+                    "type": "custom_tool_call",
+                    "name": "apply_patch",
+                    "call_id": "p1",
+                    "input": "*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n*** End Patch",
+                }
+            ),
+        ],
+        State.INPUT_REQUIRED,
+        waiting=WaitingFor.APPROVAL,
+        detail="src/app.py",
+    )
+    add(
+        "the approved command's output resumes the turn",
+        lambda r: [*turn_start(r), r.exec("rm -rf dist", escalate=True), r.output()],
+        State.RUNNING,
+    )
+    add(
+        "request_user_input is a question",
+        lambda r: [
+            *turn_start(r),
+            r.call(
+                "request_user_input",
+                {"questions": [{"id": "q", "header": "DB", "question": "Postgres or SQLite?"}]},
+            ),
+        ],
+        State.INPUT_REQUIRED,
+        waiting=WaitingFor.QUESTION,
+        detail="Postgres or SQLite?",
+    )
+    add(
+        "task_complete is done, with the last message",
+        lambda r: [
+            *turn_start(r),
+            r.answer("Added the page.", "final_answer"),
+            r.complete("Added the page."),
+        ],
+        State.DONE,
+        detail="Added the page.",
+    )
+    add(
+        "task_complete whose message asks something is a question",
+        lambda r: [*turn_start(r), r.complete("I can also add tests. Want me to?")],
+        State.INPUT_REQUIRED,
+        waiting=WaitingFor.QUESTION,
+        detail="Want me to?",
+    )
+    add(
+        "task_complete with an error is failed",
+        lambda r: [*turn_start(r), r.complete(None, error={"message": "stream disconnected"})],
+        State.FAILED,
+        detail="stream disconnected",
+    )
+    add(
+        "turn_aborted (Escape) is failed",
+        lambda r: [*turn_start(r), r.exec("sleep 100"), r.aborted("interrupted")],
+        State.FAILED,
+        detail="interrupted",
+    )
+    add(
+        "turn_aborted: replaced by a new turn keeps running",
+        lambda r: [*turn_start(r), r.aborted("replaced"), r.started(), r.prompt("instead")],
+        State.RUNNING,
+    )
+    add(
+        "a denied command that stops the turn is done, naming it",
+        lambda r: [
+            *turn_start(r),
+            r.exec("rm -rf /", escalate=True),
+            r.output(text="exec command rejected by user"),
+            r.aborted("interrupted"),
+        ],
+        State.DONE,
+        detail="stopped: you denied exec_command: rm -rf /",
+    )
+    add(
+        "a denied command the model works around keeps running",
+        lambda r: [
+            *turn_start(r),
+            r.exec("rm -rf /", escalate=True),
+            r.output(text="exec command rejected by user"),
+            r.reasoning("try something else"),
+        ],
+        State.RUNNING,
+    )
+    add(
+        "an error event fails the turn",
+        lambda r: [*turn_start(r), r.event("error", message="Quota exceeded")],
+        State.FAILED,
+        detail="Quota exceeded",
+    )
+    add(
+        "a stream error being retried is running",
+        lambda r: [*turn_start(r), r.event("stream_error", message="reconnecting 1/5")],
+        State.RUNNING,
+        detail="retrying after: reconnecting 1/5",
+    )
+    add(
+        "a new task after a failure runs again",
+        lambda r: [*turn_start(r), r.aborted(), r.started(), r.prompt("again")],
+        State.RUNNING,
+    )
+    add(
+        "the TUI gone is ended",
+        lambda r: [*turn_start(r), r.exec("rm -rf dist", escalate=True)],
+        State.ENDED,
+        source=Source.PROCESS,
+        alive=False,
+    )
+    add(
+        "a session with no turn yet waits for a prompt",
+        lambda r: [r.meta(), r.context()],
+        State.DONE,
+        detail="waiting for a prompt",
+    )
+    return out
+
+
+@pytest.mark.parametrize("scenario", scenarios(), ids=lambda s: s.name)
+def test_codex_state(scenario: Scenario) -> None:
+    got = decide(scenario)
+    assert (got.state, got.waiting_for, got.source) == (
+        scenario.expect,
+        scenario.waiting,
+        scenario.source,
+    ), got
+    assert scenario.detail in got.detail, got.detail
+
+
+def test_usage_is_the_last_running_total() -> None:
+    from agentbar.core.facts import SessionFacts, fold
+
+    r = CodexRollout(SID)
+    parser = CodexRolloutParser(SPEC)
+    facts = SessionFacts()
+    for line in [r.meta(), r.tokens(1000, 800, 50), r.tokens(2500, 2000, 120)]:
+        for record in parser.parse(orjson.dumps(line)):
+            facts = fold(facts, record)
+    usage = facts.usage
+    assert (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens) == (500, 2000, 120)
