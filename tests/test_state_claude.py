@@ -5,18 +5,18 @@ decided, and a piece of the detail a notification would show."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+import state_table
 from claude_lines import ClaudeTranscript
+from state_table import Scenario
 
 from agentbar.core.model import Agent, SessionState, Source, State, WaitingFor
 from agentbar.core.sources.base import StreamKind, StreamSpec
 from agentbar.core.sources.claude import ClaudeTranscriptParser
-from agentbar.core.state import fusion, turns
-from agentbar.core.state.turns import TurnState
+from agentbar.core.state import fusion
 
 SID = "11111111-2222-3333-4444-555555555555"
 MAIN = StreamSpec(Agent.CLAUDE, StreamKind.TRANSCRIPT, Path(f"/p/x/{SID}.jsonl"), session_hint=SID)
@@ -29,33 +29,8 @@ def sub_spec(agent: str) -> StreamSpec:
     )
 
 
-@dataclass
-class Scenario:
-    name: str
-    lines: list[tuple[StreamSpec, dict[str, Any]]]
-    expect: State
-    waiting: WaitingFor | None = None
-    source: Source = Source.TRANSCRIPT
-    detail: str = ""
-    registry: fusion.RegistryView | None = None
-    alive: bool | None = True
-    quiet: float = 0.5  # seconds between the last line and the decision
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
 def decide(scenario: Scenario) -> SessionState:
-    parsers: dict[Path, ClaudeTranscriptParser] = {}
-    turn = TurnState()
-    last_ts = 0.0
-    for spec, line in scenario.lines:
-        parser = parsers.setdefault(spec.path, ClaudeTranscriptParser(spec))
-        import orjson
-
-        for record in parser.parse(orjson.dumps(line)):
-            turn = turns.reduce(turn, record)
-            last_ts = max(last_ts, record.ts or 0.0)
-    signals = fusion.Signals(turn=turn, registry=scenario.registry, alive=scenario.alive)
-    return fusion.decide(signals, last_ts + scenario.quiet, fusion.CLAUDE_TRAITS)
+    return state_table.decide(scenario, ClaudeTranscriptParser, fusion.CLAUDE_TRAITS)
 
 
 def scenarios() -> list[Scenario]:
@@ -398,13 +373,7 @@ def scenarios() -> list[Scenario]:
 
 @pytest.mark.parametrize("scenario", scenarios(), ids=lambda s: s.name)
 def test_claude_state(scenario: Scenario) -> None:
-    got = decide(scenario)
-    assert (got.state, got.waiting_for, got.source) == (
-        scenario.expect,
-        scenario.waiting,
-        scenario.source,
-    ), got
-    assert scenario.detail in got.detail, got.detail
+    state_table.check(scenario, decide(scenario))
 
 
 def test_registry_waiting_without_tool_line_is_provisional() -> None:

@@ -4,19 +4,19 @@ hooks arrive."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+import state_table
 from codex_lines import CodexRollout
+from state_table import Scenario
 
 from agentbar.core.model import Agent, SessionState, Source, State, WaitingFor
 from agentbar.core.sources.base import StreamKind, StreamSpec
 from agentbar.core.sources.codex import CodexRolloutParser
-from agentbar.core.state import fusion, turns
-from agentbar.core.state.turns import TurnState
+from agentbar.core.state import fusion
 
 SID = "019ad3f1-7c2e-7b10-9a41-5e6f7a8b9c01"
 SPEC = StreamSpec(
@@ -27,28 +27,8 @@ SPEC = StreamSpec(
 )
 
 
-@dataclass
-class Scenario:
-    name: str
-    lines: list[dict[str, Any]]
-    expect: State
-    waiting: WaitingFor | None = None
-    detail: str = ""
-    source: Source = Source.TRANSCRIPT
-    alive: bool | None = True
-    quiet: float = 0.5
-
-
 def decide(scenario: Scenario) -> SessionState:
-    parser = CodexRolloutParser(SPEC)
-    turn = TurnState()
-    last = 0.0
-    for line in scenario.lines:
-        for record in parser.parse(orjson.dumps(line)):
-            turn = turns.reduce(turn, record)
-            last = max(last, record.ts or 0.0)
-    signals = fusion.Signals(turn=turn, alive=scenario.alive)
-    return fusion.decide(signals, last + scenario.quiet, fusion.CODEX_TRAITS)
+    return state_table.decide(scenario, CodexRolloutParser, fusion.CODEX_TRAITS)
 
 
 def turn_start(r: CodexRollout, prompt: str = "do it", **context: str) -> list[dict[str, Any]]:
@@ -59,9 +39,10 @@ def scenarios() -> list[Scenario]:
     out: list[Scenario] = []
 
     def add(name: str, build: Any, expect: State, **kw: Any) -> None:
-        out.append(Scenario(name, build(CodexRollout(SID)), expect, **kw))
+        lines = [(SPEC, line) for line in build(CodexRollout(SID))]
+        out.append(Scenario(name, lines, expect, **kw))
 
-    add("a started task is running", lambda r: turn_start(r), State.RUNNING, detail="working")
+    add("a started task is running", turn_start, State.RUNNING, detail="working")
     add(
         "reasoning and commentary mid-turn stay running however quiet",
         lambda r: [*turn_start(r), r.reasoning("plan"), r.answer("Let me look.")],
@@ -95,7 +76,9 @@ def scenarios() -> list[Scenario]:
                     "type": "custom_tool_call",
                     "name": "apply_patch",
                     "call_id": "p1",
-                    "input": "*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n*** End Patch",
+                    "input": (
+                        "*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n*** End Patch"
+                    ),
                 }
             ),
         ],
@@ -211,13 +194,7 @@ def scenarios() -> list[Scenario]:
 
 @pytest.mark.parametrize("scenario", scenarios(), ids=lambda s: s.name)
 def test_codex_state(scenario: Scenario) -> None:
-    got = decide(scenario)
-    assert (got.state, got.waiting_for, got.source) == (
-        scenario.expect,
-        scenario.waiting,
-        scenario.source,
-    ), got
-    assert scenario.detail in got.detail, got.detail
+    state_table.check(scenario, decide(scenario))
 
 
 def test_usage_is_the_last_running_total() -> None:

@@ -133,32 +133,20 @@ def reduce(state: TurnState, record: Record) -> TurnState:
             subagents = state.subagents
             if background == 0:
                 subagents = tuple((k, replace(v, finished=True)) for k, v in subagents)
-            answer = last[-ANSWER_KEEP_CHARS:] if last else state.answer
-            if error:
-                return replace(
-                    state,
-                    phase=Phase.FAILED,
-                    pending=(),
-                    failure=error,
-                    answer=answer,
-                    last_ts=ts,
-                    subagents=subagents,
-                    background_agents=background,
-                )
-            if state.phase is Phase.FAILED:
-                # The turn was already aborted or failed; a closing marker does not undo that.
-                return replace(state, pending=(), last_ts=ts, subagents=subagents)
-            return replace(
+            closed = replace(
                 state,
-                phase=Phase.DONE,
                 pending=(),
-                answer=answer,
-                answer_final=True,
-                retrying=None,
+                answer=last[-ANSWER_KEEP_CHARS:] if last else state.answer,
                 last_ts=ts,
                 subagents=subagents,
                 background_agents=background,
             )
+            if error:
+                return replace(closed, phase=Phase.FAILED, failure=error)
+            if state.phase is Phase.FAILED:
+                # The turn was already aborted or failed; a closing marker does not undo that.
+                return closed
+            return replace(closed, phase=Phase.DONE, answer_final=True, retrying=None)
         case TurnAborted(reason=reason):
             if reason == "replaced":
                 return replace(state, last_ts=ts)
