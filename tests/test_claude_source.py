@@ -35,7 +35,8 @@ from agentbar.core.records import (
     UsageReport,
 )
 from agentbar.core.sources.base import MalformedLine, ProcessInfo, StreamKind, StreamSpec
-from agentbar.core.sources.claude import ClaudeSource, ClaudeTranscriptParser, default_claude_roots
+from agentbar.core.sources.claude import ClaudeSource, default_claude_roots
+from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
 
 FIXTURES = Path(__file__).parent / "data" / "synthetic" / "claude"
 SID = "11111111-2222-3333-4444-555555555555"
@@ -494,6 +495,3 @@ def test_scan_finds_every_layout(tmp_path: Path) -> None:
         ("transcript", "30000000-0000-4000-8000-000000000003.jsonl"),
     ]
     assert list(ClaudeSource(tmp_path / "missing").scan()) == []
-
-
-

@@ -28,12 +28,8 @@ from agentbar.core.sources.base import (
     WatchRoot,
     parse_timestamp,
 )
-from agentbar.core.sources.codex import (
-    CodexRolloutParser,
-    CodexSource,
-    default_codex_home,
-    rollout_session_hint,
-)
+from agentbar.core.sources.codex import CodexSource, default_codex_home, rollout_session_hint
+from agentbar.core.sources.codex_rollout import CodexRolloutParser
 from agentbar.core.tail import ZstdFileReader
 
 DATA = Path(__file__).parent / "data" / "synthetic" / "codex"

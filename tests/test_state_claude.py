@@ -15,7 +15,7 @@ from state_table import Scenario
 
 from agentbar.core.model import Agent, SessionState, Source, State, WaitingFor
 from agentbar.core.sources.base import StreamKind, StreamSpec
-from agentbar.core.sources.claude import ClaudeTranscriptParser
+from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
 from agentbar.core.state import fusion
 
 SID = "11111111-2222-3333-4444-555555555555"

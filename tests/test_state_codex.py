@@ -15,7 +15,7 @@ from state_table import Scenario
 
 from agentbar.core.model import Agent, SessionState, Source, State, WaitingFor
 from agentbar.core.sources.base import StreamKind, StreamSpec
-from agentbar.core.sources.codex import CodexRolloutParser
+from agentbar.core.sources.codex_rollout import CodexRolloutParser
 from agentbar.core.state import fusion
 
 SID = "019ad3f1-7c2e-7b10-9a41-5e6f7a8b9c01"

@@ -219,3 +219,18 @@ def walk_files(root: Path, max_depth: int | None = None) -> Iterator[Path]:
                 log.warning("folder vanished while scanning: %s", folder)
         except OSError as exc:
             log.warning("skipping unreadable folder %s: %s", folder, exc)
+
+
+# Runtimes an agent's npm wrapper script runs under (``node .../cli.js``).
+JS_RUNTIMES = frozenset({"node", "nodejs", "bun", "deno"})
+
+
+def program_name(arg: str) -> str:
+    """A command's program as a bare lowercase name: ``C:\\x\\Codex.EXE`` -> ``codex``."""
+    name = arg.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return name.removesuffix(".exe")
+
+
+def nonempty_str(value: object) -> str | None:
+    """``value`` when it is a non-empty string, else None (fields of unknown shape)."""
+    return value if isinstance(value, str) and value else None
