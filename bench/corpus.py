@@ -1143,6 +1143,11 @@ def write_codex(
 # -- live lines (what a running agent appends; used by the latency benchmark) --------------------
 
 
+def _statement(text: str) -> str:
+    """An answer that does not end on a question (that would be ``input_required``)."""
+    return text.rstrip("?:. ") + "."
+
+
 class LiveWriter:
     """Builds the bytes one agent appends for one step of a turn, stamped with the current time.
 
@@ -1179,15 +1184,14 @@ class LiveWriter:
         if self._claude is not None:
             session = self._claude
             session.t = time.time() - 0.5
-            lines = session.answer(session.pools.sentence(session.rng, 80, 400))
+            lines = session.answer(_statement(session.pools.sentence(session.rng, 80, 400)))
             session.t = time.time()
             lines.append(session.turn_duration(4))
             return b"".join(_dumps(line) for line in lines)
         assert self._codex is not None
         codex = self._codex
         codex.t = time.time() - 0.05
-        text = codex.pools.sentence(codex.rng, 80, 400)
-        done = codex.turn_complete(text)
+        done = codex.turn_complete(_statement(codex.pools.sentence(codex.rng, 80, 400)))
         return _dumps(done[0]) + _dumps(done[-1])
 
 
