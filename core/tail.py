@@ -42,7 +42,8 @@ class Cursor:
 
 @dataclass(frozen=True, slots=True)
 class Oversized:
-    """A line over the size cap: its first bytes and its full length."""
+    """A line over the size cap: its first min(OVERSIZED_PREFIX_BYTES, cap) bytes and its full
+    length (without the newline)."""
 
     prefix: bytes
     length: int
@@ -57,7 +58,9 @@ class TailResult:
     # The file now at the path is not the one the cursor described (replaced, truncated or
     # rewritten): ``lines`` after ``reset_at`` come from the top of the new file.
     reset_at: int | None = None
-    gone: bool = False  # the path no longer exists (lines drained from the old file still count)
+    # The path no longer exists and what was left in the file, if it was still open, has been
+    # drained (while draining, ``more`` is set instead): ``lines`` still count.
+    gone: bool = False
     more: bool = False  # stopped at the byte budget; call again to continue
     bytes_read: int = 0
 
@@ -94,11 +97,16 @@ class FileTailer:
         self._max_line = max_line_bytes
         self._fd: int | None = None
         self._fd_id: tuple[int, int] | None = None
-        # Bytes read past the cursor that do not yet end in a newline.
+        # Bytes read past the cursor that do not yet end in a newline (never over the cap).
         self._partial = bytearray()
-        self._scan_pos = self._cursor.offset  # file position just after ``_partial``
+        self._scan_pos = self._cursor.offset  # file position just after the held bytes
         self._skipping: int | None = None  # length so far of an oversized line being skipped
         self._skip_prefix = b""
+        # First and last bytes of the held (unfinished) line, whether buffered or skipped. The
+        # cursor's fingerprint only covers bytes before the offset; these let a rewrite that
+        # happened behind held bytes be noticed too, instead of gluing them to the new content.
+        self._held_head = b""
+        self._held_tail = b""
 
     @property
     def cursor(self) -> Cursor:
@@ -121,28 +129,31 @@ class FileTailer:
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
-            self._drain_open_file(result, budget)
-            self.close()
-            result.gone = True
+            # Deleted: what was written before the delete is still in the open file. ``gone``
+            # only once it is drained, so a caller that drops the reader on ``gone`` loses none.
+            if self._drain_open_file(result, budget):
+                self.close()
+                result.gone = True
             return result
         identity = (st.st_dev, st.st_ino)
         if self._fd is not None and self._fd_id != identity:
-            # Replaced by rename: finish the old file first, then start the new one.
-            self._drain_open_file(result, budget)
+            # Replaced by rename: finish the old file first, then start the new one. Should the
+            # budget run out first, keep the old file open and carry on with it next call.
+            if not self._drain_open_file(result, budget):
+                return result
             self.close()
         if self._fd is None:
-            self._open(identity, result)
+            self._open(result)
             if self._fd is None:
                 return result
-        if not self._position_is_valid(st.st_size):
-            result.reset_at = len(result.lines)
-            self._restart_at_top(identity)
+        if not self._position_is_valid():
+            self._restart_at_top(result)
         self._read_available(result, budget)
         return result
 
     # -- internals -------------------------------------------------------------------------
 
-    def _open(self, identity: tuple[int, int], result: TailResult) -> None:
+    def _open(self, result: TailResult) -> None:
         try:
             fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         except FileNotFoundError:
@@ -152,38 +163,51 @@ class FileTailer:
         self._fd = fd
         self._fd_id = (st.st_dev, st.st_ino)
         known = (self._cursor.dev, self._cursor.ino)
-        if self._cursor.offset > 0 and known not in ((0, 0), self._fd_id):
-            # A different file than the one the cursor was taken on.
-            result.reset_at = len(result.lines)
-            self._restart_at_top(self._fd_id)
-        else:
+        if known in ((0, 0), self._fd_id):
             cur = self._cursor
             self._cursor = Cursor(st.st_dev, st.st_ino, cur.offset, cur.fingerprint)
+        else:
+            # A different file than the one the cursor was taken on: nothing held from the old
+            # one (not even an unfinished line, when no complete line was consumed) carries over.
+            self._restart_at_top(result)
 
-    def _position_is_valid(self, size: int) -> bool:
-        offset = self._cursor.offset
-        if size < self._scan_pos or size < offset:
-            return False
-        if offset == 0:
-            return True
-        fingerprint = self._cursor.fingerprint
+    def _position_is_valid(self) -> bool:
+        """Whether the open file still holds, where we left off, the bytes we read there."""
         assert self._fd is not None
-        start = offset - len(fingerprint)
+        offset = self._cursor.offset
+        fingerprint = self._cursor.fingerprint
         try:
-            return os.pread(self._fd, len(fingerprint), start) == fingerprint
+            if os.fstat(self._fd).st_size < self._scan_pos:
+                return False
+            before = fingerprint + self._held_head
+            if before and os.pread(self._fd, len(before), offset - len(fingerprint)) != before:
+                return False
+            tail = self._held_tail
+            if self.pending_bytes > len(self._held_head):
+                return os.pread(self._fd, len(tail), self._scan_pos - len(tail)) == tail
         except OSError:
             return False
+        return True
 
-    def _restart_at_top(self, identity: tuple[int, int]) -> None:
-        self._cursor = Cursor(identity[0], identity[1], 0, b"")
-        self._partial.clear()
+    def _restart_at_top(self, result: TailResult) -> None:
+        assert self._fd_id is not None
+        if self._cursor.offset > 0:
+            # Lines were consumed from what is no longer there: the caller must drop them.
+            result.reset_at = len(result.lines)
+        self._cursor = Cursor(self._fd_id[0], self._fd_id[1], 0, b"")
         self._scan_pos = 0
-        self._skipping = None
-        self._skip_prefix = b""
+        self._clear_held()
 
-    def _drain_open_file(self, result: TailResult, budget: int | None) -> None:
-        if self._fd is not None:
-            self._read_available(result, budget)
+    def _drain_open_file(self, result: TailResult, budget: int | None) -> bool:
+        """Read the rest of the file still open; False when the budget ran out first."""
+        if self._fd is None:
+            return True
+        if not self._position_is_valid():
+            # Rewritten before it was moved away: what it holds now does not continue what we
+            # read, and the next file starts with a reset anyway.
+            return True
+        self._read_available(result, budget)
+        return not result.more
 
     def _read_available(self, result: TailResult, budget: int | None) -> None:
         assert self._fd is not None
@@ -201,59 +225,83 @@ class FileTailer:
             self._consume(chunk, result)
 
     def _consume(self, chunk: bytes, result: TailResult) -> None:
-        chunk_start = self._scan_pos
-        self._scan_pos += len(chunk)
         last_nl = chunk.rfind(b"\n")
         if last_nl < 0:
+            self._scan_pos += len(chunk)
             self._hold(chunk)
             return
-        complete = chunk[: last_nl + 1]
-        rest = chunk[last_nl + 1 :]
-        first_nl = complete.find(b"\n")
-        head, body = complete[:first_nl], complete[first_nl + 1 : -1]
+        end = self._scan_pos + last_nl + 1
+        # The bytes before ``end`` are the old fingerprint, the held line's tail (its whole self
+        # when shorter than the fingerprint) and this chunk: no need to read them again.
+        fingerprint = chunk[max(0, last_nl + 1 - FINGERPRINT_BYTES) : last_nl + 1]
+        if len(fingerprint) < FINGERPRINT_BYTES:
+            seen = self._cursor.fingerprint + self._held_tail + fingerprint
+            fingerprint = seen[-FINGERPRINT_BYTES:]
+        first_nl = chunk.find(b"\n")
         # The first line continues whatever was held back.
+        self._finish_line(chunk[:first_nl], result)
+        if first_nl < last_nl:
+            for line in chunk[first_nl + 1 : last_nl].split(b"\n"):
+                self._emit(line, result)
+        self._cursor = Cursor(self._cursor.dev, self._cursor.ino, end, fingerprint)
+        self._scan_pos += len(chunk)
+        if last_nl + 1 < len(chunk):
+            self._hold(chunk[last_nl + 1 :])
+
+    def _finish_line(self, head: bytes, result: TailResult) -> None:
+        """Complete the held line with ``head``, its bytes up to the newline."""
+        length = len(self._partial) + len(head)
         if self._skipping is not None:
             result.lines.append(Oversized(self._skip_prefix, self._skipping + len(head)))
-            self._skipping = None
-            self._skip_prefix = b""
+        elif length > self._max_line:
+            result.lines.append(Oversized(self._prefix(head), length))
         elif self._partial:
             self._partial += head
             self._emit(bytes(self._partial), result)
-            self._partial.clear()
         else:
             self._emit(head, result)
-        if first_nl < last_nl:
-            for line in body.split(b"\n"):
-                self._emit(line, result)
-        end = chunk_start + last_nl + 1
-        tail = complete[-FINGERPRINT_BYTES:]
-        if len(tail) < FINGERPRINT_BYTES and end > len(tail):
-            tail = self._pread_fingerprint(end)
-        self._cursor = Cursor(self._cursor.dev, self._cursor.ino, end, tail)
-        if rest:
-            self._hold(rest)
-
-    def _pread_fingerprint(self, end: int) -> bytes:
-        assert self._fd is not None
-        start = max(0, end - FINGERPRINT_BYTES)
-        return os.pread(self._fd, end - start, start)
+        self._clear_held()
 
     def _emit(self, line: bytes, result: TailResult) -> None:
         if len(line) > self._max_line:
-            result.lines.append(Oversized(line[:OVERSIZED_PREFIX_BYTES], len(line)))
+            result.lines.append(Oversized(line[: self._prefix_bytes()], len(line)))
         elif line.strip():
             result.lines.append(line)
 
     def _hold(self, data: bytes) -> None:
+        if len(self._held_head) < FINGERPRINT_BYTES:
+            self._held_head += data[: FINGERPRINT_BYTES - len(self._held_head)]
+        if len(data) >= FINGERPRINT_BYTES:
+            self._held_tail = data[-FINGERPRINT_BYTES:]
+        else:
+            self._held_tail = (self._held_tail + data)[-FINGERPRINT_BYTES:]
         if self._skipping is not None:
             self._skipping += len(data)
-            return
-        self._partial += data
-        if len(self._partial) > self._max_line:
-            # Stop buffering: remember a prefix and how long the line has grown.
-            self._skip_prefix = bytes(self._partial[:OVERSIZED_PREFIX_BYTES])
-            self._skipping = len(self._partial)
+        elif len(self._partial) + len(data) > self._max_line:
+            # Stop buffering before the buffer outgrows the cap: remember a prefix and how long
+            # the line has grown.
+            self._skip_prefix = self._prefix(data)
+            self._skipping = len(self._partial) + len(data)
             self._partial.clear()
+        else:
+            self._partial += data
+
+    def _prefix_bytes(self) -> int:
+        # Never more than the cap, so the prefix is the same however the line was split
+        # into reads (a line over the cap always has this many bytes).
+        return min(OVERSIZED_PREFIX_BYTES, self._max_line)
+
+    def _prefix(self, data: bytes) -> bytes:
+        """The first bytes of the line made of the held bytes followed by ``data``."""
+        held = bytes(self._partial[: self._prefix_bytes()])
+        return held + data[: self._prefix_bytes() - len(held)]
+
+    def _clear_held(self) -> None:
+        self._partial.clear()
+        self._skipping = None
+        self._skip_prefix = b""
+        self._held_head = b""
+        self._held_tail = b""
 
 
 class WholeFileReader:
