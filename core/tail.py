@@ -24,6 +24,7 @@ FINGERPRINT_BYTES = 64
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 OVERSIZED_PREFIX_BYTES = 64 * 1024
 READ_CHUNK_BYTES = 1024 * 1024
+ZSTD_INPUT_BYTES = 64 * 1024  # compressed bytes fed at a time (JSONL inflates ~10x)
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,10 +355,25 @@ class ZstdFileReader(WholeFileReader):
     """A zstd-compressed JSONL archive (Codex compresses rollouts older than a week)."""
 
     def _decoded_chunks(self, raw: BinaryIO) -> Iterator[bytes]:
+        # Frame by frame rather than through a stream reader: that one ends quietly at a frame
+        # cut short (an archive still being written, or damaged), and the cut last line would
+        # then be delivered as complete.
         try:
-            reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-            while chunk := reader.read(READ_CHUNK_BYTES):
-                yield chunk
+            dctx = zstandard.ZstdDecompressor()
+            decoder = dctx.decompressobj()
+            in_frame = False
+            while data := raw.read(ZSTD_INPUT_BYTES):
+                while data:
+                    in_frame = True
+                    if chunk := decoder.decompress(data):
+                        yield chunk
+                    data = b""
+                    if decoder.eof:
+                        data = decoder.unused_data
+                        decoder = dctx.decompressobj()
+                        in_frame = False
+            if in_frame:
+                raise ValueError("truncated zstd archive: it ends inside a frame")
         except zstandard.ZstdError as exc:
             raise ValueError(f"corrupt zstd archive: {exc}") from exc
 
