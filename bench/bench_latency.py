@@ -6,8 +6,9 @@ a temporary HOME, ``AGENTBAR_DATA_DIR`` in a temporary folder, and the real ``Se
 the engine thread). The one thing replaced is the process table: a session reports changes only
 while its agent process is live, so before ``start()`` the engine's ``PsutilProcessTable`` is
 swapped for a ``FakeProcessTable`` holding one fake client per session (``claude`` or ``codex``,
-cwd = the session's cwd, started 30 s before the session's first line), which the engine's own
-liveness matcher binds to the sessions. This is the same code path as real agents, without
+cwd = the session's cwd, started 30 s before the session's first line; ``--live N`` gives only N
+sessions a client, and writes then go to those), which the engine's own liveness matcher binds
+to the sessions. This is the same code path as real agents, without
 spawning 500 processes; Claude's ``sessions/<pid>.json`` registry would instead make the registry,
 not the transcript, decide the state, which is not what this measures.
 
@@ -126,7 +127,12 @@ def append(path: str, data: bytes) -> float:
 
 
 def run_service(
-    built: corpus.Corpus, data_dir: Path, writes: int, spacing: tuple[float, float], seed: int
+    built: corpus.Corpus,
+    data_dir: Path,
+    writes: int,
+    spacing: tuple[float, float],
+    seed: int,
+    live: int,
 ) -> dict[str, Any]:
     from agentbar.core.config import Settings
     from agentbar.core.procs import FakeProcessTable
@@ -135,7 +141,9 @@ def run_service(
     env = {"HOME": built.home, "AGENTBAR_DATA_DIR": str(data_dir)}
     service = Service.open(Settings.from_env(env))
     engine = service.engine
-    engine.processes = FakeProcessTable(fake_clients(built.sessions))
+    chosen = list(built.sessions)
+    random.Random(seed).shuffle(chosen)
+    engine.processes = FakeProcessTable(fake_clients(chosen[: live or len(chosen)]))
     spy = PostSpy(engine.post)
     engine.post = spy  # type: ignore[method-assign]  # the watcher and ticker post through it
     probe = Probe()
@@ -271,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
         default=corpus.parse_size("24k"),
         help="average bytes per generated session",
     )
+    parser.add_argument(
+        "--live", type=int, default=0, help="sessions with a fake live process (default: all)"
+    )
     parser.add_argument("--writes", type=int, default=200)
     parser.add_argument(
         "--spacing-ms", type=float, nargs=2, default=(50.0, 100.0), metavar=("MIN", "MAX")
@@ -304,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         built = corpus.Corpus.load(home)
         print(f"corpus: {built.summary()} in {time.perf_counter() - t0:.1f} s")
         print("engine (Service: watchdog + ticker + engine thread, fake process table):")
-        engine = run_service(built, data_dir, args.writes, spacing, args.seed)
+        engine = run_service(built, data_dir, args.writes, spacing, args.seed, args.live)
         print("baseline (bare watchdog observer, same folders):")
         base = run_baseline(built, args.writes, spacing, args.seed)
     finally:
@@ -353,10 +364,11 @@ def main(argv: list[str] | None = None) -> int:
         "machine": info,
         "loadavg_1m_end": round(os.getloadavg()[0], 2),
         "sessions": args.sessions,
+        "live_sessions": args.live or args.sessions,
         "corpus_bytes": built.total_bytes,
         "writes": args.writes,
         "spacing_ms": list(args.spacing_ms),
-        "process_table": "FakeProcessTable, one fake client per session (see docstring)",
+        "process_table": "FakeProcessTable, one fake client per live session (see docstring)",
         "engine": engine,
         "baseline": base,
         "ratio_engine_over_baseline": ratio,

@@ -43,6 +43,7 @@ KB = 1024
 MB = 1024 * KB
 GB = 1024 * MB
 MANIFEST = "corpus-manifest.json"
+GENERATOR_VERSION = 2  # bump when the output for the same parameters changes
 CLAUDE_VERSION = "2.1.197"
 CODEX_VERSION = "0.171.0"
 CLAUDE_MODELS = ("claude-opus-4-5-20251101", "claude-sonnet-4-5-20250929")
@@ -281,6 +282,7 @@ class Corpus:
     seed: int
     now: float
     target_bytes: int
+    version: int = GENERATOR_VERSION
     sessions: list[SessionInfo] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -304,6 +306,7 @@ class Corpus:
     @classmethod
     def load(cls, home: Path) -> Corpus:
         data = orjson.loads((home / MANIFEST).read_bytes())
+        data.setdefault("version", 1)
         data["sessions"] = [SessionInfo(**s) for s in data["sessions"]]
         return cls(**data)
 
@@ -390,6 +393,7 @@ class ClaudeSession:
         self.pools = pools
         self.session_id = session_id
         self.cwd = cwd
+        self.limit = math.inf
         self.t = start
         self.folder = root / "projects" / encode_cwd(cwd)
         self.model = rng.choice(CLAUDE_MODELS)
@@ -398,6 +402,15 @@ class ClaudeSession:
         self.parent: str | None = None
         self.titled = False
         self.allow_subagents = False
+
+    @property
+    def t(self) -> float:
+        """The clock of the lines being written; never past ``limit`` (the corpus's "now")."""
+        return self._t
+
+    @t.setter
+    def t(self, value: float) -> None:
+        self._t = min(value, self.limit)
 
     # line shapes (also used by the latency benchmark to append live lines) ------------------
 
@@ -791,8 +804,10 @@ def write_claude(
     cwd: str,
     start: float,
     budget: int,
+    limit: float = math.inf,
 ) -> SessionInfo:
     session = ClaudeSession(rng, pools, home / ".claude", session_id, cwd, start)
+    session.limit = limit
     path = session.folder / f"{session_id}.jsonl"
     sink = _Sink(path)
     subagents: list[tuple[str, int]] = []
@@ -840,10 +855,20 @@ class CodexSession:
         self.pools = pools
         self.session_id = session_id
         self.cwd = cwd
+        self.limit = math.inf
         self.t = start
         self.model = rng.choice(CODEX_MODELS)
         self.turn = 0
         self.tokens = [0, 0, 0]  # input, cached, output (running totals)
+
+    @property
+    def t(self) -> float:
+        """The clock of the lines being written; never past ``limit`` (the corpus's "now")."""
+        return self._t
+
+    @t.setter
+    def t(self, value: float) -> None:
+        self._t = min(value, self.limit)
 
     def line(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         self.t += self.rng.uniform(0.01, 1.5)
@@ -1128,8 +1153,10 @@ def write_codex(
     cwd: str,
     start: float,
     budget: int,
+    limit: float = math.inf,
 ) -> SessionInfo:
     session = CodexSession(rng, pools, session_id, cwd, start)
+    session.limit = limit
     path = codex_path(home, session_id, start)
     sink = _Sink(path)
     for obj in session.turns(lambda: sink.bytes, budget):
@@ -1230,13 +1257,16 @@ def generate(
     for i, (budget, agent) in enumerate(zip(sizes, agents, strict=True)):
         session_rng = random.Random(rng.getrandbits(64))
         cwd = cwds[i % projects] if projects >= sessions else session_rng.choice(cwds)
-        # Recent sessions are the common case; a few are weeks old. Leave room for its length.
-        est_seconds = budget / 400.0
+        # Recent sessions are the common case; a few are weeks old. Leave room for its length
+        # (about 1 s per 60 bytes plus the pauses between turns); later lines are clamped to now.
+        est_seconds = budget / 60.0 + 1200.0
         age = min(session_rng.expovariate(1 / (3 * 86400)), 29 * 86400)
         start = now - age - est_seconds - 60.0
         session_id = new_uuid(session_rng)
         write = write_claude if agent == "claude" else write_codex
-        corpus.sessions.append(write(session_rng, pools, home, session_id, cwd, start, budget))
+        corpus.sessions.append(
+            write(session_rng, pools, home, session_id, cwd, start, budget, now - 1.0)
+        )
         done += budget
         if progress and (i % 50 == 49 or i == len(sizes) - 1):
             rate = corpus.total_bytes / MB / (time.perf_counter() - started)
@@ -1262,6 +1292,7 @@ def ensure(
     if (
         corpus is not None
         and corpus.seed == seed
+        and corpus.version == GENERATOR_VERSION
         and len(corpus.sessions) == sessions
         and corpus.target_bytes == total_bytes
         and all(os.path.exists(s.path) for s in corpus.sessions)
