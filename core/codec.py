@@ -2,7 +2,7 @@
 
 Reducer states are plain frozen dataclasses of str/int/float/bool, enums, tuples, frozensets,
 optionals and nested dataclasses. Rather than hand-writing a serialiser per type (and keeping it
-in step with every field change), this reads the type hints once per class.
+in step with every field change), this builds a decoder from the type hints once per type.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Callable, Hashable
 from enum import Enum
 from functools import cache
-from typing import Any, TypeVar, get_args, get_origin
+from typing import Any, TypeVar, cast, get_args, get_origin
 
 import orjson
 
@@ -29,7 +30,7 @@ def loads(cls: type[T], data: bytes | str) -> T:
         raw = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ValueError(str(exc)) from None
-    result: T = _decode(cls, raw)
+    result: T = _decoder(cast(Hashable, cls))(raw)
     return result
 
 
@@ -45,60 +46,90 @@ def _encode(value: Any) -> Any:
     return value
 
 
+Decoder = Callable[[Any], Any]
+
+
 @cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def _decode(tp: Any, raw: Any) -> Any:
+def _decoder(tp: Any) -> Decoder:
+    """A decoding function for type ``tp``, built once per type: reading the type hints on
+    every call made a warm start spend most of its time in ``typing``."""
     origin = get_origin(tp)
     if origin in (typing.Union, types.UnionType):
+        return _union_decoder(tp)
+    if origin is tuple:
         args = get_args(tp)
-        if raw is None and type(None) in args:
+        if len(args) == 2 and args[1] is Ellipsis:
+            item = _decoder(args[0])
+            return lambda raw: tuple(item(v) for v in _list(raw, tp))
+        items = [_decoder(a) for a in args]
+
+        def fixed(raw: Any) -> tuple[Any, ...]:
+            values = _list(raw, tp)
+            if len(values) != len(items):
+                raise ValueError(f"expected {len(items)} items for {tp}")
+            return tuple(d(v) for d, v in zip(items, values, strict=True))
+
+        return fixed
+    if origin is frozenset:
+        member = _decoder(get_args(tp)[0])
+        return lambda raw: frozenset(member(v) for v in _list(raw, tp))
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _dataclass_decoder(tp)
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return tp
+    if tp is float:
+        return _float
+    if tp in (int, str, bool):
+        return lambda raw: _exact(tp, raw)
+    if tp is Any:
+        return lambda raw: raw
+    raise TypeError(f"cannot decode {tp}")
+
+
+def _union_decoder(tp: Any) -> Decoder:
+    args = get_args(tp)
+    optional = type(None) in args
+    choices = [_decoder(a) for a in args if a is not type(None)]
+
+    def decode(raw: Any) -> Any:
+        if raw is None and optional:
             return None
         errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
+        for choice in choices:
             try:
-                return _decode(arg, raw)
+                return choice(raw)
             except (TypeError, ValueError, KeyError) as exc:
                 errors.append(str(exc))
         raise ValueError(f"{raw!r} fits none of {tp}: {errors}")
-    if origin is tuple:
-        args = get_args(tp)
-        if not isinstance(raw, list):
-            raise ValueError(f"expected a list for {tp}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_decode(args[0], v) for v in raw)
-        if len(args) != len(raw):
-            raise ValueError(f"expected {len(args)} items for {tp}")
-        return tuple(_decode(a, v) for a, v in zip(args, raw, strict=True))
-    if origin is frozenset:
-        (arg,) = get_args(tp)
-        if not isinstance(raw, list):
-            raise ValueError(f"expected a list for {tp}")
-        return frozenset(_decode(arg, v) for v in raw)
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+
+    return decode
+
+
+def _dataclass_decoder(cls: type) -> Decoder:
+    hints = typing.get_type_hints(cls)
+    fields = [(f.name, _decoder(hints[f.name])) for f in dataclasses.fields(cls)]
+
+    def decode(raw: Any) -> Any:
         if not isinstance(raw, dict):
-            raise ValueError(f"expected an object for {tp.__name__}")
-        hints = _hints(tp)
-        kwargs = {
-            f.name: _decode(hints[f.name], raw[f.name])
-            for f in dataclasses.fields(tp)
-            if f.name in raw
-        }
-        return tp(**kwargs)
-    if isinstance(tp, type) and issubclass(tp, Enum):
-        return tp(raw)
-    if tp is float:
-        if isinstance(raw, int | float) and not isinstance(raw, bool):
-            return float(raw)
-        raise ValueError(f"expected a number, got {raw!r}")
-    if tp in (int, str, bool):
-        if type(raw) is not tp:
-            raise ValueError(f"expected {tp.__name__}, got {raw!r}")
-        return raw
-    if tp is Any:
-        return raw
-    raise TypeError(f"cannot decode {tp}")
+            raise ValueError(f"expected an object for {cls.__name__}")
+        return cls(**{name: d(raw[name]) for name, d in fields if name in raw})
+
+    return decode
+
+
+def _list(raw: Any, tp: Any) -> list[Any]:
+    if not isinstance(raw, list):
+        raise ValueError(f"expected a list for {tp}")
+    return raw
+
+
+def _float(raw: Any) -> float:
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        return float(raw)
+    raise ValueError(f"expected a number, got {raw!r}")
+
+
+def _exact(tp: type, raw: Any) -> Any:
+    if type(raw) is not tp:
+        raise ValueError(f"expected {tp.__name__}, got {raw!r}")
+    return raw

@@ -374,11 +374,8 @@ class Engine:
             session.mark()
         if not records:
             return
-        turn, facts = session.turn, session.facts
-        for record in records:
-            turn = turns.reduce(turn, record)
-            facts = facts_mod.fold(facts, record)
-        session.turn, session.facts = turn, facts
+        session.turn = turns.reduce_all(session.turn, records)
+        session.facts = facts_mod.fold_all(session.facts, records)
         session.mark()
         self._unpublished.add(key)
 
@@ -560,7 +557,12 @@ class Engine:
             if reg is None
             else fusion.RegistryView(reg.status, reg.waiting_for, reg.updated_at)
         )
-        signals = fusion.Signals(turn=session.turn, registry=registry, alive=session.alive)
+        signals = fusion.Signals(
+            turn=session.turn,
+            registry=registry,
+            alive=session.alive,
+            last_activity=session.facts.last_activity,
+        )
         new = fusion.decide(signals, now, TRAITS[session.key.agent])
         if not new.same_transition(session.state):
             session.state_since = now

@@ -8,7 +8,8 @@ total of each thread counts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from agentbar.core.records import (
     TITLE_RANK_PROMPT,
@@ -22,7 +23,7 @@ from agentbar.core.records import (
 )
 from agentbar.core.sources.base import one_line
 
-RECENT_USAGE_KEYS = 32  # split copies of one response are written back to back
+RECENT_USAGE_KEYS = 8  # split copies of one response are written back to back
 TITLE_CHARS = 120
 
 
@@ -49,48 +50,84 @@ class SessionFacts:
 
 
 def fold(facts: SessionFacts, record: Record) -> SessionFacts:
-    ts = record.ts
-    if ts is not None and (facts.last_activity is None or ts > facts.last_activity):
-        facts = replace(
-            facts,
-            last_activity=ts,
-            started_at=facts.started_at if facts.started_at is not None else ts,
+    return fold_all(facts, (record,))
+
+
+def fold_all(facts: SessionFacts, records: Iterable[Record]) -> SessionFacts:
+    """``facts`` with ``records`` folded in (a new value; the input is not changed)."""
+    draft = _Draft(facts)
+    for record in records:
+        draft.apply(record)
+    return draft.freeze(facts)
+
+
+class _Draft:
+    """A ``SessionFacts`` being edited by one batch of records (frozen once, at the end)."""
+
+    def __init__(self, f: SessionFacts) -> None:
+        self.project, self.title, self.title_rank = f.project, f.title, f.title_rank
+        self.model, self.cli_version, self.forked_from = f.model, f.cli_version, f.forked_from
+        self.started_at, self.last_activity = f.started_at, f.last_activity
+        self.summed = f.summed_usage
+        self.recent = list(f.recent_usage)
+        self.totals = dict(f.thread_totals)
+        self.changed = False
+
+    def freeze(self, original: SessionFacts) -> SessionFacts:
+        if not self.changed:
+            return original
+        return SessionFacts(
+            project=self.project,
+            title=self.title,
+            title_rank=self.title_rank,
+            model=self.model,
+            cli_version=self.cli_version,
+            forked_from=self.forked_from,
+            started_at=self.started_at,
+            last_activity=self.last_activity,
+            summed_usage=self.summed,
+            recent_usage=tuple(self.recent),
+            thread_totals=tuple(sorted(self.totals.items())),
         )
-    main = record.agent_id is None
-    match record:
-        case SessionMeta(cwd=cwd, cli_version=version, forked_from=forked) if main:
-            return replace(
-                facts,
-                project=facts.project or cwd,
-                cli_version=version or facts.cli_version,
-                forked_from=facts.forked_from or forked,
-            )
-        case Prompt(text=text) if main and facts.title_rank < TITLE_RANK_PROMPT:
-            return replace(facts, title=one_line(text, TITLE_CHARS), title_rank=TITLE_RANK_PROMPT)
-        case TitleSet(title=title, rank=rank) if main and rank >= facts.title_rank:
-            return replace(facts, title=one_line(title, TITLE_CHARS), title_rank=rank)
-        case ModelSeen(model=model) if main:
-            return replace(facts, model=model)
-        case UsageReport(usage=usage, cumulative=True):
-            thread = record.agent_id or ""
-            totals = dict(facts.thread_totals)
-            totals[thread] = usage
-            return replace(facts, thread_totals=tuple(sorted(totals.items())))
-        case UsageReport(usage=usage, key=key):
-            return _add_split_usage(facts, usage, key)
-    return facts
 
+    def apply(self, record: Record) -> None:
+        ts = record.ts
+        if ts is not None and (self.last_activity is None or ts > self.last_activity):
+            self.last_activity = ts
+            if self.started_at is None:
+                self.started_at = ts
+            self.changed = True
+        main = record.agent_id is None
+        match record:
+            case SessionMeta(cwd=cwd, cli_version=version, forked_from=forked) if main:
+                self.project = self.project or cwd
+                self.cli_version = version or self.cli_version
+                self.forked_from = self.forked_from or forked
+            case Prompt(text=text) if main and self.title_rank < TITLE_RANK_PROMPT:
+                self.title, self.title_rank = one_line(text, TITLE_CHARS), TITLE_RANK_PROMPT
+            case TitleSet(title=title, rank=rank) if main and rank >= self.title_rank:
+                self.title, self.title_rank = one_line(title, TITLE_CHARS), rank
+            case ModelSeen(model=model) if main:
+                self.model = model
+            case UsageReport(usage=usage, cumulative=True):
+                self.totals[record.agent_id or ""] = usage
+            case UsageReport(usage=usage, key=key):
+                self._add_split_usage(usage, key)
+            case _:
+                return
+        self.changed = True
 
-def _add_split_usage(facts: SessionFacts, usage: Usage, key: str | None) -> SessionFacts:
-    if key is None:
-        return replace(facts, summed_usage=facts.summed_usage + usage)
-    for seen_key, seen in facts.recent_usage:
-        if seen_key == key:
-            if usage == seen or not usage.covers(seen):
-                return facts
-            recent = tuple((k, usage if k == key else u) for k, u in facts.recent_usage)
-            return replace(
-                facts, summed_usage=facts.summed_usage + (usage - seen), recent_usage=recent
-            )
-    recent = (*facts.recent_usage[-(RECENT_USAGE_KEYS - 1) :], (key, usage))
-    return replace(facts, summed_usage=facts.summed_usage + usage, recent_usage=recent)
+    def _add_split_usage(self, usage: Usage, key: str | None) -> None:
+        if key is None:
+            self.summed = self.summed + usage
+            return
+        for index, (seen_key, seen) in enumerate(self.recent):
+            if seen_key == key:
+                if usage != seen and usage.covers(seen):
+                    self.summed = self.summed + (usage - seen)
+                    self.recent[index] = (key, usage)
+                return
+        self.summed = self.summed + usage
+        self.recent.append((key, usage))
+        if len(self.recent) > RECENT_USAGE_KEYS:
+            del self.recent[0]

@@ -188,10 +188,12 @@ class StreamTable:
         outcome = ReadOutcome()
         try:
             st = os.stat(stream.spec.path)
+            stream.size, stream.mtime_ns = st.st_size, st.st_mtime_ns
         except OSError:
-            outcome.gone = True
-            return outcome
-        stream.size, stream.mtime_ns = st.st_size, st.st_mtime_ns
+            if stream.reader is None:
+                outcome.gone = True
+                return outcome
+            # Deleted, but still open here: the reader drains what was written before that.
         stream.unsaved = True
         reader = self._reader(stream)
         while True:

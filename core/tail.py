@@ -12,6 +12,7 @@ the newline, and reports an ``Oversized`` line so the adapter can still say what
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -238,16 +239,18 @@ class FileTailer:
         if len(fingerprint) < FINGERPRINT_BYTES:
             seen = self._cursor.fingerprint + self._held_tail + fingerprint
             fingerprint = seen[-FINGERPRINT_BYTES:]
-        first_nl = chunk.find(b"\n")
-        # The first line continues whatever was held back.
-        self._finish_line(chunk[:first_nl], result)
-        if first_nl < last_nl:
-            for line in chunk[first_nl + 1 : last_nl].split(b"\n"):
-                self._emit(line, result)
+        # One split of the whole chunk: the first piece continues whatever was held back, the
+        # last is the start of a line still being written. (No other copy of a chunk's
+        # bytes: this runs for every line of every transcript.)
+        pieces = chunk.split(b"\n")
+        rest = pieces.pop()
+        self._finish_line(pieces[0], result)
+        for line in itertools.islice(pieces, 1, None):
+            self._emit(line, result)
         self._cursor = Cursor(self._cursor.dev, self._cursor.ino, end, fingerprint)
         self._scan_pos += len(chunk)
-        if last_nl + 1 < len(chunk):
-            self._hold(chunk[last_nl + 1 :])
+        if rest:
+            self._hold(rest)
 
     def _finish_line(self, head: bytes, result: TailResult) -> None:
         """Complete the held line with ``head``, its bytes up to the newline."""
@@ -266,7 +269,7 @@ class FileTailer:
     def _emit(self, line: bytes, result: TailResult) -> None:
         if len(line) > self._max_line:
             result.lines.append(Oversized(line[: self._prefix_bytes()], len(line)))
-        elif line.strip():
+        elif line and not line.isspace():
             result.lines.append(line)
 
     def _hold(self, data: bytes) -> None:

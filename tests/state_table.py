@@ -42,7 +42,9 @@ def decide(
         for record in parser.parse(orjson.dumps(line)):
             turn = turns.reduce(turn, record)
             last_ts = max(last_ts, record.ts or 0.0)
-    signals = fusion.Signals(turn=turn, registry=scenario.registry, alive=scenario.alive)
+    signals = fusion.Signals(
+        turn=turn, registry=scenario.registry, alive=scenario.alive, last_activity=last_ts
+    )
     return fusion.decide(signals, last_ts + scenario.quiet, traits)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import orjson
@@ -255,7 +255,12 @@ def _exit_code_failed(text: str) -> bool:
     return match is not None and int(match[1]) != 0
 
 
+_DENIAL_MAX_CHARS = 1000  # every refusal wording is a short sentence; outputs can be megabytes
+
+
 def _is_denial(text: str) -> bool:
+    if len(text) > _DENIAL_MAX_CHARS:
+        return False
     lowered = text.strip().lower()
     return (
         lowered in _REJECTIONS
@@ -454,8 +459,14 @@ class CodexRolloutParser:
     # -- shared plumbing ---------------------------------------------------------------------
 
     def _stamp(self, records: list[Record], ts: float | None) -> list[Record]:
+        """Set the line's time and sub-agent on the records it produced. They were built by
+        this call and nobody else holds them yet, so they are filled in place rather than
+        copied: ``dataclasses.replace`` per record was a large share of indexing time."""
         agent_id = self._s.agent_id
-        return [replace(record, ts=ts, agent_id=agent_id) for record in records]
+        for record in records:
+            object.__setattr__(record, "ts", ts)
+            object.__setattr__(record, "agent_id", agent_id)
+        return records
 
     def _oversized(self, prefix: bytes, length: int) -> list[Record]:
         if _RE_CALL_OUTPUT.search(prefix) and (call_id := _RE_CALL_ID.search(prefix)):

@@ -58,6 +58,7 @@ class Signals:
     registry: RegistryView | None = None
     hook: HookView | None = None
     alive: bool | None = None  # None: liveness not known yet
+    last_activity: float | None = None  # the latest record's time (the agent's clock)
 
 
 def decide(signals: Signals, now: float, traits: AgentTraits) -> SessionState:
@@ -69,7 +70,7 @@ def decide(signals: Signals, now: float, traits: AgentTraits) -> SessionState:
         decided = _from_registry(signals.registry, signals.turn, now)
         if decided is not None:
             return decided
-    return _from_transcript(signals.turn, now, traits)
+    return _from_transcript(signals.turn, signals.last_activity, now, traits)
 
 
 def _from_hook(hook: HookView, turn: TurnState) -> SessionState:
@@ -127,7 +128,9 @@ def _from_registry(reg: RegistryView, turn: TurnState, now: float) -> SessionSta
     return None  # a status this version of agentbar does not know: trust the transcript
 
 
-def _from_transcript(turn: TurnState, now: float, traits: AgentTraits) -> SessionState:
+def _from_transcript(
+    turn: TurnState, last_activity: float | None, now: float, traits: AgentTraits
+) -> SessionState:
     open_subs = turn.open_subagents(now, SUBAGENT_STALE_SECONDS)
     match turn.phase:
         case Phase.FAILED:
@@ -157,7 +160,7 @@ def _from_transcript(turn: TurnState, now: float, traits: AgentTraits) -> Sessio
         case Phase.ANSWERED:
             quiet = traits.quiet_done_after
             settled = turn.answer_final or (
-                quiet is not None and turn.last_ts is not None and now - turn.last_ts >= quiet
+                quiet is not None and last_activity is not None and now - last_activity >= quiet
             )
             if not settled:
                 return SessionState(

@@ -1,25 +1,28 @@
 """The transcript state machine: records in, where the current turn stands out (pure; any thread).
 
-``reduce(state, record)`` folds one normalised record into a ``TurnState``. It knows nothing of
-files or agents: adapters already turned their lines into records with agent-neutral meaning.
-Records of sub-agents (``agent_id`` set) never move the main turn; they only say whether a
-sub-agent still has work in flight, because a parent waiting on sub-agents is not done.
+``reduce_all(state, records)`` folds records into a ``TurnState`` and returns a new one; the
+input is never changed. It knows nothing of files or agents: adapters already turned their
+lines into records with agent-neutral meaning. Records of sub-agents (``agent_id`` set) never
+move the main turn; they only say whether a sub-agent still has work in flight, because a
+parent waiting on sub-agents is not done.
+
+Inside one call the records are applied to a mutable draft and frozen once at the end: copying
+a frozen dataclass per record was most of the cost of indexing a large history.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 
 from agentbar.core.records import (
     ApiError,
     Asks,
     AssistantText,
-    Bookkeeping,
     Prompt,
     Record,
     Thinking,
-    TitleSet,
     ToolCall,
     ToolResult,
     TurnAborted,
@@ -63,7 +66,6 @@ class TurnState:
     failure: str | None = None  # why the turn failed
     retrying: str | None = None  # an API error the agent is retrying
     denied: str | None = None  # the call the user refused in this turn ("Bash: rm -rf x")
-    last_ts: float | None = None  # time of the latest main-thread record
     subagents: tuple[tuple[str, SubagentStatus], ...] = ()
     background_agents: int | None = None  # what the agent said still runs after the turn ended
 
@@ -80,92 +82,17 @@ class TurnState:
 
 
 def reduce(state: TurnState, record: Record) -> TurnState:
-    if record.agent_id is not None:
-        return _reduce_subagent(state, record.agent_id, record)
-    ts = record.ts if record.ts is not None else state.last_ts
-    match record:
-        case Prompt() | TurnStarted():
-            return TurnState(
-                phase=Phase.RUNNING,
-                last_ts=ts,
-                subagents=state.subagents,
-            )
-        case AssistantText(text=text, final=final):
-            phase = Phase.RUNNING if state.pending else Phase.ANSWERED
-            if state.phase in (Phase.DONE, Phase.FAILED, Phase.IDLE):
-                # Output without a prompt we saw: a turn started that the file does not mark.
-                state = replace(state, failure=None, denied=None, retrying=None)
-            return replace(
-                state,
-                phase=phase,
-                answer=text[-ANSWER_KEEP_CHARS:],
-                answer_final=final,
-                retrying=None,
-                last_ts=ts,
-            )
-        case Thinking():
-            return replace(state, phase=Phase.RUNNING, retrying=None, last_ts=ts)
-        case ToolCall(call_id=call_id, name=name, summary=summary, asks=asks):
-            if any(p.call_id == call_id for p in state.pending):
-                return replace(state, last_ts=ts)
-            call = PendingCall(call_id, name, summary, asks, record.ts)
-            if state.phase in (Phase.DONE, Phase.FAILED):
-                state = replace(state, failure=None, denied=None, answer=None)
-            return replace(
-                state,
-                phase=Phase.RUNNING,
-                pending=(*state.pending, call),
-                answer_final=False,
-                retrying=None,
-                last_ts=ts,
-            )
-        case ToolResult(call_id=call_id, denied=denied):
-            answered = next((p for p in state.pending if p.call_id == call_id), None)
-            pending = tuple(p for p in state.pending if p.call_id != call_id)
-            denied_text = state.denied
-            if denied and answered is not None:
-                denied_text = describe_call(answered)
-            elif denied:
-                denied_text = "a tool call"
-            phase = Phase.RUNNING if state.phase not in (Phase.DONE, Phase.FAILED) else state.phase
-            return replace(state, phase=phase, pending=pending, denied=denied_text, last_ts=ts)
-        case TurnEnded(last_message=last, error=error, background_agents=background):
-            subagents = state.subagents
-            if background == 0:
-                subagents = tuple((k, replace(v, finished=True)) for k, v in subagents)
-            closed = replace(
-                state,
-                pending=(),
-                answer=last[-ANSWER_KEEP_CHARS:] if last else state.answer,
-                last_ts=ts,
-                subagents=subagents,
-                background_agents=background,
-            )
-            if error:
-                return replace(closed, phase=Phase.FAILED, failure=error)
-            if state.phase is Phase.FAILED:
-                # The turn was already aborted or failed; a closing marker does not undo that.
-                return closed
-            return replace(closed, phase=Phase.DONE, answer_final=True, retrying=None)
-        case TurnAborted(reason=reason):
-            if reason == "replaced":
-                return replace(state, last_ts=ts)
-            if state.denied is not None:
-                # The user refused a tool and the agent stopped to ask what to do instead:
-                # a deliberate stop, not a failure.
-                return replace(state, phase=Phase.DONE, pending=(), answer_final=True, last_ts=ts)
-            failure = "interrupted" if reason == "interrupted" else f"aborted ({reason})"
-            return replace(state, phase=Phase.FAILED, pending=(), failure=failure, last_ts=ts)
-        case ApiError(message=message, retrying=True):
-            return replace(state, phase=Phase.RUNNING, retrying=message, last_ts=ts)
-        case ApiError(message=message):
-            return replace(
-                state, phase=Phase.FAILED, pending=(), failure=message, retrying=None, last_ts=ts
-            )
-        case Bookkeeping() | TitleSet():
-            return state
-        case _:
-            return replace(state, last_ts=ts) if ts != state.last_ts else state
+    return reduce_all(state, (record,))
+
+
+def reduce_all(state: TurnState, records: Iterable[Record]) -> TurnState:
+    draft = _Draft(state)
+    for record in records:
+        if record.agent_id is None:
+            draft.apply(record)
+        else:
+            draft.apply_subagent(record.agent_id, record)
+    return draft.freeze(state)
 
 
 def describe_call(call: PendingCall) -> str:
@@ -173,26 +100,159 @@ def describe_call(call: PendingCall) -> str:
     return f"{call.name}: {call.summary}" if call.summary else call.name
 
 
-def _reduce_subagent(state: TurnState, agent_id: str, record: Record) -> TurnState:
-    subs = dict(state.subagents)
-    current = subs.get(agent_id, SubagentStatus(frozenset(), False, None))
-    ts = record.ts if record.ts is not None else current.last_ts
-    match record:
-        case ToolCall(call_id=call_id):
-            updated = SubagentStatus(current.pending | {call_id}, False, ts)
-        case ToolResult(call_id=call_id):
-            updated = SubagentStatus(current.pending - {call_id}, False, ts)
-        case AssistantText():
-            # A sub-agent's answer with nothing pending is its report back: it is finished
-            # unless more work follows.
-            updated = SubagentStatus(current.pending, not current.pending, ts)
-        case TurnEnded() | TurnAborted() | ApiError(retrying=False):
-            updated = SubagentStatus(frozenset(), True, ts)
-        case Bookkeeping() | TitleSet():
-            return state
-        case _:
-            updated = SubagentStatus(current.pending, False, ts)
-    if updated == current:
-        return state
-    subs[agent_id] = updated
-    return replace(state, subagents=tuple(sorted(subs.items())))
+class _Draft:
+    """A ``TurnState`` being edited by one batch of records."""
+
+    __slots__ = (
+        "answer",
+        "answer_final",
+        "background_agents",
+        "changed",
+        "denied",
+        "failure",
+        "pending",
+        "phase",
+        "retrying",
+        "subagents",
+        "subs_changed",
+    )
+
+    def __init__(self, s: TurnState) -> None:
+        self.phase = s.phase
+        self.pending = list(s.pending)
+        self.answer = s.answer
+        self.answer_final = s.answer_final
+        self.failure = s.failure
+        self.retrying = s.retrying
+        self.denied = s.denied
+        self.background_agents = s.background_agents
+        self.subagents = dict(s.subagents)
+        self.changed = False
+        self.subs_changed = False
+
+    def freeze(self, original: TurnState) -> TurnState:
+        if not (self.changed or self.subs_changed):
+            return original
+        return TurnState(
+            phase=self.phase,
+            pending=tuple(self.pending),
+            answer=self.answer,
+            answer_final=self.answer_final,
+            failure=self.failure,
+            retrying=self.retrying,
+            denied=self.denied,
+            subagents=tuple(sorted(self.subagents.items()))
+            if self.subs_changed
+            else original.subagents,
+            background_agents=self.background_agents,
+        )
+
+    def _new_turn(self) -> None:
+        self.phase = Phase.RUNNING
+        self.pending.clear()
+        self.answer = None
+        self.answer_final = False
+        self.failure = self.retrying = self.denied = None
+        self.background_agents = None
+
+    def _close_turn(self) -> None:
+        self.pending.clear()
+
+    def apply(self, record: Record) -> None:
+        match record:
+            case Prompt() | TurnStarted():
+                self._new_turn()
+            case AssistantText(text=text, final=final):
+                if self.phase in (Phase.DONE, Phase.FAILED, Phase.IDLE):
+                    # Output without a prompt we saw: a turn started that the file does not mark.
+                    self.failure = self.denied = None
+                self.phase = Phase.RUNNING if self.pending else Phase.ANSWERED
+                self.answer = text[-ANSWER_KEEP_CHARS:]
+                self.answer_final = final
+                self.retrying = None
+            case Thinking():
+                if self.phase is Phase.RUNNING and self.retrying is None:
+                    return
+                self.phase = Phase.RUNNING
+                self.retrying = None
+            case ToolCall(call_id=call_id, name=name, summary=summary, asks=asks):
+                if any(p.call_id == call_id for p in self.pending):
+                    return
+                if self.phase in (Phase.DONE, Phase.FAILED):
+                    self.failure = self.denied = self.answer = None
+                self.pending.append(PendingCall(call_id, name, summary, asks, record.ts))
+                self.phase = Phase.RUNNING
+                self.answer_final = False
+                self.retrying = None
+            case ToolResult(call_id=call_id, denied=denied):
+                answered = next((p for p in self.pending if p.call_id == call_id), None)
+                if answered is not None:
+                    self.pending.remove(answered)
+                if denied:
+                    self.denied = describe_call(answered) if answered else "a tool call"
+                if self.phase not in (Phase.DONE, Phase.FAILED):
+                    self.phase = Phase.RUNNING
+            case TurnEnded(last_message=last, error=error, background_agents=background):
+                if background == 0:
+                    self._finish_subagents()
+                self._close_turn()
+                if last:
+                    self.answer = last[-ANSWER_KEEP_CHARS:]
+                self.background_agents = background
+                if error:
+                    self.phase, self.failure = Phase.FAILED, error
+                elif self.phase is not Phase.FAILED:
+                    # (A closing marker after an abort or a failure does not undo it.)
+                    self.phase, self.answer_final, self.retrying = Phase.DONE, True, None
+            case TurnAborted(reason=reason):
+                if reason == "replaced":
+                    return
+                self._close_turn()
+                if self.denied is not None:
+                    # The user refused a tool and the agent stopped to ask what to do instead:
+                    # a deliberate stop, not a failure.
+                    self.phase, self.answer_final = Phase.DONE, True
+                else:
+                    self.phase = Phase.FAILED
+                    self.failure = (
+                        "interrupted" if reason == "interrupted" else f"aborted ({reason})"
+                    )
+            case ApiError(message=message, retrying=True):
+                self.phase, self.retrying = Phase.RUNNING, message
+            case ApiError(message=message):
+                self._close_turn()
+                self.phase, self.failure, self.retrying = Phase.FAILED, message, None
+            case _:
+                return  # activity, usage, titles, bookkeeping: nothing for the turn
+        self.changed = True
+
+    def _finish_subagents(self) -> None:
+        for key, sub in self.subagents.items():
+            if not sub.finished:
+                self.subagents[key] = SubagentStatus(sub.pending, True, sub.last_ts)
+                self.subs_changed = True
+
+    def apply_subagent(self, agent_id: str, record: Record) -> None:
+        current = self.subagents.get(agent_id) or SubagentStatus(frozenset(), False, None)
+        ts = record.ts if record.ts is not None else current.last_ts
+        match record:
+            case ToolCall(call_id=call_id):
+                updated = SubagentStatus(current.pending | {call_id}, False, ts)
+            case ToolResult(call_id=call_id):
+                updated = SubagentStatus(current.pending - {call_id}, False, ts)
+            case AssistantText():
+                # A sub-agent's answer with nothing pending is its report back: it is finished
+                # unless more work follows.
+                updated = SubagentStatus(current.pending, not current.pending, ts)
+            case TurnEnded() | TurnAborted() | ApiError(retrying=False):
+                updated = SubagentStatus(frozenset(), True, ts)
+            case Prompt() | TurnStarted() | Thinking() | ApiError():
+                updated = SubagentStatus(current.pending, False, ts)
+            case _:
+                # Progress and usage lines: alive, but not a change of what it is doing.
+                if current.finished or ts == current.last_ts:
+                    return
+                updated = SubagentStatus(current.pending, False, ts)
+        if updated != current:
+            self.subagents[agent_id] = updated
+            self.subs_changed = True

@@ -1,0 +1,97 @@
+"""The persisted reducer states round-trip exactly, and a row that does not fit is refused."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentbar.core import codec
+from agentbar.core.facts import SessionFacts
+from agentbar.core.records import Asks, Usage
+from agentbar.core.state.turns import PendingCall, Phase, SubagentStatus, TurnState
+
+usages = st.builds(
+    Usage,
+    input_tokens=st.integers(0, 10**9),
+    output_tokens=st.integers(0, 10**9),
+    cache_read_tokens=st.integers(0, 10**9),
+    cache_creation_tokens=st.integers(0, 10**9),
+)
+times = st.none() | st.floats(0, 4e9, allow_nan=False)
+texts = st.none() | st.text(max_size=30)
+turn_states = st.builds(
+    TurnState,
+    phase=st.sampled_from(Phase),
+    pending=st.tuples(
+        *[
+            st.builds(
+                PendingCall,
+                st.text(max_size=8),
+                st.text(max_size=8),
+                st.text(max_size=20),
+                st.sampled_from(Asks),
+                times,
+            )
+        ]
+        * 2
+    ),
+    answer=texts,
+    answer_final=st.booleans(),
+    failure=texts,
+    retrying=texts,
+    denied=texts,
+    subagents=st.lists(
+        st.tuples(
+            st.text(max_size=6),
+            st.builds(
+                SubagentStatus, st.frozensets(st.text(max_size=5), max_size=3), st.booleans(), times
+            ),
+        ),
+        max_size=3,
+    ).map(tuple),
+    background_agents=st.none() | st.integers(0, 9),
+)
+facts = st.builds(
+    SessionFacts,
+    project=texts,
+    title=texts,
+    title_rank=st.integers(-1, 3),
+    model=texts,
+    started_at=times,
+    last_activity=times,
+    summed_usage=usages,
+    recent_usage=st.lists(st.tuples(st.text(max_size=10), usages), max_size=4).map(tuple),
+    thread_totals=st.lists(st.tuples(st.text(max_size=10), usages), max_size=3).map(tuple),
+)
+
+
+@given(turn_states)
+def test_turn_state_round_trips(state: TurnState) -> None:
+    assert codec.loads(TurnState, codec.dumps(state)) == state
+
+
+@given(facts)
+def test_facts_round_trip(value: SessionFacts) -> None:
+    assert codec.loads(SessionFacts, codec.dumps(value)) == value
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"{",
+        b"[]",
+        b'{"phase": 3}',
+        b'{"phase": "sleeping"}',
+        b'{"pending": [["a", "b"]]}',
+        b'{"answer_final": "yes"}',
+        b'{"subagents": [["x", {"pending": "c", "finished": false, "last_ts": null}]]}',
+    ],
+)
+def test_rows_that_do_not_fit_are_refused(data: bytes) -> None:
+    with pytest.raises(ValueError):
+        codec.loads(TurnState, data)
+
+
+def test_missing_fields_take_their_defaults() -> None:
+    assert codec.loads(TurnState, b'{"phase": "done"}') == TurnState(phase=Phase.DONE)
