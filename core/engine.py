@@ -49,6 +49,7 @@ LIVE_STEP_BUDGET_BYTES = 64 * 1024 * 1024  # per stream per step once live: stay
 UNBOUND_GRACE_SECONDS = 10.0
 REGISTRY_START_SLACK = 5.0  # a registry's startedAt comes a little after its process started
 MAX_BATCH = 10_000
+ENGINE_RETRY_SECONDS = 1.0
 
 
 # -- inbox messages ----------------------------------------------------------------------------
@@ -208,15 +209,17 @@ class Engine:
         self.streams.close_all()
 
     def _run(self) -> None:
-        try:
-            if not self._caught_up:
-                self.catch_up()
-            while not self._stopping.is_set():
+        while not self._stopping.is_set():
+            try:
+                if not self._caught_up:
+                    self.catch_up()
                 self.step(timeout=None)
-        except Exception:
-            log.exception("the engine thread failed")
-            self.ready.set()
-            raise
+            except Exception:
+                # A bug must not silence every session: log it, breathe, carry on.
+                log.exception("the engine failed on a batch; continuing")
+                self._stopping.wait(ENGINE_RETRY_SECONDS)
+            finally:
+                self.ready.set()
 
     # -- driving (the engine thread, or a test's thread when no engine thread runs) ----------
 
@@ -224,7 +227,7 @@ class Engine:
         """Load the index, read whatever changed since, and settle every state without
         reporting it (a transition that happened while nobody watched is not news)."""
         self._load_index()
-        self._rescan(read_all=True)
+        self._rescan()
         self.processes.refresh()
         self._check_liveness(full=True)
         for session in self._sessions.values():
@@ -267,7 +270,7 @@ class Engine:
             if stream is not None:
                 self._read(stream, budget=LIVE_STEP_BUDGET_BYTES)
         for folder in rescans:
-            self._rescan(read_all=True, folder=folder)
+            self._rescan(folder)
         if tick:
             self._on_tick()
         self._after_batch()
@@ -298,7 +301,7 @@ class Engine:
         now = self.clock.monotonic()
         if now - self._last_full_rescan >= self.full_rescan_seconds:
             self._last_full_rescan = now
-            self._rescan(read_all=True)
+            self._rescan()
         else:
             self._stat_hot_streams()
         self._check_liveness(full=True)
@@ -308,32 +311,49 @@ class Engine:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def _rescan(self, *, read_all: bool, folder: Path | None = None) -> None:
-        new, gone = self.streams.scan(folder)
-        for stream in gone:
-            self._stream_gone(stream)
+    def _rescan(self, folder: Path | None = None) -> None:
+        """Find new files (everywhere, or under ``folder``) and read them; a full rescan also
+        stats every known file and reads the changed ones (and so notices the gone ones)."""
+        new = self.streams.scan(folder)
         if folder is not None:
             for stream in new:
                 self._read(stream, budget=None)
             return
         for stream in self.streams:
-            if read_all and stream.changed_on_disk() is not False:
-                self._read(stream, budget=None)
+            self._read_if_changed(stream)
 
     def _stat_hot_streams(self) -> None:
-        """Catch writes whose file events were dropped: stat the files of live sessions and of
-        anything written in the last hour (cheap); the rest waits for the full rescan."""
+        """Catch writes whose file events were dropped: stat the registries and the files of
+        sessions that are live or were written in the last hour (cheap); everything else waits
+        for the full rescan."""
         horizon = self.clock.time() - self.hot_seconds
-        for stream in self.streams:
-            session = self._sessions.get(stream.session) if stream.session else None
-            hot = stream.spec.kind is StreamKind.REGISTRY or (
-                session is not None
-                and (session.alive is not False or (session.facts.last_activity or 0) >= horizon)
-            )
-            if hot and stream.changed_on_disk() is not False:
-                self._read(stream, budget=None)
+        hot = [
+            path
+            for session in self._sessions.values()
+            if session.alive is not False or (session.facts.last_activity or 0.0) >= horizon
+            for path in session.streams
+        ]
+        for registry in self.streams.registries():
+            self._read_if_changed(registry)
+        for path in hot:
+            stream = self.streams.get(path)
+            if stream is not None:
+                self._read_if_changed(stream)
+
+    def _read_if_changed(self, stream: Stream) -> None:
+        if stream.changed_on_disk() is not False:
+            self._read(stream, budget=None)
 
     def _read(self, stream: Stream, budget: int | None) -> None:
+        try:
+            self._read_unguarded(stream, budget)
+        except Exception as exc:
+            # An adapter bug on one odd file must not stop the others from being read.
+            log.exception("failed to read %s", stream.path)
+            stream.last_error = f"internal error: {exc!r}"
+            self._unreadable += 1
+
+    def _read_unguarded(self, stream: Stream, budget: int | None) -> None:
         if stream.spec.kind is StreamKind.REGISTRY:
             self._read_registry(stream)
             return

@@ -19,12 +19,15 @@ from agentbar.core.model import SessionKey
 from agentbar.core.records import Record, Unknown
 from agentbar.core.sources.base import (
     AgentSource,
+    FolderCache,
     MalformedLine,
     Owner,
     RegistryEntry,
+    StreamKind,
     StreamParser,
     StreamSpec,
-    walk_files,
+    scan_source,
+    walk_paths,
 )
 from agentbar.core.tail import (
     DEFAULT_MAX_LINE_BYTES,
@@ -113,6 +116,8 @@ class StreamTable:
         self.max_open = max_open
         self._streams: dict[str, Stream] = {}
         self._open: OrderedDict[str, Stream] = OrderedDict()
+        self._folders = FolderCache()
+        self._registries: set[str] = set()  # registry files are always hot
 
     def __iter__(self) -> Iterator[Stream]:
         return iter(list(self._streams.values()))
@@ -125,6 +130,11 @@ class StreamTable:
 
     def add(self, stream: Stream) -> None:
         self._streams[stream.path] = stream
+        if stream.spec.kind is StreamKind.REGISTRY:
+            self._registries.add(stream.path)
+
+    def registries(self) -> list[Stream]:
+        return [self._streams[p] for p in self._registries]
 
     def classify(self, path: Path) -> tuple[AgentSource, StreamSpec] | None:
         for source in self.sources:
@@ -145,29 +155,22 @@ class StreamTable:
         if spec.compressed and spec.path.with_suffix("").exists():
             return None  # the plain copy is the live one; the archive is its older twin
         stream = Stream(spec=spec, source=source, parser=source.parser(spec, None))
-        self._streams[stream.path] = stream
+        self.add(stream)
         return stream
 
-    def scan(self, folder: Path | None = None) -> tuple[list[Stream], list[Stream]]:
-        """Walk the sources (or only ``folder``): the streams new since the last scan, and,
-        for a full scan, the known streams whose files are gone."""
+    def scan(self, folder: Path | None = None) -> list[Stream]:
+        """The streams new since the last scan, in every source or only under ``folder``.
+        (A file that went away is noticed when its stream is next read or stat'ed.)"""
         if folder is not None:
-            new = [s for p in walk_files(folder) if (s := self._new_path(p)) is not None]
-            return new, []
-        seen: set[str] = set()
+            paths = (Path(p) for p in walk_paths(folder) if p not in self._streams)
+            return [s for p in paths if (s := self.lookup_or_add(p)) is not None]
         new = []
         for source in self.sources:
-            for spec in source.scan():
-                seen.add(str(spec.path))
-                if str(spec.path) not in self._streams:
-                    stream = self._add_new(source, spec)
-                    if stream is not None:
-                        new.append(stream)
-        gone = [s for key, s in self._streams.items() if key not in seen]
-        return new, gone
-
-    def _new_path(self, path: Path) -> Stream | None:
-        return None if str(path) in self._streams else self.lookup_or_add(path)
+            for spec in scan_source(source, self._folders, skip=self._streams):
+                stream = self._add_new(source, spec)
+                if stream is not None:
+                    new.append(stream)
+        return new
 
     def remove(self, stream: Stream) -> None:
         if stream.reader is not None:
@@ -175,6 +178,7 @@ class StreamTable:
             stream.reader = None
         self._open.pop(stream.path, None)
         self._streams.pop(stream.path, None)
+        self._registries.discard(stream.path)
 
     def close_all(self) -> None:
         for stream in list(self._open.values()):

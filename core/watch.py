@@ -43,6 +43,9 @@ _CONTENT_EVENTS = (
     FileDeletedEvent,
     FileClosedEvent,
 )
+# The same list given to the observer, so the kernel is not even asked for the others (every
+# read the engine makes would otherwise come back as open/close events on the watch thread).
+_WATCHED_EVENTS: list[type[FileSystemEvent]] = [*_CONTENT_EVENTS, DirCreatedEvent, DirMovedEvent]
 
 
 class _Handler(FileSystemEventHandler):
@@ -123,7 +126,12 @@ class FileWatcher:
                     continue
                 if root.path.is_dir():
                     try:
-                        observer.schedule(self._handler, str(root.path), recursive=root.recursive)
+                        observer.schedule(
+                            self._handler,
+                            str(root.path),
+                            recursive=root.recursive,
+                            event_filter=_WATCHED_EVENTS,
+                        )
                     except OSError as exc:
                         # inotify's watch limit: this root is left to the periodic rescan.
                         log.warning("cannot watch %s (%s); it will be polled", root.path, exc)
@@ -139,7 +147,10 @@ class FileWatcher:
             for folder in wanted - set(self._sentinels):
                 try:
                     self._sentinels[folder] = observer.schedule(
-                        self._sentinel, str(folder), recursive=False
+                        self._sentinel,
+                        str(folder),
+                        recursive=False,
+                        event_filter=[DirCreatedEvent, DirMovedEvent],
                     )
                 except OSError as exc:
                     log.warning("cannot watch %s for new folders (%s)", folder, exc)

@@ -34,7 +34,13 @@ from agentbar.core.records import (
     Unknown,
     UsageReport,
 )
-from agentbar.core.sources.base import MalformedLine, ProcessInfo, StreamKind, StreamSpec
+from agentbar.core.sources.base import (
+    MalformedLine,
+    ProcessInfo,
+    StreamKind,
+    StreamSpec,
+    scan_source,
+)
 from agentbar.core.sources.claude import ClaudeSource, default_claude_roots
 from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
 
@@ -488,10 +494,10 @@ def test_process_recognition(process: ProcessInfo, client: bool, hint: str | Non
 
 def test_scan_finds_every_layout(tmp_path: Path) -> None:
     shutil.copytree(FIXTURES / "v2.1", tmp_path / "c21")
-    specs = sorted((s.kind.value, s.path.name) for s in ClaudeSource(tmp_path / "c21").scan())
+    specs = sorted((s.kind.value, s.path.name) for s in scan_source(ClaudeSource(tmp_path / "c21")))
     assert specs == [
         ("registry", "91234.json"),
         ("subagent", "agent-a4c2d9.jsonl"),
         ("transcript", "30000000-0000-4000-8000-000000000003.jsonl"),
     ]
-    assert list(ClaudeSource(tmp_path / "missing").scan()) == []
+    assert list(scan_source(ClaudeSource(tmp_path / "missing"))) == []

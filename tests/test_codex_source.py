@@ -27,6 +27,7 @@ from agentbar.core.sources.base import (
     StreamSpec,
     WatchRoot,
     parse_timestamp,
+    scan_source,
 )
 from agentbar.core.sources.codex import CodexSource, default_codex_home, rollout_session_hint
 from agentbar.core.sources.codex_rollout import CodexRolloutParser
@@ -1248,7 +1249,7 @@ def compress(data: bytes) -> bytes:
 def scanned(home: Path) -> set[tuple[str, str | None, bool]]:
     return {
         (spec.path.relative_to(home).as_posix(), spec.session_hint, spec.compressed)
-        for spec in CodexSource(home).scan()
+        for spec in scan_source(CodexSource(home))
     }
 
 
@@ -1303,7 +1304,7 @@ def test_scan_of_an_empty_home_yields_nothing(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING):
-        assert list(CodexSource(tmp_path / "missing").scan()) == []
+        assert list(scan_source(CodexSource(tmp_path / "missing"))) == []
     assert caplog.records == []  # folders Codex has not created yet are not a problem
 
 
@@ -1354,7 +1355,7 @@ def test_compressed_archive_reads_like_the_plain_file(tmp_path: Path) -> None:
     archive = make_rollout(
         tmp_path / "archived_sessions/2026/11/22" / name, compress(plain.read_bytes())
     )
-    (spec,) = CodexSource(tmp_path).scan()
+    (spec,) = scan_source(CodexSource(tmp_path))
     assert spec.path == archive and spec.compressed and spec.session_hint == MAIN
     lines = ZstdFileReader(archive).read().lines
     assert all(isinstance(raw, bytes) for raw in lines)

@@ -586,3 +586,23 @@ def test_every_codex_fixture_through_the_engine(rig: Rig) -> None:
     assert listed == set(ids.values()) - {sub}
     assert engine.stats().malformed > 0
     assert all(s.project for s in rig.sessions().values())
+
+
+def test_an_adapter_bug_on_one_file_does_not_stop_the_others(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
+
+    real_parse = ClaudeTranscriptParser.parse
+
+    def parse(self: ClaudeTranscriptParser, line: bytes) -> Any:
+        if b"poison" in line:
+            raise RuntimeError("adapter bug")
+        return real_parse(self, line)
+
+    monkeypatch.setattr(ClaudeTranscriptParser, "parse", parse)
+    rig.write(rig.transcript_path(A), new_transcript(A).prompt("poison pill"))
+    rig.write(rig.transcript_path(B), new_transcript(B).prompt("healthy"))
+    engine = rig.open()
+    assert set(rig.sessions()) == {B}
+    assert engine.stats().unreadable == 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -117,10 +117,6 @@ class AgentSource(Protocol):
         """The stream a path is, or None when the engine should ignore it."""
         ...
 
-    def scan(self) -> Iterator[StreamSpec]:
-        """Every stream on disk now. Unreadable folders are skipped (and logged), not raised."""
-        ...
-
     def parser(self, spec: StreamSpec, checkpoint: dict[str, Any] | None) -> StreamParser: ...
 
     def parse_registry(self, data: bytes) -> RegistryEntry | None:
@@ -193,8 +189,20 @@ def size_text(length: int) -> str:
     return f"{length / 1_000_000:.1f} MB"
 
 
-def walk_files(root: Path, max_depth: int | None = None) -> Iterator[Path]:
-    """Files under ``root``, iteratively; symlinked folders are not followed.
+class FolderCache:
+    """What each folder held when last listed, keyed by path, with the folder's mtime: a
+    folder whose mtime has not moved still holds the same entries, so a periodic rescan lists
+    only the folders that changed (an idle rescan of thousands of sessions is stats, not
+    listings)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[int, list[str], list[str]]] = {}
+
+
+def walk_paths(
+    root: Path, max_depth: int | None = None, cache: FolderCache | None = None
+) -> Iterator[str]:
+    """Files under ``root`` as path strings, iteratively; symlinked folders are not followed.
 
     A missing ``root`` yields nothing silently (the agent has not written there yet); any other
     folder that cannot be read (permissions, a file where a folder should be) is logged as a
@@ -203,22 +211,73 @@ def walk_files(root: Path, max_depth: int | None = None) -> Iterator[Path]:
     stack: list[tuple[str, int]] = [(str(root), 0)]
     while stack:
         folder, depth = stack.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            if max_depth is None or depth + 1 < max_depth:
-                                stack.append((entry.path, depth + 1))
-                        elif entry.is_file():
-                            yield Path(entry.path)
-                    except OSError:
-                        continue
-        except FileNotFoundError:
-            if depth > 0:
-                log.warning("folder vanished while scanning: %s", folder)
-        except OSError as exc:
-            log.warning("skipping unreadable folder %s: %s", folder, exc)
+        listed = _list_folder(folder, depth, cache)
+        if listed is None:
+            continue
+        files, folders = listed
+        yield from files
+        if max_depth is None or depth + 1 < max_depth:
+            stack.extend((sub, depth + 1) for sub in folders)
+
+
+def walk_files(root: Path, max_depth: int | None = None) -> Iterator[Path]:
+    """``walk_paths`` as ``Path`` objects."""
+    return (Path(p) for p in walk_paths(root, max_depth))
+
+
+def _list_folder(
+    folder: str, depth: int, cache: FolderCache | None
+) -> tuple[list[str], list[str]] | None:
+    try:
+        mtime = os.stat(folder).st_mtime_ns if cache is not None else 0
+        if cache is not None:
+            known = cache.entries.get(folder)
+            if known is not None and known[0] == mtime:
+                return known[1], known[2]
+        files: list[str] = []
+        folders: list[str] = []
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                    elif entry.is_file():
+                        files.append(entry.path)
+                except OSError:
+                    continue
+    except FileNotFoundError:
+        if depth > 0:
+            log.warning("folder vanished while scanning: %s", folder)
+        if cache is not None:
+            cache.entries.pop(folder, None)
+        return None
+    except OSError as exc:
+        log.warning("skipping unreadable folder %s: %s", folder, exc)
+        return None
+    if cache is not None:
+        cache.entries[folder] = (mtime, files, folders)
+    return files, folders
+
+
+def scan_source(
+    source: AgentSource,
+    cache: FolderCache | None = None,
+    skip: Container[str] = frozenset(),
+) -> Iterator[StreamSpec]:
+    """Every stream of ``source`` on disk, found by walking its watch roots (paths in ``skip``
+    are passed over unclassified). A ``.jsonl.zst`` archive is left out when its plain
+    ``.jsonl`` exists: the agent re-materialises the plain file to append, and reads it first."""
+    for root in source.watch_roots():
+        files = list(walk_paths(root.path, None if root.recursive else 1, cache))
+        present = set(files)
+        for path in files:
+            if path in skip:
+                continue
+            if path.endswith(".zst") and path[: -len(".zst")] in present:
+                continue
+            spec = source.classify(Path(path))
+            if spec is not None:
+                yield spec
 
 
 # Runtimes an agent's npm wrapper script runs under (``node .../cli.js``).

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,6 @@ from agentbar.core.sources.base import (
     nonempty_str,
     parse_timestamp,
     program_name,
-    walk_files,
 )
 from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
 
@@ -135,13 +134,6 @@ class ClaudeSource:
                     agent_id_hint=stem[len("agent-") :],
                 )
         return None
-
-    def scan(self) -> Iterator[StreamSpec]:
-        for folder in (self.sessions, self.projects):
-            for path in walk_files(folder, max_depth=1 if folder == self.sessions else 8):
-                spec = self.classify(path)
-                if spec is not None:
-                    yield spec
 
     def parser(self, spec: StreamSpec, checkpoint: dict[str, Any] | None) -> ClaudeTranscriptParser:
         return ClaudeTranscriptParser(spec, checkpoint)

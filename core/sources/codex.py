@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,6 @@ from agentbar.core.sources.base import (
     WatchRoot,
     is_uuid,
     program_name,
-    walk_files,
 )
 from agentbar.core.sources.codex_rollout import CodexRolloutParser
 
@@ -84,18 +83,6 @@ class CodexSource:
             session_hint=rollout_session_hint(path.name),
             compressed=match["zst"] is not None,
         )
-
-    def scan(self) -> Iterator[StreamSpec]:
-        """Every rollout on disk; a ``.jsonl.zst`` is skipped when its plain ``.jsonl`` exists
-        (Codex re-materialises the plain file to append, and reads it first)."""
-        for root in self._roots:
-            files = set(walk_files(root))
-            for path in sorted(files):
-                if path.suffix == ".zst" and path.with_suffix("") in files:
-                    continue
-                spec = self.classify(path)
-                if spec is not None:
-                    yield spec
 
     def parser(self, spec: StreamSpec, checkpoint: dict[str, Any] | None) -> CodexRolloutParser:
         return CodexRolloutParser(spec, checkpoint)
