@@ -37,7 +37,7 @@ from typing import Any
 
 import corpus
 import psutil
-from benchlib import MB, OUT_DIR, machine, self_rss_bytes, table, write_json
+from benchlib import MB, OUT_DIR, Breakdown, machine, self_rss_bytes, table, write_json
 
 TARGET_CPU_PCT = 0.5
 TARGET_RSS_MB = 100.0
@@ -99,49 +99,6 @@ def peak_rss_mb() -> float:
     except OSError:
         pass
     return float("nan")
-
-
-class Breakdown:
-    """Engine-thread CPU (``time.thread_time``, inclusive) spent in a few engine methods, by
-    wrapping them on the instance: a handful of calls per tick, so its own cost is negligible."""
-
-    METHODS = (
-        "_on_tick",
-        "_rescan",
-        "_stat_hot_streams",
-        "_check_liveness",
-        "_after_batch",
-        "_persist",
-        "_publish",
-    )
-
-    def __init__(self, engine: Any) -> None:
-        self.cpu: dict[str, float] = {}
-        self.calls: dict[str, int] = {}
-        for name in self.METHODS:
-            setattr(engine, name, self._wrap(name, getattr(engine, name)))
-        engine.processes.refresh = self._wrap("processes.refresh", engine.processes.refresh)
-
-    def _wrap(self, name: str, fn: Any) -> Any:
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            start = time.thread_time()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                self.cpu[name] = self.cpu.get(name, 0.0) + time.thread_time() - start
-                self.calls[name] = self.calls.get(name, 0) + 1
-
-        return timed
-
-    def reset(self) -> None:
-        self.cpu.clear()
-        self.calls.clear()
-
-    def report(self) -> dict[str, dict[str, float]]:
-        return {
-            name: {"cpu_s": round(self.cpu[name], 4), "calls": self.calls[name]}
-            for name in sorted(self.cpu, key=lambda n: -self.cpu[n])
-        }
 
 
 class PostCounter:
@@ -337,7 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     print("engine-thread CPU by method (inclusive; _on_tick holds _rescan, _stat_hot_streams and")
     print("the full _check_liveness; _after_batch holds the quick one, the decide loop, _persist):")
     for name, row in eng["engine_thread_breakdown"].items():
-        print(f"  {name:22s} {row['cpu_s']:7.3f} s in {row['calls']} calls")
+        print(
+            f"  {name:22s} {row['cpu_s']:7.3f} s in {row['calls']} calls "
+            f"(longest {row['longest_ms']:.1f} ms)"
+        )
     print(
         f"messages posted in the window: {eng['messages_posted']}; peak RSS "
         f"{eng['peak_rss_mb']:.1f} MB; RSS before the service {eng['rss_before_service_mb']:.1f} MB"

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import corpus
-from benchlib import distribution, machine, table, write_json
+from benchlib import Breakdown, GcPauses, distribution, machine, table, write_json
 
 TARGET_P99_MS = 100.0
 
@@ -146,6 +146,7 @@ def run_service(
     engine.processes = FakeProcessTable(fake_clients(chosen[: live or len(chosen)]))
     spy = PostSpy(engine.post)
     engine.post = spy  # type: ignore[method-assign]  # the watcher and ticker post through it
+    breakdown = Breakdown(engine)  # how long the engine thread is busy per tick and per batch
     probe = Probe()
     engine.subscribe(probe)
     t0 = time.perf_counter()
@@ -164,6 +165,8 @@ def run_service(
         f"states {states}"
     )
 
+    breakdown.reset()
+    pauses = GcPauses().__enter__()
     rng = random.Random(seed)
     pools = corpus.Pools(random.Random(seed))
     order = [s for s in built.sessions if by_id.get(s.session_id) and by_id[s.session_id].process]
@@ -197,6 +200,7 @@ def run_service(
                     event_ms.append((spy.posted - start) * 1000)
                     engine_ms.append((arrived - spy.posted) * 1000)
             time.sleep(rng.uniform(*spacing))
+    pauses.__exit__()
     stats = engine.stats()
     service.close()
     return {
@@ -213,6 +217,8 @@ def run_service(
         "write_to_post": distribution(event_ms),
         "post_to_change": distribution(engine_ms),
         "messages_posted": spy.counts,
+        "engine_thread_breakdown": breakdown.report(),
+        "gc_pauses": pauses.report(),
         "engine_stats": dataclasses.asdict(stats),
     }
 
@@ -359,6 +365,13 @@ def main(argv: list[str] | None = None) -> int:
         f"missed (no change within 5 s): engine {engine['missed']}, baseline {base['missed']}; "
         f"messages posted: {engine['messages_posted']}"
     )
+    print(f"garbage collections while writing: {engine['gc_pauses']}")
+    print("engine thread while writing (a write that lands during a tick waits for it):")
+    for name, row in engine["engine_thread_breakdown"].items():
+        print(
+            f"  {name:22s} {row['calls']:4d} calls, {row['cpu_s']:6.3f} CPU s, "
+            f"longest {row['longest_ms']:6.1f} ms"
+        )
     result = {
         "benchmark": "latency",
         "machine": info,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import json
 import os
 import platform
@@ -128,3 +129,91 @@ def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+class Breakdown:
+    """Engine-thread CPU (``time.thread_time``, inclusive) and the longest wall time of a few
+    engine methods, by wrapping them on the instance (before ``start()``): a handful of calls
+    per tick or file event, so its own cost is negligible."""
+
+    METHODS = (
+        "_on_tick",
+        "_rescan",
+        "_stat_hot_streams",
+        "_check_liveness",
+        "_after_batch",
+        "_persist",
+        "_publish",
+    )
+
+    def __init__(self, engine: Any) -> None:
+        self.cpu: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self.longest: dict[str, float] = {}  # wall seconds of the longest call
+        for name in self.METHODS:
+            setattr(engine, name, self._wrap(name, getattr(engine, name)))
+        engine.processes.refresh = self._wrap("processes.refresh", engine.processes.refresh)
+
+    def _wrap(self, name: str, fn: Any) -> Any:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start, wall = time.thread_time(), time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.cpu[name] = self.cpu.get(name, 0.0) + time.thread_time() - start
+                self.calls[name] = self.calls.get(name, 0) + 1
+                took = time.perf_counter() - wall
+                self.longest[name] = max(self.longest.get(name, 0.0), took)
+
+        return timed
+
+    def reset(self) -> None:
+        self.cpu.clear()
+        self.calls.clear()
+        self.longest.clear()
+
+    def report(self) -> dict[str, dict[str, float]]:
+        return {
+            name: {
+                "cpu_s": round(self.cpu[name], 4),
+                "calls": self.calls[name],
+                "longest_ms": round(self.longest[name] * 1000, 2),
+            }
+            for name in sorted(self.cpu, key=lambda n: -self.cpu[n])
+        }
+
+
+class GcPauses:
+    """Collections of the cyclic garbage collector while installed, with the longest pause per
+    generation (a collection holds the GIL, so every thread waits for it)."""
+
+    def __init__(self) -> None:
+        self._started: float | None = None
+        self.count: dict[int, int] = {}
+        self.longest_ms: dict[int, float] = {}
+
+    def __enter__(self) -> GcPauses:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        elif self._started is not None:
+            gen = info["generation"]
+            took = (time.perf_counter() - self._started) * 1000
+            self.count[gen] = self.count.get(gen, 0) + 1
+            self.longest_ms[gen] = max(self.longest_ms.get(gen, 0.0), took)
+            self._started = None
+
+    def report(self) -> dict[str, dict[str, float]]:
+        return {
+            f"gen{gen}": {
+                "collections": self.count[gen],
+                "longest_ms": round(self.longest_ms[gen], 2),
+            }
+            for gen in sorted(self.count)
+        }

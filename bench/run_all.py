@@ -5,8 +5,8 @@ latency), ``bench_index.py`` (corpus generation or reuse, cold index throughput,
 RSS) and ``bench_idle.py`` (idle CPU and RSS). Each writes ``bench/out/<name>.json``; this script
 adds ``bench/out/summary.json``. Figures only: nothing passes or fails.
 
-    python bench/run_all.py            # about 12 minutes the first time, ~10 with the corpus cached
-    python bench/run_all.py --quick    # small sizes, about 2 minutes, for checking the scripts
+    python bench/run_all.py            # about 5 minutes (+12 s the first time, for the corpus)
+    python bench/run_all.py --quick    # small sizes, about 70 seconds, for checking the scripts
 """
 
 from __future__ import annotations
