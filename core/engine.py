@@ -47,6 +47,7 @@ LIVE_STEP_BUDGET_BYTES = 64 * 1024 * 1024  # per stream per step once live: stay
 # A session written to this recently, with no process found for it yet, is not declared ended:
 # the process table is only refreshed now and then, and a new agent can write before we see it.
 UNBOUND_GRACE_SECONDS = 10.0
+FUTURE_SLACK_SECONDS = 60.0
 REGISTRY_START_SLACK = 5.0  # a registry's startedAt comes a little after its process started
 MAX_BATCH = 10_000
 ENGINE_RETRY_SECONDS = 1.0
@@ -519,9 +520,10 @@ class Engine:
             self._bind_processes(pool, now)
 
     def _fresh(self, session: _Session, now: float) -> bool:
-        """Written to within the grace period, by the agent's own clock."""
+        """Written to within the grace period, by the agent's own clock. A time far in the
+        future (a wrong clock, a generated file) is not fresh: it would never stop being so."""
         last = session.facts.last_activity
-        return last is not None and now - last < UNBOUND_GRACE_SECONDS
+        return last is not None and -FUTURE_SLACK_SECONDS < now - last < UNBOUND_GRACE_SECONDS
 
     def _bind_processes(self, unbound: list[_Session], now: float) -> None:
         taken = {s.process.pid for s in self._sessions.values() if s.process is not None}

@@ -190,6 +190,7 @@ class StreamTable:
     def read(self, stream: Stream, budget: int | None) -> ReadOutcome:
         """New complete lines of a transcript as records (up to ``budget`` bytes)."""
         outcome = ReadOutcome()
+        seen_before = (stream.size, stream.mtime_ns)
         try:
             st = os.stat(stream.spec.path)
             stream.size, stream.mtime_ns = st.st_size, st.st_mtime_ns
@@ -198,7 +199,14 @@ class StreamTable:
                 outcome.gone = True
                 return outcome
             # Deleted, but still open here: the reader drains what was written before that.
-        stream.unsaved = True
+        self._read_lines(stream, budget, outcome)
+        # Only a stream that moved needs its row written: an agent's write arrives as two file
+        # events (modify, close), and the second must not cost a database commit.
+        if outcome.bytes_read or outcome.failed or (stream.size, stream.mtime_ns) != seen_before:
+            stream.unsaved = True
+        return outcome
+
+    def _read_lines(self, stream: Stream, budget: int | None, outcome: ReadOutcome) -> None:
         reader = self._reader(stream)
         while True:
             try:
@@ -207,11 +215,11 @@ class StreamTable:
                 stream.last_error = str(exc)
                 outcome.failed = True
                 log.warning("cannot read %s: %s", stream.path, exc)
-                return outcome
+                return
             outcome.bytes_read += result.bytes_read
             if result.reset_at is not None and stream.session is not None:
                 outcome.reset = True
-                return outcome
+                return
             self._parse(stream, result.lines, outcome)
             if result.gone:
                 outcome.gone = True
@@ -222,7 +230,6 @@ class StreamTable:
                 outcome.more = True
                 break
         outcome.owner = stream.parser.owner
-        return outcome
 
     def read_registry(self, stream: Stream) -> RegistryEntry | bool | None:
         """A registry file's entry; None when it is half-written or not one (the last good
@@ -235,7 +242,8 @@ class StreamTable:
         except OSError as exc:
             stream.last_error = str(exc)
             return None
-        stream.unsaved = True
+        if (st.st_size, st.st_mtime_ns) != (stream.size, stream.mtime_ns):
+            stream.unsaved = True
         entry = stream.source.parse_registry(data)
         if entry is None:
             stream.malformed += 1

@@ -606,3 +606,35 @@ def test_an_adapter_bug_on_one_file_does_not_stop_the_others(
     engine = rig.open()
     assert set(rig.sessions()) == {B}
     assert engine.stats().unreadable == 1
+
+
+def test_a_session_stamped_in_the_future_without_a_process_is_ended(rig: Rig) -> None:
+    t = new_transcript(A, start=T0 + 3600)  # a wrong clock: an hour ahead of ours
+    rig.write(rig.transcript_path(A), t.prompt("from the future"))
+    rig.open()
+    assert rig.state(A) == ("ended", None)
+
+
+def test_an_event_with_nothing_new_writes_nothing(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rig.claude_process(4242)
+    engine = rig.open()
+    path = rig.transcript_path(A)
+    t = new_transcript(A)
+    rig.write(path, t.prompt("go"))
+    rig.settle()
+    saves: list[int] = []
+    real_save = engine.index.save
+
+    def counting_save(*args: Any, **kwargs: Any) -> None:
+        saves.append(1)
+        real_save(*args, **kwargs)
+
+    monkeypatch.setattr(engine.index, "save", counting_save)
+    rig.touch(path)  # the close-after-write event that follows every modify event
+    rig.settle()
+    assert saves == []
+    rig.write(path, t.text("more"))
+    rig.settle()
+    assert saves == [1]
