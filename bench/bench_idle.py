@@ -27,7 +27,6 @@ import logging
 import os
 import pstats
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -37,7 +36,16 @@ from typing import Any
 
 import corpus
 import psutil
-from benchlib import MB, OUT_DIR, Breakdown, machine, self_rss_bytes, table, write_json
+from benchlib import (
+    MB,
+    OUT_DIR,
+    Breakdown,
+    generate_corpus_in_child,
+    machine,
+    self_rss_bytes,
+    table,
+    write_json,
+)
 
 TARGET_CPU_PCT = 0.5
 TARGET_RSS_MB = 100.0
@@ -187,19 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     try:
         t0 = time.perf_counter()
-        subprocess.run(
-            [
-                sys.executable,
-                str(Path(__file__).with_name("corpus.py")),
-                "--home", str(home),
-                "--sessions", str(args.sessions),
-                "--size", str(args.sessions * args.session_size),
-                "--seed", str(args.seed),
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+        generate_corpus_in_child(home, args.sessions, args.sessions * args.session_size, args.seed)
         built = corpus.Corpus.load(home)
         hot = sum(1 for s in built.sessions if built.now - s.ended_at < 3600)
         print(

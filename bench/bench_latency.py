@@ -36,7 +36,6 @@ import logging
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -45,7 +44,15 @@ from pathlib import Path
 from typing import Any
 
 import corpus
-from benchlib import Breakdown, GcPauses, distribution, machine, table, write_json
+from benchlib import (
+    Breakdown,
+    GcPauses,
+    distribution,
+    generate_corpus_in_child,
+    machine,
+    table,
+    write_json,
+)
 
 TARGET_P99_MS = 100.0
 
@@ -303,21 +310,14 @@ def main(argv: list[str] | None = None) -> int:
     spacing = (args.spacing_ms[0] / 1000, args.spacing_ms[1] / 1000)
     try:
         t0 = time.perf_counter()
-        # In a child process, so this process's memory and threads are the service's alone.
-        subprocess.run(
-            [
-                sys.executable,
-                str(Path(__file__).with_name("corpus.py")),
-                "--home", str(home),
-                "--sessions", str(args.sessions),
-                "--size", str(args.sessions * args.session_size),
-                "--projects", str(args.sessions),
-                "--seed", str(args.seed),
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+        generate_corpus_in_child(
+            home,
+            args.sessions,
+            args.sessions * args.session_size,
+            args.seed,
+            "--projects",
+            str(args.sessions),
+        )
         built = corpus.Corpus.load(home)
         print(f"corpus: {built.summary()} in {time.perf_counter() - t0:.1f} s")
         print("engine (Service: watchdog + ticker + engine thread, fake process table):")

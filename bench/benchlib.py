@@ -217,3 +217,22 @@ class GcPauses:
             }
             for gen in sorted(self.count)
         }
+
+
+def generate_corpus_in_child(home: Path, sessions: int, size: int, seed: int, *extra: str) -> None:
+    """Run ``corpus.py`` in a child process, so the measuring process's memory and threads
+    stay its own."""
+    subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("corpus.py")),
+            "--home", str(home),
+            "--sessions", str(sessions),
+            "--size", str(size),
+            "--seed", str(seed),
+            *extra,
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
