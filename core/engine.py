@@ -72,16 +72,11 @@ class Rescan:
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
-    fn: Callable[[], None]
-
-
-@dataclass(frozen=True, slots=True)
 class Stop:
     pass
 
 
-Message = PathTouched | Tick | Rescan | Call | Stop
+Message = PathTouched | Tick | Rescan | Stop
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,8 +257,6 @@ class Engine:
                     tick = True
                 case Rescan(folder=folder):
                     rescans.append(folder)
-                case Call(fn=fn):
-                    fn()
                 case Stop():
                     self._stopping.set()
         for path in touched.values():

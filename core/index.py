@@ -367,7 +367,7 @@ def _move_aside(path: Path) -> None:
         if old.exists():
             with contextlib.suppress(OSError):
                 old.replace(old.with_name(f"{path.name}.unusable-{stamp}{suffix}"))
-    # Keep only the newest unusable copy: the index is a cache, nobody needs a history of it.
+    # Keep only the newest unusable copies: the index is a cache, nobody needs its history.
     for stale in sorted(path.parent.glob(f"{path.name}.unusable-*"))[:-3]:
         with contextlib.suppress(OSError):
             stale.unlink()

@@ -46,15 +46,6 @@ class Usage:
             cache_creation_tokens=self.cache_creation_tokens - other.cache_creation_tokens,
         )
 
-    @property
-    def total(self) -> int:
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.cache_read_tokens
-            + self.cache_creation_tokens
-        )
-
     def covers(self, other: Usage) -> bool:
         """True when every count is at least ``other``'s (a later copy of the same message)."""
         return (
