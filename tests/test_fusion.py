@@ -75,3 +75,17 @@ def test_an_unknown_registry_status_falls_back_to_the_transcript() -> None:
     )
     got = fusion.decide(signals, 0.0, fusion.CLAUDE_TRAITS)
     assert (got.state, got.source) == (State.DONE, Source.TRANSCRIPT)
+
+
+def test_registry_idle_before_the_answer_lands_is_provisional() -> None:
+    running = TurnState(phase=Phase.RUNNING)
+    answered = TurnState(phase=Phase.ANSWERED, answer="All done.")
+    idle = fusion.RegistryView("idle", None, None)
+    early = fusion.decide(
+        fusion.Signals(turn=running, registry=idle, alive=True), 0.0, fusion.CLAUDE_TRAITS
+    )
+    late = fusion.decide(
+        fusion.Signals(turn=answered, registry=idle, alive=True), 0.0, fusion.CLAUDE_TRAITS
+    )
+    assert (early.state, early.provisional) == (State.DONE, True)
+    assert (late.state, late.provisional, late.detail) == (State.DONE, False, "All done.")

@@ -124,7 +124,14 @@ def _from_registry(reg: RegistryView, turn: TurnState, now: float) -> SessionSta
                 detail=_subagent_detail(open_subs),
                 source=Source.TRANSCRIPT,
             )
-        return SessionState(state=State.DONE, detail=_done_detail(turn), source=Source.REGISTRY)
+        return SessionState(
+            state=State.DONE,
+            detail=_done_detail(turn),
+            source=Source.REGISTRY,
+            # The registry turns idle a moment before the transcript's final answer lands:
+            # wait briefly for it, so the one "done" event carries the answer.
+            provisional=turn.phase is Phase.RUNNING,
+        )
     return None  # a status this version of agentbar does not know: trust the transcript
 
 
