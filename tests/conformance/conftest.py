@@ -1,0 +1,108 @@
+"""The conformance rig: a throwaway HOME, a scripted model server, `agentbar watch --json`
+running against that HOME, and the real agent CLI in a PTY (see README.md in this folder)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from agent_terminal import AgentTerminal, kill_tree_of_home
+from model_server import ModelServer
+from watch_events import WatchEvents
+
+WATCH_READY_SECONDS = 1.5  # `agentbar watch` catches up (empty HOME) and starts its watchers
+
+
+@dataclass
+class Rig:
+    root: Path
+    server: ModelServer
+    home: Path
+    project: Path
+    data: Path
+    env: dict[str, str]
+    watch: WatchEvents | None = None
+    terminals: list[AgentTerminal] = field(default_factory=list)
+
+    def start_watch(self) -> WatchEvents:
+        self.watch = WatchEvents(self.env, self.root / "watch.log")
+        time.sleep(WATCH_READY_SECONDS)
+        return self.watch
+
+    def terminal(self, argv: list[str], *, name: str = "agent") -> AgentTerminal:
+        term = AgentTerminal(
+            argv, env=self.env, cwd=self.project, log_path=self.root / f"{name}.pty.log"
+        )
+        self.terminals.append(term)
+        return term
+
+    def close(self) -> None:
+        for term in self.terminals:
+            term.close()
+        kill_tree_of_home(self.home)
+        if self.watch is not None:
+            self.watch.close()
+        self.server.stop()
+
+
+@pytest.fixture
+def rig(request: pytest.FixtureRequest) -> Iterator[Rig]:
+    root = Path(tempfile.mkdtemp(prefix=f"agentbar-conformance-{request.node.name[:40]}-"))
+    home, project, data = root / "home", root / "project", root / "data"
+    for folder in (home, project, data):
+        folder.mkdir()
+    server = ModelServer().start()
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ["PATH"],
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        "AGENTBAR_DATA_DIR": str(data),
+    }
+    rig = Rig(root=root, server=server, home=home, project=project, data=data, env=env)
+    try:
+        yield rig
+    finally:
+        rig.close()
+        # Kept on failure for the logs (PTY output, watch stderr); removed on success.
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.passed:
+            import shutil
+
+            shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
+    report = yield
+    if report.when == "call":
+        item.rep_call = report  # type: ignore[attr-defined]
+    return report
+
+
+# -- delays: from the screen showing something to agentbar reporting it ----------------------
+
+DELAYS: list[tuple[str, str, str, float]] = []  # (cli label, scenario, what, milliseconds)
+
+
+@pytest.fixture
+def record_delay() -> object:
+    def record(cli: str, scenario: str, what: str, screen_at: float, event_at: float) -> None:
+        DELAYS.append((cli, scenario, what, (event_at - screen_at) * 1000.0))
+
+    return record
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not DELAYS:
+        return
+    terminalreporter.section("agentbar conformance: screen -> `agentbar watch` delay")
+    width = max(len(f"{cli}  {scenario}  {what}") for cli, scenario, what, _ in DELAYS)
+    for cli, scenario, what, ms in sorted(DELAYS):
+        label = f"{cli}  {scenario}  {what}"
+        terminalreporter.write_line(f"{label:<{width}}  {ms:8.1f} ms")
