@@ -1,0 +1,390 @@
+"""agentbar's hook program (the work behind ``agentbar_hook.py``; see that file for how the
+agents run it).
+
+Reads one hook event (stdin, or Codex ``notify``'s last argument) and appends ONE normalised
+line to ``<data dir>/events/<agent>/<session id>.jsonl`` with a single ``write`` on an
+``O_APPEND`` descriptor, the line kept well under 4 KiB so concurrent invocations never
+interleave. It must never harm the agent: it prints nothing the agent would act on (only the
+``{}`` Codex requires from a ``Stop``/``SubagentStop`` hook that exits 0, which means "carry
+on"), swallows every error, and does nothing when the data dir is missing or unwritable (it
+never creates the data dir itself; ``events/<agent>/`` inside it, yes).
+
+Standard library only, and only its cheapest parts, because the agent waits for every run:
+``_json`` rather than ``json`` (which imports ``re`` and doubled the start-up time), the
+built-in ``posix`` module rather than ``os`` on POSIX systems, no ``pathlib``.
+"""
+
+import _json  # the C half of ``json``: parses the same, without importing ``re``
+import sys
+import time
+
+if sys.platform == "win32":
+    import os as _os
+
+    SEP = "\\"
+
+    def _env(name: str) -> str | None:
+        return _os.environ.get(name)
+
+else:
+    import posix as _os  # built in and already loaded: ``os`` would cost an import
+
+    SEP = "/"
+
+    def _env(name: str) -> str | None:
+        value = _os.environ.get(name.encode())
+        return None if value is None else value.decode("utf-8", "surrogateescape")
+
+
+VERSION = 1
+AGENTS = ("claude", "codex")
+REQUIRED = ("v", "ts", "agent", "event", "session_id", "pid")
+LINE_CAP = 3800  # bytes, newline included: one write of a line this size is never torn
+SESSION_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox"})
+# Field caps in characters; the line cap then squeezes the biggest ones if it must.
+CAPS = {
+    "cwd": 1024,
+    "transcript_path": 1024,
+    "tool_summary": 300,
+    "message": 500,
+    "last_assistant_message": 1000,
+    "error": 300,
+    "reason": 200,
+}
+# Fields shortened, then dropped, in this order when a line is still over the cap.
+SQUEEZE = ("last_assistant_message", "message", "tool_summary", "error", "reason",
+           "transcript_path", "cwd")  # fmt: skip
+
+
+def main(argv: list[str]) -> None:
+    now = time.time()
+    args = _parse_args(argv)
+    if args is None:
+        return
+    agent, data_dir, notify = args
+    raw = (argv[-1] if len(argv) > 1 else "") if notify else _read_stdin()
+    payload = _loads(raw)
+    if not isinstance(payload, dict):
+        payload = {}
+    event = _text(payload.get("type") if notify else payload.get("hook_event_name"))
+    if notify and not event:
+        event = "agent-turn-complete"
+    if agent == "codex" and not notify and event in ("Stop", "SubagentStop"):
+        # Codex parses a Stop hook's stdout as its JSON contract; "{}" is the no-op answer
+        # (some versions fail the hook on empty output). Nothing else is ever printed.
+        _print("{}\n")
+    if not event:
+        return
+    session_id = _session_id(payload, notify)
+    if session_id is None:
+        return
+    record = _record(now, agent, event, session_id, p=payload, notify=notify)
+    _append(data_dir, agent, session_id, _line(record))
+
+
+# -- input ----------------------------------------------------------------------------------
+
+
+def _parse_args(argv: list[str]) -> tuple[str, str, bool] | None:
+    agent = data_dir = None
+    notify = False
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--agent" and i + 1 < len(argv):
+            agent, i = argv[i + 1], i + 2
+        elif arg == "--data-dir" and i + 1 < len(argv):
+            data_dir, i = argv[i + 1], i + 2
+        elif arg == "--notify":
+            notify, i = True, i + 1
+        elif notify:
+            break  # the notify payload (and anything Codex adds before it)
+        else:
+            i += 1
+    if agent not in AGENTS:
+        return None
+    data_dir = data_dir or _env("AGENTBAR_DATA_DIR") or _default_data_dir()
+    if not data_dir:
+        return None
+    return agent, data_dir, notify
+
+
+def _default_data_dir() -> str | None:
+    """platformdirs' user data dir for "agentbar", computed without platformdirs."""
+    if sys.platform == "win32":
+        base = _env("LOCALAPPDATA")
+        return base + SEP + "agentbar" if base else None
+    home = _env("HOME")
+    if not home:
+        return None
+    if sys.platform == "darwin":
+        return home + "/Library/Application Support/agentbar"
+    base = (_env("XDG_DATA_HOME") or "").strip() or home + "/.local/share"
+    return base + "/agentbar"
+
+
+def _read_stdin() -> bytes:
+    stdin = sys.stdin
+    if stdin is None:
+        return b""
+    # Read it all, however large: an agent writing to a pipe nobody drains would block.
+    return stdin.buffer.read()
+
+
+class _Context:
+    """What ``_json.make_scanner`` reads off ``json.JSONDecoder``."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return float(name.lower().replace("infinity", "inf"))
+
+
+def _loads(raw: bytes | str) -> object:
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    start = len(text) - len(text.lstrip())
+    if start == len(text):
+        return None
+    try:
+        value, end = _json.make_scanner(_Context())(text, start)  # type: ignore[arg-type]
+    except Exception:
+        return None
+    if text[end:].strip():
+        return None  # trailing garbage: not one JSON document
+    return value
+
+
+def _session_id(payload: dict[str, object], notify: bool) -> str | None:
+    """The payload's session id, then Claude's, then Codex's environment; never anything of
+    agentbar's own (a task id would name the wrong session)."""
+    candidates = (
+        payload.get("thread-id") if notify else None,
+        payload.get("session_id"),
+        _env("CLAUDE_CODE_SESSION_ID"),
+        _env("CODEX_THREAD_ID"),
+    )
+    for value in candidates:
+        if isinstance(value, str) and value:
+            return value if _safe_name(value) else None
+    return None
+
+
+def _safe_name(value: str) -> bool:
+    """Usable as a file name as it is: no separators, no dot-dot, nothing odd."""
+    return (
+        0 < len(value) <= 128 and value[0] not in ".-" and all(c in SESSION_ID_CHARS for c in value)
+    )
+
+
+# -- the record -----------------------------------------------------------------------------
+
+
+def _record(
+    now: float, agent: str, event: str, session_id: str, *, p: dict[str, object], notify: bool
+) -> dict[str, object]:
+    tool_input = p.get("tool_input")
+    tool_name = _text(p.get("tool_name"))
+    last = p.get("last-assistant-message") if notify else p.get("last_assistant_message")
+    record: dict[str, object] = {
+        "v": VERSION,
+        "ts": round(now, 3),
+        "agent": agent,
+        "event": event[:64],
+        "session_id": session_id,
+        "transcript_path": _text(p.get("transcript_path")),
+        "cwd": _text(p.get("cwd")),
+        "tool_name": tool_name[:128],
+        "tool_summary": _summary(tool_name, tool_input),
+        "notification_type": _text(p.get("notification_type"))[:64],
+        "message": _one_line(_text(p.get("message")) or _text(p.get("title"))),
+        "source": _text(p.get("source"))[:64],
+        "reason": _text(p.get("reason")),
+        "last_assistant_message": _text(last),
+        "turn_id": _text(p.get("turn-id") if notify else p.get("turn_id"))[:128],
+        "permission_mode": _text(p.get("permission_mode"))[:64],
+        "agent_id": _text(p.get("agent_id"))[:128],
+        "pid": _agent_pid(agent),
+        "error": _error(p),
+    }
+    for key, cap in CAPS.items():
+        value = record[key]
+        if isinstance(value, str) and len(value) > cap:
+            record[key] = _cut(value, cap)
+    # Empty fields are left out: a line per tool call adds up.
+    return {k: v for k, v in record.items() if v != "" or k in REQUIRED}
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def _one_line(text: str) -> str:
+    for raw in text.splitlines():
+        line = " ".join(raw.split())
+        if line:
+            return line
+    return ""
+
+
+def _error(p: dict[str, object]) -> str:
+    error = p.get("error")
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("type")
+    text = _one_line(_text(error))
+    details = _one_line(_text(p.get("error_details")))
+    return f"{text}: {details}" if text and details else text or details
+
+
+def _summary(tool: str, tool_input: object) -> str:
+    """One line a person can read: the command, the file, the question."""
+    if isinstance(tool_input, str):
+        return _cut(_one_line(tool_input), CAPS["tool_summary"])
+    if not isinstance(tool_input, dict):
+        return ""
+    command = tool_input.get("command") or tool_input.get("cmd")
+    if isinstance(command, list):
+        command = " ".join(str(part) for part in command)
+    if isinstance(command, str) and command:
+        if "*** Begin Patch" in command:  # Codex's apply_patch carries the whole patch
+            return _patch_files(command)
+        return _one_line(command)
+    questions = tool_input.get("questions")
+    if isinstance(questions, list) and questions and isinstance(questions[0], dict):
+        return _one_line(_text(questions[0].get("question")))
+    for key in ("file_path", "notebook_path", "path", "url", "query", "pattern", "question",
+                "plan", "description", "prompt", "skill", "subject"):  # fmt: skip
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return _one_line(value)
+    for value in tool_input.values():
+        if isinstance(value, str) and value.strip():
+            return _one_line(value)
+    return ""
+
+
+def _patch_files(patch: str) -> str:
+    files = []
+    for line in patch.splitlines():
+        for verb in ("Add", "Update", "Delete"):
+            prefix = f"*** {verb} File: "
+            if line.startswith(prefix):
+                files.append(line[len(prefix) :].strip())
+    return "apply_patch " + ", ".join(files) if files else "apply_patch"
+
+
+def _agent_pid(agent: str) -> int:
+    """The agent's process: Claude names it; otherwise our parent, or the parent of the shell
+    the agent ran us through (Linux only: elsewhere we cannot look without spawning)."""
+    named = _env("CLAUDE_PID") if agent == "claude" else None
+    if named and named.isdigit():
+        return int(named)
+    pid = _os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                stat = fh.read().decode("utf-8", "replace")
+            name = stat[stat.index("(") + 1 : stat.rindex(")")]
+            if name in SHELLS:
+                return int(stat[stat.rindex(")") + 2 :].split()[1])
+        except (OSError, ValueError, IndexError):
+            pass
+    return pid
+
+
+# -- output ---------------------------------------------------------------------------------
+
+
+def _line(record: dict[str, object]) -> bytes:
+    line = _dumps(record)
+    for key in SQUEEZE:
+        if len(line) <= LINE_CAP:
+            return line
+        value = record.get(key)
+        if isinstance(value, str) and len(value) > 120:
+            record[key] = _cut(value, 120)
+            line = _dumps(record)
+        if len(line) > LINE_CAP:
+            record[key] = ""
+            line = _dumps(record)
+    if len(line) <= LINE_CAP:
+        return line
+    return _dumps({k: record[k] for k in REQUIRED})
+
+
+def _dumps(record: dict[str, object]) -> bytes:
+    """Flat JSON of strings, numbers and None, one line (``_json`` escapes every control
+    character, so no newline can end up inside)."""
+    parts = []
+    for key, value in record.items():
+        if isinstance(value, str):
+            text = _json.encode_basestring(value)
+        elif isinstance(value, bool) or value is None:
+            text = "true" if value is True else "false" if value is False else "null"
+        elif isinstance(value, int):
+            text = str(value)
+        elif isinstance(value, float):
+            text = repr(value)
+        else:
+            text = _json.encode_basestring(str(value))
+        parts.append(f'"{key}":{text}')
+    return ("{" + ",".join(parts) + "}\n").encode("utf-8", "replace")
+
+
+def _append(data_dir: str, agent: str, session_id: str, line: bytes) -> None:
+    if not _is_dir(data_dir):
+        return  # agentbar is not installed here (any more): leave no trace
+    folder = data_dir.rstrip(SEP) or SEP
+    for part in ("events", agent):
+        folder = folder + SEP + part
+        try:  # noqa: SIM105 - contextlib would cost an import on every event
+            _os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+    flags = _os.O_WRONLY | _os.O_APPEND | _os.O_CREAT
+    for extra in ("O_CLOEXEC", "O_NOFOLLOW", "O_BINARY"):
+        flags |= getattr(_os, extra, 0)
+    fd = _os.open(folder + SEP + session_id + ".jsonl", flags, 0o600)
+    try:
+        _os.write(fd, line)  # one write: appends never interleave
+    finally:
+        _os.close(fd)
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        mode = _os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return (mode & 0o170000) == 0o040000
+
+
+def _print(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except Exception:
+        pass
+
+
+def run(argv: list[str]) -> None:
+    """Run for one event and leave: exit status 0 whatever happened."""
+    try:
+        main(argv)
+    except BaseException:  # nothing may reach the agent, not even Ctrl-C
+        pass
+    finally:
+        try:  # noqa: SIM105
+            sys.stdout.flush()
+        except BaseException:
+            pass
+        _os._exit(0)  # no interpreter teardown: a few milliseconds the agent does not wait

@@ -1,0 +1,454 @@
+"""The hook program as the agents run it: a real subprocess per event, real payload shapes
+(agent-formats.md 2.4-2.8 for Claude Code, 4.1 and 4.3 for Codex), the line it appends."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+HOOK = REPO / "assets" / "hooks" / "agentbar_hook.py"
+SID = "8f2c1d4e-5b6a-4c7d-9e8f-0a1b2c3d4e5f"
+CODEX_SID = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"
+
+
+def run_hook(
+    data_dir: Path | None,
+    payload: Any = None,
+    *,
+    agent: str = "claude",
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+    extra: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess[bytes]:
+    cmd = [sys.executable, "-I", "-S", str(HOOK), "--agent", agent]
+    if data_dir is not None:
+        cmd += ["--data-dir", str(data_dir)]
+    cmd += list(extra)
+    if stdin is None:
+        stdin = b"" if payload is None else json.dumps(payload).encode()
+    base = {"PATH": os.environ.get("PATH", ""), "HOME": str(data_dir or "/nonexistent")}
+    return subprocess.run(
+        cmd, input=stdin, capture_output=True, env={**base, **(env or {})}, timeout=30, check=False
+    )
+
+
+def lines(data_dir: Path, agent: str = "claude", session: str = SID) -> list[dict[str, Any]]:
+    path = data_dir / "events" / agent / f"{session}.jsonl"
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    assert raw.endswith(b"\n")
+    return [json.loads(line) for line in raw.splitlines()]
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    d = tmp_path / "data"
+    d.mkdir()
+    return d
+
+
+def claude(event: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "session_id": SID,
+        "transcript_path": f"/home/u/.claude/projects/-work-api/{SID}.jsonl",
+        "cwd": "/work/api",
+        "permission_mode": "default",
+        "hook_event_name": event,
+        **extra,
+    }
+
+
+def codex(event: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "session_id": CODEX_SID,
+        "transcript_path": "/home/u/.codex/sessions/2026/11/29/rollout.jsonl",
+        "cwd": "/work/web",
+        "hook_event_name": event,
+        "model": "gpt-5-codex",
+        **extra,
+    }
+
+
+BASH = {"command": "npm test -- --watch=false\necho done", "description": "Run the tests"}
+
+CLAUDE_CASES: list[tuple[dict[str, Any], dict[str, Any]]] = [
+    (claude("SessionStart", source="startup", model="claude-sonnet-4-5"), {"source": "startup"}),
+    (claude("UserPromptSubmit", prompt="Fix the flaky test"), {}),
+    (
+        claude("PreToolUse", tool_name="Bash", tool_input=BASH, tool_use_id="toolu_1"),
+        {"tool_name": "Bash", "tool_summary": "npm test -- --watch=false"},
+    ),
+    (
+        claude("PermissionRequest", tool_name="Edit", tool_input={"file_path": "/w/a.py"}),
+        {"tool_name": "Edit", "tool_summary": "/w/a.py"},
+    ),
+    (
+        claude(
+            "PermissionRequest",
+            tool_name="AskUserQuestion",
+            tool_input={"questions": [{"question": "Which database?", "options": []}]},
+        ),
+        {"tool_name": "AskUserQuestion", "tool_summary": "Which database?"},
+    ),
+    (
+        claude(
+            "PostToolUse",
+            tool_name="Bash",
+            tool_input=BASH,
+            tool_response={"stdout": "x" * 50_000},
+            tool_use_id="toolu_1",
+        ),
+        {"tool_name": "Bash"},
+    ),
+    (
+        claude(
+            "PostToolUseFailure",
+            tool_name="Bash",
+            tool_input=BASH,
+            error="exit status 1",
+            tool_use_id="toolu_1",
+        ),
+        {"error": "exit status 1"},
+    ),
+    (
+        claude(
+            "Notification",
+            notification_type="permission_prompt",
+            message="Claude needs your permission to use Bash",
+        ),
+        {"notification_type": "permission_prompt", "message": "Claude needs your permission"},
+    ),
+    (
+        claude("Notification", notification_type="idle_prompt", message="Claude is waiting"),
+        {"notification_type": "idle_prompt"},
+    ),
+    (
+        claude(
+            "Stop",
+            stop_hook_active=False,
+            last_assistant_message="All tests pass.\n\nShall I commit?",
+            background_tasks=[],
+        ),
+        {"last_assistant_message": "All tests pass.\n\nShall I commit?"},
+    ),
+    (
+        claude("StopFailure", error="rate_limit", error_details="429 Too Many Requests"),
+        {"error": "rate_limit: 429 Too Many Requests"},
+    ),
+    (
+        claude("SubagentStop", agent_id="a1", agent_type="Explore", stop_hook_active=False),
+        {"agent_id": "a1"},
+    ),
+    (claude("SessionEnd", reason="prompt_input_exit"), {"reason": "prompt_input_exit"}),
+]
+
+
+@pytest.mark.parametrize(("payload", "expect"), CLAUDE_CASES, ids=lambda c: str(c)[:40])
+def test_each_claude_event_appends_one_line(
+    data: Path, payload: dict[str, Any], expect: dict[str, Any]
+) -> None:
+    result = run_hook(data, payload, env={"CLAUDE_PID": "4242"})
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    (line,) = lines(data)
+    assert line["v"] == 1
+    assert (line["agent"], line["event"], line["session_id"]) == (
+        "claude",
+        payload["hook_event_name"],
+        SID,
+    )
+    assert (line["cwd"], line["transcript_path"]) == ("/work/api", payload["transcript_path"])
+    assert line["pid"] == 4242
+    assert line["permission_mode"] == "default"
+    assert abs(line["ts"] - __import__("time").time()) < 60
+    for key, value in expect.items():
+        assert str(line[key]).startswith(value), (key, line[key])
+    assert "tool_response" not in line and "prompt" not in line
+
+
+CODEX_CASES: list[tuple[dict[str, Any], dict[str, Any], bytes]] = [
+    (codex("SessionStart", source="startup", permission_mode="default"), {}, b""),
+    (codex("UserPromptSubmit", turn_id="t1", prompt="Add a login page"), {"turn_id": "t1"}, b""),
+    (
+        codex("PreToolUse", turn_id="t1", tool_name="Bash", tool_input={"command": "ls -la"}),
+        {"tool_summary": "ls -la"},
+        b"",
+    ),
+    (
+        codex(
+            "PermissionRequest",
+            turn_id="t1",
+            tool_name="apply_patch",
+            tool_input={
+                "command": "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n"
+                "*** Add File: src/b.py\n+z\n*** End Patch",
+                "description": "edit files",
+            },
+        ),
+        {"tool_summary": "apply_patch src/a.py, src/b.py"},
+        b"",
+    ),
+    (codex("PostToolUse", turn_id="t1", tool_name="Bash", tool_response="ok"), {}, b""),
+    (
+        codex("Stop", turn_id="t1", stop_hook_active=False, last_assistant_message="Done."),
+        {"last_assistant_message": "Done."},
+        b"{}\n",
+    ),
+    (
+        codex("SubagentStop", turn_id="t1", agent_id="x", agent_type="worker"),
+        {"agent_id": "x"},
+        b"{}\n",
+    ),
+    (codex("StopFailure", turn_id="t1", error="server_error"), {"error": "server_error"}, b""),
+]
+
+
+@pytest.mark.parametrize(("payload", "expect", "stdout"), CODEX_CASES, ids=lambda c: str(c)[:40])
+def test_each_codex_event_appends_one_line(
+    data: Path, payload: dict[str, Any], expect: dict[str, Any], stdout: bytes
+) -> None:
+    result = run_hook(data, payload, agent="codex")
+    # Only Stop and SubagentStop print, and only Codex's no-op "{}".
+    assert (result.returncode, result.stdout, result.stderr) == (0, stdout, b"")
+    (line,) = lines(data, "codex", CODEX_SID)
+    assert (line["agent"], line["event"], line["cwd"]) == (
+        "codex",
+        payload["hook_event_name"],
+        "/work/web",
+    )
+    for key, value in expect.items():
+        assert line[key] == value
+
+
+def test_claude_stop_prints_nothing(data: Path) -> None:
+    result = run_hook(data, claude("Stop", last_assistant_message="ok"))
+    assert result.stdout == b""
+
+
+def test_codex_notify_reads_the_last_argument(data: Path) -> None:
+    payload = {
+        "type": "agent-turn-complete",
+        "thread-id": CODEX_SID,
+        "turn-id": "12",
+        "cwd": "/work/web",
+        "client": "codex-tui",
+        "input-messages": ["rename the module"],
+        "last-assistant-message": "Renamed. Want me to update the imports too?",
+    }
+    result = run_hook(data, agent="codex", stdin=b"", extra=("--notify", json.dumps(payload)))
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    (line,) = lines(data, "codex", CODEX_SID)
+    assert (line["event"], line["turn_id"], line["cwd"]) == (
+        "agent-turn-complete",
+        "12",
+        "/work/web",
+    )
+    assert line["last_assistant_message"].endswith("imports too?")
+
+
+def test_notify_without_a_thread_id_uses_codex_environment(data: Path) -> None:
+    payload = {"type": "agent-turn-complete", "last-assistant-message": "ok"}
+    run_hook(
+        data,
+        agent="codex",
+        extra=("--notify", json.dumps(payload)),
+        env={"CODEX_THREAD_ID": CODEX_SID},
+    )
+    assert [line["event"] for line in lines(data, "codex", CODEX_SID)] == ["agent-turn-complete"]
+
+
+# -- session ids ---------------------------------------------------------------------------
+
+
+def test_session_id_falls_back_to_claude_then_codex_environment(data: Path) -> None:
+    no_id = {"hook_event_name": "Stop", "cwd": "/w"}
+    run_hook(data, no_id, env={"CLAUDE_CODE_SESSION_ID": "from-claude", "CODEX_THREAD_ID": "x"})
+    run_hook(data, no_id, env={"CODEX_THREAD_ID": "from-codex"})
+    assert [line["session_id"] for line in lines(data, session="from-claude")] == ["from-claude"]
+    assert [line["session_id"] for line in lines(data, session="from-codex")] == ["from-codex"]
+
+
+def test_the_payloads_session_id_beats_the_environment(data: Path) -> None:
+    run_hook(data, claude("Stop"), env={"CLAUDE_CODE_SESSION_ID": "other"})
+    assert len(lines(data)) == 1
+    assert not (data / "events" / "claude" / "other.jsonl").exists()
+
+
+def test_an_agentbar_task_id_is_never_a_session_id(data: Path) -> None:
+    run_hook(
+        data,
+        {"hook_event_name": "Stop"},
+        env={"AGENTBAR_TASK_ID": "task-1", "NEZHA_TASK_ID": "task-1"},
+    )
+    assert not (data / "events" / "claude").exists() or not any(
+        (data / "events" / "claude").iterdir()
+    )
+
+
+@pytest.mark.parametrize("bad", ["../../etc/passwd", "a/b", "..", ".hidden", "x" * 200, "a\nb"])
+def test_a_session_id_unsafe_as_a_file_name_writes_nothing(data: Path, bad: str) -> None:
+    result = run_hook(data, {**claude("Stop"), "session_id": bad})
+    assert (result.returncode, result.stdout) == (0, b"")
+    written = [p for p in data.rglob("*") if p.is_file()]
+    assert written == []
+    assert not (data.parent / "etc").exists()
+
+
+# -- never harm the agent ------------------------------------------------------------------
+
+
+def test_a_missing_data_dir_writes_nothing_and_is_not_created(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    result = run_hook(missing, claude("PreToolUse", tool_name="Bash", tool_input=BASH))
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert not missing.exists()
+
+
+def test_a_missing_data_dir_still_gives_codex_its_stop_answer(tmp_path: Path) -> None:
+    result = run_hook(tmp_path / "nowhere", codex("Stop"), agent="codex")
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"{}\n", b"")
+
+
+def test_an_unwritable_data_dir_writes_nothing(data: Path) -> None:
+    (data / "events").write_text("a file where the folder should be")
+    result = run_hook(data, claude("Stop"))
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert (data / "events").read_text() == "a file where the folder should be"
+
+
+def test_a_data_dir_that_is_a_file_writes_nothing(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "data"
+    not_a_dir.write_text("")
+    result = run_hook(not_a_dir, claude("Stop"))
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True, reason="root writes")
+def test_a_read_only_data_dir_writes_nothing(data: Path) -> None:
+    data.chmod(0o500)
+    try:
+        result = run_hook(data, claude("Stop"))
+    finally:
+        data.chmod(0o700)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [b"", b"not json", b"{", b"[1, 2]", b'"text"', b"\xff\xfe\x00", b'{"a": 1} trailing', b"null"],
+)
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_garbage_on_stdin_exits_zero_silently(data: Path, stdin: bytes, agent: str) -> None:
+    result = run_hook(data, stdin=stdin, agent=agent)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert not list(data.rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [(), ("--agent",), ("--agent", "gemini"), ("--data-dir",), ("--bogus", "x")],
+)
+def test_bad_arguments_exit_zero_silently(data: Path, argv: tuple[str, ...]) -> None:
+    cmd = [sys.executable, "-I", "-S", str(HOOK), *argv]
+    result = subprocess.run(
+        cmd, input=json.dumps(claude("Stop")).encode(), capture_output=True, timeout=30, check=False
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+def test_data_dir_falls_back_to_the_environment(data: Path) -> None:
+    result = run_hook(None, claude("Stop"), env={"AGENTBAR_DATA_DIR": str(data)})
+    assert result.returncode == 0
+    assert len(lines(data)) == 1
+
+
+def test_data_dir_falls_back_to_the_platform_default(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    default = home / ".local" / "share" / "agentbar"
+    default.mkdir(parents=True)
+    run_hook(None, claude("Stop"), env={"HOME": str(home)})
+    if sys.platform.startswith("linux"):
+        assert len(lines(default)) == 1
+
+
+def test_files_are_private(data: Path) -> None:
+    run_hook(data, claude("Stop"))
+    folder = data / "events" / "claude"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / f"{SID}.jsonl").stat().st_mode) == 0o600
+
+
+# -- line shape ----------------------------------------------------------------------------
+
+
+def test_long_fields_are_cut_and_the_line_stays_under_4_kib(data: Path) -> None:
+    huge = "é" * 100_000
+    payload = claude(
+        "Stop",
+        cwd="/w/" + "d" * 3000,
+        transcript_path="/t/" + "p" * 3000,
+        last_assistant_message=huge,
+        message=huge,
+        reason=huge,
+        tool_name="Bash",
+        tool_input={"command": huge},
+        error=huge,
+    )
+    run_hook(data, payload)
+    raw = (data / "events" / "claude" / f"{SID}.jsonl").read_bytes()
+    assert len(raw) < 4096
+    (line,) = lines(data)
+    assert line["event"] == "Stop"
+    assert len(line["last_assistant_message"]) <= 1000
+
+
+def test_unicode_and_control_characters_survive_on_one_line(data: Path) -> None:
+    text = "Fertig ✓ — 完成\u2028next\x00\x1b[31m"
+    run_hook(data, claude("Stop", last_assistant_message=text, cwd="/wörk/ü"))
+    raw = (data / "events" / "claude" / f"{SID}.jsonl").read_bytes()
+    assert raw.count(b"\n") == 1
+    (line,) = lines(data)
+    assert (line["last_assistant_message"], line["cwd"]) == (text, "/wörk/ü")
+
+
+def test_the_agent_pid_is_the_parent_when_the_agent_names_none(data: Path) -> None:
+    run_hook(data, claude("Stop"))
+    (line,) = lines(data)
+    assert isinstance(line["pid"], int) and line["pid"] > 0
+
+
+def test_a_hundred_concurrent_invocations_give_a_hundred_intact_lines(data: Path) -> None:
+    long_message = "The answer, at length. " * 60
+    procs = []
+    for i in range(100):
+        payload = claude(
+            "PreToolUse" if i % 2 else "Stop",
+            tool_name="Bash",
+            tool_input={"command": f"echo {i} " + "x" * 400},
+            last_assistant_message=f"{i}: {long_message}",
+        )
+        cmd = [
+            sys.executable, "-I", "-S", str(HOOK), "--agent", "claude", "--data-dir", str(data)
+        ]  # fmt: skip
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        procs.append((proc, json.dumps(payload).encode()))
+    for proc, body in procs:
+        out, err = proc.communicate(body, timeout=60)
+        assert (proc.returncode, out, err) == (0, b"", b"")
+    got = lines(data)
+    assert len(got) == 100
+    # Every line parses, and each invocation's line is there exactly once.
+    assert sorted(int(line["last_assistant_message"].split(":")[0]) for line in got) == list(
+        range(100)
+    )
+    assert all(line["tool_summary"].startswith("echo ") for line in got)
