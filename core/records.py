@@ -178,6 +178,29 @@ class Bookkeeping(Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HookEvent(Record):
+    """One event from agentbar's hook program (``<data>/events/<agent>/<session>.jsonl``): the
+    agent itself saying what just happened. ``ts`` is when the hook ran; ``agent_id`` is set
+    when a sub-agent's work raised it. Text fields are already cut to one short line each,
+    except ``last_message`` (the turn's final answer, up to 1,000 characters)."""
+
+    event: str  # the hook event name (``PreToolUse``, ``Stop``...; ``agent-turn-complete``)
+    cwd: str | None = None
+    transcript_path: str | None = None
+    tool_name: str | None = None
+    tool_summary: str | None = None  # the command, the file, the question
+    notification_type: str | None = None
+    message: str | None = None
+    source: str | None = None  # SessionStart: startup, resume, clear, compact, fork
+    reason: str | None = None  # SessionEnd
+    last_message: str | None = None
+    turn_id: str | None = None
+    permission_mode: str | None = None
+    error: str | None = None
+    pid: int | None = None  # the agent's process, as the hook saw it
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Unknown(Record):
     """A line whose shape no adapter knows; kept so replay can show it plainly."""
 

@@ -4,6 +4,16 @@ Strongest first: process liveness (a session whose process is gone is ``ended``)
 the agent's live registry, then the transcript. Weaker signals still refine stronger ones: the
 registry says "waiting", the transcript says for which command; the registry says "idle", the
 transcript says whether the turn failed or ended on a question.
+
+A hook event is the agent saying what just happened, so it outranks the others, but only until
+something newer says otherwise: the registry changed after it (``updated_at``), or the
+transcript showed the turn moving after it (``TurnState.moved_at``), and what they now say is a
+different state. That is how an approval ends (the hook says "waiting"; once the person says
+yes, the registry turns busy and tool progress lands, both newer), how an interrupt shows (Claude
+runs no hook for it; the transcript's interrupt line is newer than the last tool hook), and how
+a session resumed without hooks takes over from its old ``SessionEnd``. One exception: after a
+turn-ending event, answer text alone does not count, since Claude writes the final answer's
+line a moment after ``Stop`` and that line is the end the hook already reported.
 """
 
 from __future__ import annotations
@@ -44,12 +54,20 @@ class RegistryView:
 
 @dataclass(frozen=True, slots=True)
 class HookView:
-    """The state the latest hook event implies (hooks arrive in a later issue; the seam is here)."""
+    """The state the latest hook event implies (``state.hooks`` folds the events into it)."""
 
     state: State
     waiting_for: WaitingFor | None
-    detail: str
-    at: float
+    detail: str  # empty: borrow it from the transcript (the pending call, the answer)
+    at: float  # when the hook ran (epoch seconds)
+    event: str = ""  # the hook event that set it
+    note: str = ""  # a generic text, shown only when nothing better is known
+
+
+# Events after which the turn is over: the final answer's own line may still land after them.
+TURN_OVER_EVENTS = frozenset(
+    {"Stop", "agent-turn-complete", "StopFailure", "Interrupt", "SessionEnd"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +80,18 @@ class Signals:
 
 
 def decide(signals: Signals, now: float, traits: AgentTraits) -> SessionState:
+    hook = signals.hook
     if signals.alive is False:
+        if hook is not None and hook.state is State.ENDED and not _hook_outdated(hook, signals):
+            return _from_hook(hook, signals, now)  # it said so itself before it went
         return SessionState(state=State.ENDED, source=Source.PROCESS, detail="agent exited")
-    if signals.hook is not None:
-        return _from_hook(signals.hook, signals.turn)
+    fallback = _without_hook(signals, now, traits)
+    if hook is None or _superseded(hook, fallback, signals):
+        return fallback
+    return _from_hook(hook, signals, now)
+
+
+def _without_hook(signals: Signals, now: float, traits: AgentTraits) -> SessionState:
     if signals.registry is not None:
         decided = _from_registry(signals.registry, signals.turn, now)
         if decided is not None:
@@ -73,12 +99,73 @@ def decide(signals: Signals, now: float, traits: AgentTraits) -> SessionState:
     return _from_transcript(signals.turn, signals.last_activity, now, traits)
 
 
-def _from_hook(hook: HookView, turn: TurnState) -> SessionState:
+def _superseded(hook: HookView, fallback: SessionState, signals: Signals) -> bool:
+    """True when the registry or the transcript says something else, and said it after the
+    hook event."""
+    if (fallback.state, fallback.waiting_for) == (hook.state, hook.waiting_for):
+        return False  # they agree: the hook's account is the fuller one
+    reg = signals.registry
+    if fallback.source is Source.REGISTRY:
+        evidence = None if reg is None else reg.updated_at
+    else:
+        evidence = signals.turn.moved_at
+    if evidence is None or evidence <= hook.at:
+        return False
+    return not (
+        hook.event in TURN_OVER_EVENTS
+        and fallback.state is State.RUNNING
+        and signals.turn.phase is Phase.ANSWERED
+    )
+
+
+def _hook_outdated(hook: HookView, signals: Signals) -> bool:
+    moved = signals.turn.moved_at
+    return moved is not None and moved > hook.at
+
+
+def _from_hook(hook: HookView, signals: Signals, now: float) -> SessionState:
+    turn = signals.turn
     detail = hook.detail
-    if hook.state is State.INPUT_REQUIRED and not detail and turn.pending:
-        detail = describe_call(turn.pending[-1])
+    match hook.state:
+        case State.INPUT_REQUIRED if not detail:
+            asking = _asking_call(turn) or (turn.pending[-1] if turn.pending else None)
+            detail = describe_call(asking) if asking else hook.note or "waiting for you"
+        case State.RUNNING if not detail or _hook_outdated(hook, signals):
+            detail = _running_detail(turn, turn.open_subagents(now, SUBAGENT_STALE_SECONDS))
+        case State.DONE:
+            return _hook_done(hook, turn, now)
+        case State.FAILED if not detail:
+            detail = one_line(turn.failure or "failed")
+        case _:
+            pass
     return SessionState(
         state=hook.state, waiting_for=hook.waiting_for, detail=detail, source=Source.HOOK
+    )
+
+
+def _hook_done(hook: HookView, turn: TurnState, now: float) -> SessionState:
+    provisional = False
+    detail = hook.detail
+    if not detail and hook.event in TURN_OVER_EVENTS:
+        # No last message in the event (older agent builds): the transcript has the answer,
+        # or will have it in a moment.
+        question = _question(turn)
+        if question is not None:
+            return SessionState(
+                state=State.INPUT_REQUIRED,
+                waiting_for=WaitingFor.QUESTION,
+                detail=question.detail,
+                source=Source.HOOK,
+            )
+        detail = _done_detail(turn)
+        provisional = turn.phase is Phase.RUNNING
+    open_subs = turn.open_subagents(now, SUBAGENT_STALE_SECONDS)
+    if open_subs and hook.event in TURN_OVER_EVENTS:
+        return SessionState(
+            state=State.RUNNING, detail=_subagent_detail(open_subs), source=Source.TRANSCRIPT
+        )
+    return SessionState(
+        state=State.DONE, detail=detail, source=Source.HOOK, provisional=provisional
     )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from agentbar.core.records import (
+    Activity,
     ApiError,
     Asks,
     AssistantText,
@@ -68,6 +69,9 @@ class TurnState:
     denied: str | None = None  # the call the user refused in this turn ("Bash: rm -rf x")
     subagents: tuple[tuple[str, SubagentStatus], ...] = ()
     background_agents: int | None = None  # what the agent said still runs after the turn ended
+    # When the main thread last showed the turn moving (a prompt, output, a tool call or its
+    # result, the turn's end, tool progress): newer than a hook event, it outranks it.
+    moved_at: float | None = None
 
     def open_subagents(self, now: float, stale_after: float) -> int:
         """Sub-agents with work in flight that wrote something within ``stale_after`` seconds."""
@@ -95,6 +99,32 @@ def reduce_all(state: TurnState, records: Iterable[Record]) -> TurnState:
     return draft.freeze(state)
 
 
+def moves_turn(record: Record) -> bool:
+    """True for a main-thread record that shows the turn moving. Not bookkeeping, titles or
+    usage, and not the attachments, system notes and hook bookkeeping Claude writes around a
+    turn that has already ended (they would make a finished turn look busy again)."""
+    if record.agent_id is not None:
+        return False
+    if isinstance(record, Activity):
+        kind = record.kind
+        if "hook" in kind or kind in ("queue-operation", "oversized"):
+            return False
+        # Claude's "progress/<tool>" lines; Codex's bare command, tool and message events.
+        return kind.startswith("progress/") or "/" not in kind
+    return isinstance(
+        record,
+        Prompt
+        | TurnStarted
+        | AssistantText
+        | Thinking
+        | ToolCall
+        | ToolResult
+        | TurnEnded
+        | TurnAborted
+        | ApiError,
+    )
+
+
 def describe_call(call: PendingCall) -> str:
     """``Bash: npm test`` — the tool and what it was asked to do."""
     return f"{call.name}: {call.summary}" if call.summary else call.name
@@ -110,6 +140,7 @@ class _Draft:
         "changed",
         "denied",
         "failure",
+        "moved_at",
         "pending",
         "phase",
         "retrying",
@@ -126,6 +157,7 @@ class _Draft:
         self.retrying = s.retrying
         self.denied = s.denied
         self.background_agents = s.background_agents
+        self.moved_at = s.moved_at
         self.subagents = dict(s.subagents)
         self.changed = False
         self.subs_changed = False
@@ -145,6 +177,7 @@ class _Draft:
             if self.subs_changed
             else original.subagents,
             background_agents=self.background_agents,
+            moved_at=self.moved_at,
         )
 
     def _new_turn(self) -> None:
@@ -159,6 +192,10 @@ class _Draft:
         self.pending.clear()
 
     def apply(self, record: Record) -> None:
+        ts = record.ts
+        if ts is not None and (self.moved_at is None or ts > self.moved_at) and moves_turn(record):
+            self.moved_at = ts
+            self.changed = True
         match record:
             case Prompt() | TurnStarted():
                 self._new_turn()
