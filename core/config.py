@@ -13,9 +13,11 @@ from pathlib import Path
 
 import platformdirs
 
+from agentbar.core.model import Agent
 from agentbar.core.sources.base import AgentSource
 from agentbar.core.sources.claude import ClaudeSource, default_claude_roots
 from agentbar.core.sources.codex import CodexSource, default_codex_home
+from agentbar.core.sources.hook_events import HookEventsSource, events_dir
 
 APP_NAME = "agentbar"
 
@@ -43,8 +45,16 @@ class Settings:
     def lock_path(self) -> Path:
         return self.data_dir / "engine.lock"
 
+    def events_dir(self, agent: Agent) -> Path:
+        """Where agentbar's hook program writes ``agent``'s events."""
+        return events_dir(self.data_dir, agent)
+
     def sources(self) -> list[AgentSource]:
-        return [*(ClaudeSource(root) for root in self.claude_roots), CodexSource(self.codex_home)]
+        return [
+            *(ClaudeSource(root) for root in self.claude_roots),
+            CodexSource(self.codex_home),
+            *(HookEventsSource(self.data_dir, agent) for agent in Agent),
+        ]
 
 
 def data_dir(env: Mapping[str, str]) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -35,7 +36,8 @@ from agentbar.core.model import (
 from agentbar.core.procs import ProcessTable
 from agentbar.core.records import Record
 from agentbar.core.sources.base import AgentSource, Owner, RegistryEntry, StreamKind
-from agentbar.core.state import fusion, turns
+from agentbar.core.state import fusion, hooks, turns
+from agentbar.core.state.hooks import HookState
 from agentbar.core.state.turns import TurnState
 from agentbar.core.streams import Stream, StreamTable
 from agentbar.core.tail import DEFAULT_MAX_LINE_BYTES
@@ -51,6 +53,9 @@ FUTURE_SLACK_SECONDS = 60.0
 REGISTRY_START_SLACK = 5.0  # a registry's startedAt comes a little after its process started
 MAX_BATCH = 10_000
 ENGINE_RETRY_SECONDS = 1.0
+# An ended session's hook-events file is deleted once the session and the file have been quiet
+# this long (its state is kept in the index; only the raw events go).
+HOOK_FILE_KEEP_SECONDS = 24 * 3600.0
 
 
 # -- inbox messages ----------------------------------------------------------------------------
@@ -97,6 +102,7 @@ class _Session:
     key: SessionKey
     turn: TurnState = field(default_factory=TurnState)
     facts: SessionFacts = field(default_factory=SessionFacts)
+    hooks: HookState = field(default_factory=HookState)
     transcript: str | None = None
     streams: set[str] = field(default_factory=set)
     registry: RegistryEntry | None = None
@@ -118,8 +124,16 @@ class _Session:
 
     @property
     def visible(self) -> bool:
-        """Listed to users: it has its own transcript or a live registry entry."""
-        return self.transcript is not None or self.registry is not None
+        """Listed to users: it has its own transcript, a live registry entry, or hook events
+        that say where it runs (a session can announce itself before its first line)."""
+        return (
+            self.transcript is not None or self.registry is not None or self.hooks.cwd is not None
+        )
+
+    @property
+    def project(self) -> str | None:
+        registry = self.registry
+        return self.facts.project or (registry.cwd if registry else None) or self.hooks.cwd
 
 
 class Engine:
@@ -296,6 +310,7 @@ class Engine:
         if now - self._last_full_rescan >= self.full_rescan_seconds:
             self._last_full_rescan = now
             self._rescan()
+            self._prune_hook_files()
         else:
             self._stat_hot_streams()
         self._check_liveness(full=True)
@@ -388,8 +403,11 @@ class Engine:
             session.mark()
         if not records:
             return
-        session.turn = turns.reduce_all(session.turn, records)
-        session.facts = facts_mod.fold_all(session.facts, records)
+        if stream.spec.kind is StreamKind.HOOKS:
+            session.hooks = hooks.reduce_all(session.hooks, records)
+        else:
+            session.turn = turns.reduce_all(session.turn, records)
+        session.facts = facts_mod.fold_all(session.facts, records)  # times: hooks count too
         session.mark()
         self._unpublished.add(key)
 
@@ -404,7 +422,7 @@ class Engine:
     def _rebuild(self, key: SessionKey) -> None:
         """Fold the session again from the top of every one of its files."""
         session = self._sessions[key]
-        session.turn, session.facts = TurnState(), SessionFacts()
+        session.turn, session.facts, session.hooks = TurnState(), SessionFacts(), HookState()
         session.mark()
         for path in sorted(session.streams):
             stream = self.streams.get(path)
@@ -436,6 +454,40 @@ class Engine:
             # Its files are gone (the agent's cleanup sweep, or by hand): so is the session.
             del self._sessions[session.key]
             self._deleted_sessions.add(session.key)
+
+    # -- per-session resources -----------------------------------------------------------------
+
+    def _release(self, session: _Session) -> None:
+        """An ended session keeps no file open (each stream belongs to this one session; the
+        folder watches are shared by every session and stay). A resumed session's files are
+        opened again, at their cursors, by the next read."""
+        for path in session.streams:
+            stream = self.streams.get(path)
+            if stream is not None:
+                self.streams.close(stream)
+
+    def _prune_hook_files(self) -> None:
+        """Delete the hook-events files of sessions that ended, where neither the session nor
+        the file changed for a day. Never one still written to: the file must be quiet and
+        fully read, and a session that resumes simply starts a new file."""
+        horizon = self.clock.time() - HOOK_FILE_KEEP_SECONDS
+        for stream in self.streams:
+            if stream.spec.kind is not StreamKind.HOOKS or stream.session is None:
+                continue
+            session = self._sessions.get(stream.session)
+            if session is None or session.state is None or session.state.state is not State.ENDED:
+                continue
+            if max(session.hooks.last_at or 0.0, session.facts.last_activity or 0.0) > horizon:
+                continue
+            try:
+                st = os.stat(stream.spec.path)
+                if st.st_mtime > horizon or st.st_size != stream.position.offset:
+                    continue
+                os.unlink(stream.spec.path)
+            except OSError:
+                continue
+            log.info("pruned the hook events of ended session %s", session.key)
+            self._stream_gone(stream)
 
     # -- the live registry -------------------------------------------------------------------
 
@@ -509,8 +561,42 @@ class Engine:
             ]
             if pool and any(s.alive is not True for s in pool):
                 self.processes.refresh()  # a new agent may have started since the last tick
+        pool = [s for s in pool if not self._bind_hook_pid(s)]
         if pool:
             self._bind_processes(pool, now)
+
+    def _bind_hook_pid(self, session: _Session) -> bool:
+        """Bind the process the session's hook events came from, when nothing else has: it
+        must still run, be the agent's own client process, and have started before the event
+        (a pid given to a newer process is not the agent). A process serves one session at a
+        time, so the session whose events are newer takes it from another."""
+        pid, pid_at = session.hooks.pid, session.hooks.pid_at
+        view = session.hooks.view
+        if pid is None or pid_at is None or (view is not None and view.state is State.ENDED):
+            return False
+        source = _one_per_agent(self.sources).get(session.key.agent)
+        info = self.processes.lookup(pid)
+        if source is None or info is None or not source.is_client_process(info):
+            return False
+        if info.create_time > pid_at + REGISTRY_START_SLACK:
+            return False
+        for other in self._sessions.values():
+            if other is session or other.process is None or other.process.pid != pid:
+                continue
+            said_ended = other.hooks.view is not None and other.hooks.view.state is State.ENDED
+            if other.registry is not None or (
+                not said_ended and (other.facts.last_activity or 0.0) > pid_at
+            ):
+                return False  # the registry names it, or it has been used since
+            other.process, other.alive = None, False
+            other.mark()
+            self._unpublished.add(other.key)
+        session.process = Process(pid=info.pid, create_time=info.create_time)
+        session.had_process = True
+        session.alive = True
+        session.mark()
+        self._unpublished.add(session.key)
+        return True
 
     def _fresh(self, session: _Session, now: float) -> bool:
         """Written to within the grace period, by the agent's own clock. A time far in the
@@ -521,7 +607,7 @@ class Engine:
     def _bind_processes(self, unbound: list[_Session], now: float) -> None:
         taken = {s.process.pid for s in self._sessions.values() if s.process is not None}
         taken |= {s.registry.pid for s in self._sessions.values() if s.registry is not None}
-        for source in _one_per_agent(self.sources):
+        for source in _one_per_agent(self.sources).values():
             clients = liveness.without_wrappers(
                 liveness.Client(
                     proc=proc,
@@ -535,7 +621,7 @@ class Engine:
             candidates = [
                 liveness.Candidate(
                     key=s.key,
-                    cwd=s.facts.project,
+                    cwd=s.facts.project or s.hooks.cwd,
                     started_at=s.facts.started_at,
                     last_activity=s.facts.last_activity,
                 )
@@ -575,12 +661,15 @@ class Engine:
         signals = fusion.Signals(
             turn=session.turn,
             registry=registry,
+            hook=session.hooks.view,
             alive=session.alive,
             last_activity=session.facts.last_activity,
         )
         new = fusion.decide(signals, now, TRAITS[session.key.agent])
         if not new.same_transition(session.state):
             session.state_since = now
+            if new.state is State.ENDED:
+                self._release(session)
         if not new.same_as(session.state):
             session.state = new
             session.unsaved = True
@@ -613,7 +702,7 @@ class Engine:
         state = session.state or SessionState(state=State.ENDED, source=Source.PROCESS)
         return SessionSnapshot(
             key=session.key,
-            project=facts.project or (registry.cwd if registry else None),
+            project=session.project,
             title=facts.title or (registry.name if registry else None),
             state=state,
             state_since=session.state_since or self.clock.time(),
@@ -621,7 +710,7 @@ class Engine:
             last_activity=facts.last_activity,
             model=facts.model,
             usage=facts.usage,
-            transcript=session.transcript,
+            transcript=session.transcript or session.hooks.transcript_path,
             process=session.process,
         )
 
@@ -653,6 +742,7 @@ class Engine:
                 key=row.key,
                 turn=row.turn,
                 facts=row.facts,
+                hooks=row.hooks,
                 transcript=row.transcript,
                 process=row.process,
                 alive=None if row.process else False,
@@ -726,12 +816,14 @@ class Engine:
         self._deleted_sessions.clear()
 
 
-def _one_per_agent(sources: Iterable[AgentSource]) -> list[AgentSource]:
-    """One adapter per agent for reading processes (Claude can have two config roots)."""
+def _one_per_agent(sources: Iterable[AgentSource]) -> dict[Agent, AgentSource]:
+    """One adapter per agent for reading processes (Claude can have two config roots; the
+    hook-events sources know no processes)."""
     seen: dict[Agent, AgentSource] = {}
     for source in sources:
-        seen.setdefault(source.agent, source)
-    return list(seen.values())
+        if getattr(source, "finds_processes", True):
+            seen.setdefault(source.agent, source)
+    return seen
 
 
 def _stream_row(stream: Stream) -> StreamRow:
@@ -761,4 +853,5 @@ def _session_row(session: _Session) -> SessionRow:
         state=session.state,
         state_since=session.state_since,
         process=session.process,
+        hooks=session.hooks,
     )

@@ -13,7 +13,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +23,16 @@ from agentbar.core import codec
 from agentbar.core.facts import SessionFacts
 from agentbar.core.model import Agent, Process, SessionKey, SessionState, Source, State, WaitingFor
 from agentbar.core.sources.base import StreamKind
+from agentbar.core.state.hooks import HookState
 from agentbar.core.state.turns import TurnState
 from agentbar.core.tail import Cursor
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: sessions.hooks
 # Bump when the state machines or adapters change what they derive from the same lines, so
 # that states cached by older rules are recomputed rather than trusted.
-RULES_VERSION = 1
+RULES_VERSION = 2  # 2: hook events outrank the other signals; TurnState.moved_at
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -75,6 +76,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
     turn BLOB NOT NULL,
     facts BLOB NOT NULL,
+    hooks BLOB,
     PRIMARY KEY (agent, session_id)
 );
 CREATE INDEX IF NOT EXISTS sessions_by_activity ON sessions (last_activity);
@@ -107,6 +109,7 @@ class SessionRow:
     state: SessionState | None
     state_since: float | None
     process: Process | None
+    hooks: HookState = field(default_factory=HookState)
 
 
 class IndexUnusable(Exception):
@@ -234,7 +237,7 @@ class Index:
     def _load_sessions(self) -> Iterable[SessionRow]:
         for row in self._conn.execute(
             "SELECT agent, session_id, transcript, state, waiting_for, detail, source,"
-            " state_since, pid, proc_create, turn, facts FROM sessions"
+            " state_since, pid, proc_create, turn, facts, hooks FROM sessions"
         ):
             state = None
             if row[3] is not None:
@@ -253,6 +256,7 @@ class Index:
                 state=state,
                 state_since=row[7],
                 process=process,
+                hooks=HookState() if row[12] is None else codec.loads(HookState, row[12]),
             )
 
     # -- writing -----------------------------------------------------------------------------
@@ -274,7 +278,7 @@ class Index:
             )
             self._conn.executemany(
                 "INSERT OR REPLACE INTO sessions VALUES"
-                " (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [_session_values(s) for s in sessions],
             )
             self._conn.executemany(
@@ -357,6 +361,7 @@ def _session_values(s: SessionRow) -> tuple[Any, ...]:
         usage.cache_creation_tokens,
         codec.dumps(s.turn),
         codec.dumps(s.facts),
+        None if s.hooks == HookState() else codec.dumps(s.hooks),
     )
 
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 
@@ -11,6 +12,7 @@ from agentbar.core.config import Settings
 from agentbar.core.engine import Engine
 from agentbar.core.index import Index
 from agentbar.core.lock import InstanceLock
+from agentbar.core.model import Agent
 from agentbar.core.procs import PsutilProcessTable
 from agentbar.core.watch import FileWatcher, Ticker
 
@@ -33,6 +35,10 @@ class Service:
         owner = lock.acquire()
         if owner:
             index = Index.open(settings.index_path)
+            for agent in Agent:
+                # The hook program writes here; made now, it is watched from the first event.
+                with contextlib.suppress(OSError):
+                    settings.events_dir(agent).mkdir(parents=True, exist_ok=True)
         else:
             log.info(
                 "another agentbar (pid %s) owns the index; using a private copy",

@@ -180,6 +180,11 @@ class StreamTable:
         self._streams.pop(stream.path, None)
         self._registries.discard(stream.path)
 
+    def close(self, stream: Stream) -> None:
+        """Close its reader (it reopens at the same cursor when next read)."""
+        self._open.pop(stream.path, None)
+        self._close(stream)
+
     def close_all(self) -> None:
         for stream in list(self._open.values()):
             self._close(stream)

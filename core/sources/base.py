@@ -28,6 +28,7 @@ class StreamKind(StrEnum):
     TRANSCRIPT = "transcript"  # a session's own transcript (Claude) or rollout (Codex)
     SUBAGENT = "subagent"  # a sub-agent's transcript: part of its parent session
     REGISTRY = "registry"  # a live-session file the agent rewrites (Claude sessions/<pid>.json)
+    HOOKS = "hooks"  # agentbar's hook events for one session (<data>/events/<agent>/<id>.jsonl)
 
 
 @dataclass(frozen=True, slots=True)
