@@ -11,7 +11,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import psutil
@@ -33,6 +33,19 @@ class ScreenTimeout(AssertionError):
     pass
 
 
+class _AnsweringScreen(pyte.Screen):
+    """A screen that answers the terminal's status queries (cursor position, device
+    attributes) the way a real terminal does: crossterm-based TUIs (Codex up to 0.9x) ask for
+    the cursor position at start-up and give up ("The cursor position could not be read")
+    when nobody answers."""
+
+    answer: Callable[[str], None] | None = None
+
+    def write_process_input(self, data: str) -> None:
+        if self.answer is not None:
+            self.answer(data)
+
+
 class AgentTerminal:
     def __init__(
         self,
@@ -44,13 +57,14 @@ class AgentTerminal:
         rows: int = 45,
         log_path: Path | None = None,
     ) -> None:
-        self._screen = pyte.Screen(cols, rows)
+        self._screen = _AnsweringScreen(cols, rows)
         self._stream = pyte.ByteStream(self._screen)
         self._changed = threading.Condition()
         self._log = open(log_path, "wb") if log_path else None  # noqa: SIM115 - closed in close()
         self.proc = PtyProcess.spawn(
             list(argv), env=dict(env), cwd=str(cwd), dimensions=(rows, cols)
         )
+        self._screen.answer = self._answer
         self._reader = threading.Thread(target=self._read, name="pty-reader", daemon=True)
         self._reader.start()
 
@@ -70,6 +84,10 @@ class AgentTerminal:
                 self._changed.notify_all()
         with self._changed:
             self._changed.notify_all()
+
+    def _answer(self, data: str) -> None:
+        with contextlib.suppress(OSError):
+            self.proc.write(data.encode())
 
     def text(self) -> str:
         with self._changed:
