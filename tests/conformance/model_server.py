@@ -124,6 +124,19 @@ class ModelServer:
         raise AssertionError(f"expected {count} model requests, got {len(self.main_requests())}")
 
 
+def _is_warmup(body: dict[str, Any]) -> bool:
+    """Claude Code 2.0.x warms its sub-agents up at start-up with a "Warmup" prompt that offers
+    tools: a side request, not a turn of the script."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or len(messages) != 1 or not isinstance(messages[0], dict):
+        return False
+    content = messages[0].get("content")
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        content = " ".join(t for t in texts if isinstance(t, str))
+    return isinstance(content, str) and content.strip() == "Warmup"
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: ModelServer
     protocol_version = "HTTP/1.1"
@@ -180,7 +193,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body()
         path = self.path.split("?", 1)[0]
         tools = (body or {}).get("tools")
-        main = bool(tools)
+        main = bool(tools) and not _is_warmup(body or {})
         self.owner.record(Logged(time.perf_counter(), "POST", self.path, body, main))
         if path.endswith("/messages/count_tokens"):
             self._json(200, {"input_tokens": 100})
