@@ -106,6 +106,8 @@ class _Session:
     transcript: str | None = None
     streams: set[str] = field(default_factory=set)
     registry: RegistryEntry | None = None
+    # When the registry last said the agent was working (busy or waiting), by its own clock.
+    registry_active_at: float | None = None
     process: Process | None = None
     alive: bool | None = None
     # Once a session has had a process, losing it ends the session at once; only a session
@@ -510,6 +512,8 @@ class Engine:
         session = self._session(key)
         session.registry, session.process, session.alive = entry, process, True
         session.had_process = True
+        if (entry.status or "").lower() in ("busy", "waiting") and entry.updated_at is not None:
+            session.registry_active_at = entry.updated_at
         session.mark()
         self._unpublished.add(key)
 
@@ -656,7 +660,9 @@ class Engine:
         registry = (
             None
             if reg is None
-            else fusion.RegistryView(reg.status, reg.waiting_for, reg.updated_at)
+            else fusion.RegistryView(
+                reg.status, reg.waiting_for, reg.updated_at, session.registry_active_at
+            )
         )
         signals = fusion.Signals(
             turn=session.turn,

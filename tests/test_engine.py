@@ -214,6 +214,66 @@ def test_a_held_approval_is_reported_with_what_is_known_when_the_wait_is_over(ri
     )
 
 
+def _quick_turn_ahead_of_its_transcript(rig: Rig, answer: str) -> None:
+    """Claude 2.1.332: a quick turn's registry goes busy and idle before a single line of the
+    turn is in the transcript; the lines land about 0.1 s after the idle."""
+    rig.claude_process(4242)
+    rig.open(settle_seconds=0.25)
+    reg = rig.claude / "sessions" / "4242.json"
+    path = rig.transcript_path(A)
+    t = new_transcript(A, start=T0 + 10)
+    rig.write(path, t.prompt("first"), t.text("Earlier answer."), t.turn_duration())
+    rig.write_json(reg, registry(4242, A, status="idle", started_at=T0, updated_at=T0 + 20))
+    rig.settle()
+    rig.events.clear()
+    rig.write_json(reg, registry(4242, A, status="busy", started_at=T0, updated_at=T0 + 30))
+    rig.settle()
+    rig.write_json(reg, registry(4242, A, status="idle", started_at=T0, updated_at=T0 + 30.3))
+    rig.settle()
+    assert [str(e.snapshot.state.state) for e in rig.events] == ["running"]  # held back
+    rig.clock.advance(0.1)
+    t.now = T0 + 29.99  # the prompt is stamped a moment before the registry said busy
+    rig.write(path, t.prompt("second"), t.text(answer), t.turn_duration())
+    rig.settle()
+
+
+def test_registry_idle_ahead_of_the_transcript_reports_this_turns_answer(rig: Rig) -> None:
+    _quick_turn_ahead_of_its_transcript(rig, "Let me see.\nThe answer is 4.")
+    assert [(str(e.snapshot.state.state), e.snapshot.state.detail) for e in rig.events] == [
+        ("running", "working"),
+        ("done", "The answer is 4."),
+    ]
+
+
+def test_registry_idle_ahead_of_the_transcript_reports_the_question_not_done(rig: Rig) -> None:
+    _quick_turn_ahead_of_its_transcript(rig, "Two ways.\n\nShould I use Python or Rust?")
+    assert [(str(e.snapshot.state.state), e.snapshot.state.detail) for e in rig.events] == [
+        ("running", "working"),
+        ("input_required", "Should I use Python or Rust?"),
+    ]
+
+
+def test_registry_idle_with_a_transcript_that_never_catches_up_is_reported_after_the_wait(
+    rig: Rig,
+) -> None:
+    rig.claude_process(4242)
+    engine = rig.open(settle_seconds=0.25)
+    reg = rig.claude / "sessions" / "4242.json"
+    rig.write_json(reg, registry(4242, A, status="idle", started_at=T0, updated_at=T0 + 1))
+    rig.settle()
+    rig.events.clear()
+    rig.write_json(reg, registry(4242, A, status="busy", started_at=T0, updated_at=T0 + 2))
+    rig.settle()
+    rig.write_json(reg, registry(4242, A, status="idle", started_at=T0, updated_at=T0 + 3))
+    rig.settle()
+    rig.clock.advance(0.3)
+    engine.step(timeout=0.0)
+    assert [(str(e.snapshot.state.state), e.snapshot.state.detail) for e in rig.events] == [
+        ("running", "working"),
+        ("done", "turn finished"),
+    ]
+
+
 def test_a_reused_pid_in_a_leftover_registry_does_not_make_a_session_live(rig: Rig) -> None:
     t = new_transcript(A)
     rig.write(rig.transcript_path(A), t.prompt("x"), t.text("y"), t.turn_duration())

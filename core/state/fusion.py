@@ -50,6 +50,7 @@ class RegistryView:
     status: str | None  # "busy", "idle", "waiting"
     waiting_for: str | None
     updated_at: float | None
+    active_at: float | None = None  # when it last said "busy" or "waiting"
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +200,13 @@ def _from_registry(reg: RegistryView, turn: TurnState, now: float) -> SessionSta
             state=State.RUNNING, detail=_running_detail(turn, open_subs), source=Source.REGISTRY
         )
     if status == "idle":
+        if reg.active_at is not None and (turn.moved_at is None or turn.moved_at < reg.active_at):
+            # Idle, but the transcript shows nothing of the turn that ran since it said busy:
+            # Claude 2.1.3xx writes a quick turn's lines just after the registry turns idle.
+            # What the transcript holds is an older turn's end; wait for this one's.
+            return SessionState(
+                state=State.DONE, detail="turn finished", source=Source.REGISTRY, provisional=True
+            )
         if turn.phase is Phase.FAILED:
             return _failed(turn)
         question = _question(turn)
