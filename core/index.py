@@ -32,7 +32,8 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = 2  # 2: sessions.hooks
 # Bump when the state machines or adapters change what they derive from the same lines, so
 # that states cached by older rules are recomputed rather than trusted.
-RULES_VERSION = 2  # 2: hook events outrank the other signals; TurnState.moved_at
+RULES_VERSION = 3  # 2: hook events outrank the other signals; TurnState.moved_at. 3: Codex
+# turns without task markers (0.5x-0.9x) end on their last response
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -744,6 +744,35 @@ def test_policy_and_sandbox_survive_a_checkpoint() -> None:
     assert restored.parse(env("turn_context", {"model": "gpt-5.2-codex"}))[0].kind == "turn_context"  # type: ignore[attr-defined]
 
 
+def test_an_unmarked_turn_end_is_inferred_across_a_checkpoint() -> None:
+    """The inference's memory (an answer waiting for its response to complete, the last
+    running total) survives the engine stopping between two lines."""
+    from codex_lines import CodexRollout
+
+    from agentbar.core.records import TurnEnded
+
+    r = CodexRollout(MAIN)
+    parser = new_parser()
+    lines = [
+        r.meta(),
+        r.prompt("hi"),
+        r.context(),
+        r.exec("ls"),
+        r.tokens(10, 0, 5),
+        r.output(),
+        r.tokens(10, 0, 5),  # the next request starting: the same total
+        r.answer("Hello."),
+    ]
+    records, _ = parse_all(parser, [orjson.dumps(line) for line in lines])
+    assert not any(isinstance(rec, TurnEnded) for rec in records)
+    restored = new_parser(checkpoint=orjson.loads(orjson.dumps(parser.checkpoint())))
+    assert restored.checkpoint() == parser.checkpoint()
+    assert not any(isinstance(rec, TurnEnded) for rec in restored.parse(orjson.dumps(lines[-2])))
+    records = restored.parse(orjson.dumps(r.tokens(20, 0, 10)))
+    assert [type(rec).__name__ for rec in records] == ["UsageReport", "TurnEnded"]
+    assert isinstance(records[1], TurnEnded) and records[1].last_message == "Hello."
+
+
 def test_long_summaries_are_one_short_line() -> None:
     parser = new_parser()
     (record,) = parser.parse(fn_call("exec_command", {"cmd": "echo " + "x" * 500 + "\nsecond"}))

@@ -176,6 +176,120 @@ def scenarios() -> list[Scenario]:
         lambda r: [*turn_start(r), r.aborted(), r.started(), r.prompt("again")],
         State.RUNNING,
     )
+
+    # Builds up to 0.99 write no task_started/task_complete: the end of a turn is its last
+    # response (answer text, no tool call) completing, shown by a token_count with a new total.
+    def unmarked_start(r: CodexRollout, prompt: str = "do it") -> list[dict[str, Any]]:
+        return [r.meta(), r.prompt(prompt), r.context(), r.event("token_count", info=None)]
+
+    add(
+        "0.99: an answer then its response's token_count is done, with the answer",
+        lambda r: [*unmarked_start(r), r.answer("The answer is 4."), r.tokens(120, 0, 30)],
+        State.DONE,
+        detail="The answer is 4.",
+    )
+    add(
+        "0.58: the response's token_count then its answer is done",
+        lambda r: [*unmarked_start(r), r.tokens(120, 0, 30), r.answer("The answer is 4.")],
+        State.DONE,
+        detail="The answer is 4.",
+    )
+    add(
+        "0.99: an answer whose response has not completed is still running",
+        lambda r: [*unmarked_start(r), r.answer("Let me look.")],
+        State.RUNNING,
+        quiet=600,
+    )
+    add(
+        "0.99: a repeated total (the next request starting) does not complete the answer",
+        lambda r: [
+            *unmarked_start(r),
+            r.exec("ls"),
+            r.tokens(120, 0, 30),
+            r.output("call_1"),
+            r.tokens(120, 0, 30),
+            r.answer("Looking at the files."),
+        ],
+        State.RUNNING,
+        quiet=600,
+    )
+    add(
+        "0.99: a response with text and a tool call is still running",
+        lambda r: [
+            *unmarked_start(r),
+            r.answer("I will list the files."),
+            r.exec("ls"),
+            r.tokens(120, 0, 30),
+        ],
+        State.RUNNING,
+        detail="ls",
+    )
+    add(
+        "0.99: an approval wait in an unmarked turn",
+        lambda r: [*unmarked_start(r), r.exec("touch x", escalate=True), r.tokens(120, 0, 30)],
+        State.INPUT_REQUIRED,
+        waiting=WaitingFor.APPROVAL,
+        detail="touch x",
+    )
+    add(
+        "0.99: after the command, the final answer completing is done",
+        lambda r: [
+            *unmarked_start(r),
+            r.exec("touch x", escalate=True),
+            r.tokens(120, 0, 30),
+            r.output("call_1"),
+            r.context(),
+            r.tokens(120, 0, 30),
+            r.answer("Created x."),
+            r.tokens(240, 0, 60),
+        ],
+        State.DONE,
+        detail="Created x.",
+    )
+    add(
+        "0.58: the command and its output land together, then the answer",
+        lambda r: [
+            *unmarked_start(r),
+            r.tokens(120, 0, 30),
+            r.exec("touch x", escalate=True),
+            r.output("call_1"),
+            r.context(),
+            r.tokens(120, 0, 30),
+            r.tokens(240, 0, 60),
+            r.answer("Created x."),
+        ],
+        State.DONE,
+        detail="Created x.",
+    )
+    add(
+        "an unmarked turn that ends on a question asks it",
+        lambda r: [
+            *unmarked_start(r),
+            r.answer("Two ways.\n\nShould I use tabs or spaces?"),
+            r.tokens(120, 0, 30),
+        ],
+        State.INPUT_REQUIRED,
+        waiting=WaitingFor.QUESTION,
+        detail="Should I use tabs or spaces?",
+    )
+    add(
+        "the next prompt after an inferred end runs again",
+        lambda r: [
+            *unmarked_start(r),
+            r.answer("Done."),
+            r.tokens(120, 0, 30),
+            r.prompt("again"),
+            r.context(),
+            r.tokens(120, 0, 30),
+        ],
+        State.RUNNING,
+    )
+    add(
+        "a turn opened by task_started waits for task_complete, whatever the token counts",
+        lambda r: [*turn_start(r), r.answer("Let me look."), r.tokens(120, 0, 30)],
+        State.RUNNING,
+        quiet=600,
+    )
     add(
         "the TUI gone is ended",
         lambda r: [*turn_start(r), r.exec("rm -rf dist", escalate=True)],

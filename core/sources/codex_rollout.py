@@ -14,6 +14,14 @@ and a file that changes shape midway (resumed by a newer build) keeps every prom
 
 Approval waits are never written by Codex; ``ToolCall.asks`` only says what the call itself
 implies under the approval policy and sandbox of the latest ``turn_context``.
+
+Turn ends. Builds up to at least 0.99 persist neither ``task_started`` nor ``task_complete``
+(observed with 0.58.0 and 0.99.0): a turn opened by a bare prompt has no closing line. Its end is
+inferred from the model's last response: one that brought answer text and no tool call, and
+that completed (a ``token_count`` whose running total moved; Codex repeats the previous total
+when it starts a request, and 0.58 writes the response's items after that count, 0.99 before
+it). That response has nothing left to run, so Codex ends the turn, and a ``TurnEnded`` is
+emitted with its text. A turn opened by ``task_started`` waits for its own closing line.
 """
 
 from __future__ import annotations
@@ -363,6 +371,13 @@ class _State:
     # Prompt keys emitted this turn and not yet matched by a copy from the other source.
     event_prompts: list[str] = field(default_factory=list)
     item_prompts: list[str] = field(default_factory=list)
+    # Inferring the end of a turn no line closes (see the module docstring).
+    marked_turn: bool = False  # a task_started opened the current turn
+    unmarked_turn: bool = False  # a prompt opened it, with no task_started
+    last_total: int | None = None  # the latest token_count's running total
+    round_answer: str | None = None  # answer text of the model's latest response
+    round_call: bool = False  # that response called a tool
+    round_completed: bool = False  # and it completed
 
     @classmethod
     def restore(cls, data: Mapping[str, Any] | None) -> _State:
@@ -370,9 +385,17 @@ class _State:
         state = cls()
         if not data or data.get("v") != _CHECKPOINT_VERSION:
             return state
-        for name in ("session_id", "agent_id", "approval_policy", "sandbox", "last_model"):
+        for name in (
+            "session_id", "agent_id", "approval_policy", "sandbox", "last_model",
+            "round_answer",
+        ):  # fmt: skip
             if isinstance(value := data.get(name), str):
                 setattr(state, name, value)
+        for name in ("marked_turn", "unmarked_turn", "round_call", "round_completed"):
+            if isinstance(value := data.get(name), bool):
+                setattr(state, name, value)
+        if isinstance(value := data.get("last_total"), int) and not isinstance(value, bool):
+            state.last_total = value
         if data.get("format") in (_ENVELOPE, _LEGACY):
             state.format = data["format"]
         if isinstance(value := data.get("meta_seen"), bool):
@@ -545,6 +568,8 @@ class CodexRolloutParser:
         return [Unknown(kind=f"event_msg/{kind}")]
 
     def _turn_started(self, payload: _Json) -> list[Record]:
+        self._s.marked_turn, self._s.unmarked_turn = True, False
+        self._new_round()
         return [TurnStarted(turn_id=_str(payload, "turn_id"))]
 
     def _turn_complete(self, payload: _Json) -> list[Record]:
@@ -564,6 +589,21 @@ class CodexRolloutParser:
     def _end_turn(self) -> None:
         self._s.event_prompts.clear()
         self._s.item_prompts.clear()
+        self._s.marked_turn = self._s.unmarked_turn = False
+        self._new_round()
+
+    # -- the end of a turn no line closes (see the module docstring) -------------------------
+
+    def _new_round(self) -> None:
+        self._s.round_answer, self._s.round_call, self._s.round_completed = None, False, False
+
+    def _unmarked_turn_over(self) -> list[Record]:
+        s = self._s
+        if not s.unmarked_turn or s.round_answer is None or s.round_call or not s.round_completed:
+            return []
+        answer = s.round_answer
+        self._new_round()
+        return [TurnEnded(last_message=answer or None)]
 
     def _user_message_event(self, payload: _Json) -> list[Record]:
         text = _str(payload, "message") or ""
@@ -602,6 +642,9 @@ class CodexRolloutParser:
             return Bookkeeping(kind="prompt-copy")
         mine.append(key)
         del mine[:-_MAX_PENDING_PROMPTS]
+        if not self._s.marked_turn:
+            self._s.unmarked_turn = True
+        self._new_round()
         return Prompt(text=text)
 
     def _token_count(self, payload: _Json) -> list[Record]:
@@ -614,7 +657,13 @@ class CodexRolloutParser:
             cache_read_tokens=cached,
             output_tokens=_int(total, "output_tokens"),
         )
-        return [UsageReport(usage=usage, cumulative=True)]
+        running_total = _int(total, "total_tokens") or (
+            _int(total, "input_tokens") + _int(total, "output_tokens")
+        )
+        if running_total != self._s.last_total:
+            self._s.last_total = running_total
+            self._s.round_completed = True  # a response completed (a repeat means a new request)
+        return [UsageReport(usage=usage, cumulative=True), *self._unmarked_turn_over()]
 
     def _thread_name(self, payload: _Json) -> list[Record]:
         title = _str(payload, "thread_name") or _str(payload, "name")
@@ -644,12 +693,15 @@ class CodexRolloutParser:
         texts = _texts(payload.get("content"))
         if role == "assistant":
             phase = payload.get("phase")
+            text = "".join(texts)
+            self._s.round_answer = text
             return [
                 AssistantText(
-                    text="".join(texts),
+                    text=text,
                     message_id=_str(payload, "id"),
                     final=phase in ("final", "final_answer"),
-                )
+                ),
+                *self._unmarked_turn_over(),
             ]
         if role not in ("user", "developer", "system"):
             return [Unknown(kind=f"response_item/message/{_kind(role)}")]
@@ -682,6 +734,7 @@ class CodexRolloutParser:
         if not call_id:
             return [Unknown(kind=f"response_item/{_kind(payload.get('type'))}")]
         summary = _tool_summary(name, args, raw, freeform=freeform)
+        self._s.round_call = True
         return [ToolCall(call_id=call_id, name=name, summary=summary, asks=self._asks(name, args))]
 
     def _asks(self, name: str, args: _Json | None) -> Asks:
@@ -699,6 +752,7 @@ class CodexRolloutParser:
         if not call_id:
             return [Unknown(kind=f"response_item/{_kind(payload.get('type'))}")]
         is_error, denied = _result_flags(payload.get("output"))
+        self._new_round()  # its output goes back to the model: another response follows
         return [ToolResult(call_id=call_id, is_error=is_error, denied=denied)]
 
     # -- legacy bare format ------------------------------------------------------------------
