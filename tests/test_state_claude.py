@@ -247,10 +247,41 @@ def scenarios() -> list[Scenario]:
         detail="retrying after: overloaded",
     )
     add(
-        "the last retry failing fails the turn",
+        # Claude 2.0.77 with CLAUDE_CODE_MAX_RETRIES=1 writes attempt 1 of 1 and then retries.
+        "the last retry notice is still running: the retry follows it",
         lambda t: [t.prompt("hi"), t.api_error("overloaded", 10, 10)],
+        State.RUNNING,
+        detail="retrying after: overloaded",
+    )
+    add(
+        "retries run out: the synthetic error line fails the turn",
+        lambda t: [
+            t.prompt("hi"),
+            t.api_error("overloaded", 1, 1),
+            t.synthetic_error("API Error: 529 overloaded"),
+        ],
         State.FAILED,
-        detail="overloaded",
+        detail="API Error: 529 overloaded",
+    )
+    add(
+        "a retry notice names the message nested in the HTTP error body (1.0.x-2.0.x)",
+        lambda t: [
+            t.prompt("hi"),
+            {
+                **t.api_error("", 1, 1),
+                "error": {
+                    "status": 500,
+                    "headers": {},
+                    "requestID": None,
+                    "error": {
+                        "type": "error",
+                        "error": {"type": "api_error", "message": "Internal server error"},
+                    },
+                },
+            },
+        ],
+        State.RUNNING,
+        detail="retrying after: Internal server error",
     )
     add(
         "a failed turn stays failed when the registry goes idle",

@@ -311,8 +311,11 @@ class ClaudeTranscriptParser:
             trigger = meta.get("trigger") if isinstance(meta, dict) else None
             return Compaction(ts=ts, agent_id=agent_id, trigger=nonempty_str(trigger))
         if subtype == "api_error":
+            # A retry notice, written before retry number ``retryAttempt`` of ``maxRetries``
+            # (1.0.x-2.0.x write 1 of 1 and then retry); when the retries run out the CLI
+            # writes a synthetic "API Error" assistant line instead.
             attempt, most = obj.get("retryAttempt"), obj.get("maxRetries")
-            retrying = isinstance(attempt, int) and isinstance(most, int) and attempt < most
+            retrying = isinstance(attempt, int) and isinstance(most, int) and attempt <= most
             return ApiError(
                 ts=ts, agent_id=agent_id, message=_error_text(obj) or "API error", retrying=retrying
             )
@@ -419,17 +422,18 @@ def _usage(raw: object) -> Usage | None:
     )
 
 
-def _error_text(obj: dict[str, Any]) -> str:
-    for key in ("content", "error", "message"):
+def _error_text(obj: dict[str, Any], depth: int = 0) -> str:
+    """The readable message of an error line: ``content``, or the innermost ``message`` of
+    the nested ``error`` objects (1.0.x-2.0.x nest the HTTP body's ``{"error": {...}}`` inside
+    ``error.error``)."""
+    for key in ("content", "message", "error"):
         value = obj.get(key)
         if isinstance(value, str) and value.strip():
             return one_line(value)
-        if isinstance(value, dict):
-            inner = value.get("message") or value.get("error")
-            if isinstance(inner, dict):
-                inner = inner.get("message")
-            if isinstance(inner, str) and inner.strip():
-                return one_line(inner)
+        if isinstance(value, dict) and depth < 4:
+            inner = _error_text(value, depth + 1)
+            if inner:
+                return inner
     return ""
 
 
