@@ -42,16 +42,18 @@ class CodexRollout:
             },
         )
 
-    def context(self, policy: str = "on-request", sandbox: str = "read-only") -> dict[str, Any]:
-        return self._line(
-            "turn_context",
-            {
-                "cwd": self.cwd,
-                "approval_policy": policy,
-                "sandbox_policy": {"type": sandbox},
-                "model": "gpt-5-codex",
-            },
-        )
+    def context(
+        self, policy: str = "on-request", sandbox: str = "read-only", mode: str | None = None
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "cwd": self.cwd,
+            "approval_policy": policy,
+            "sandbox_policy": {"type": sandbox},
+            "model": "gpt-5-codex",
+        }
+        if mode is not None:
+            payload["collaboration_mode"] = {"mode": mode, "settings": {"model": "gpt-5-codex"}}
+        return self._line("turn_context", payload)
 
     def event(self, event_type: str, /, **fields: Any) -> dict[str, Any]:
         return self._line("event_msg", {"type": event_type, **fields})

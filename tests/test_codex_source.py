@@ -746,7 +746,7 @@ def test_policy_and_sandbox_survive_a_checkpoint() -> None:
 
 def test_an_unmarked_turn_end_is_inferred_across_a_checkpoint() -> None:
     """The inference's memory (an answer waiting for its response to complete, the last
-    running total) survives the engine stopping between two lines."""
+    running total, the collaboration mode) survives the engine stopping between two lines."""
     from codex_lines import CodexRollout
 
     from agentbar.core.records import TurnEnded
@@ -756,7 +756,7 @@ def test_an_unmarked_turn_end_is_inferred_across_a_checkpoint() -> None:
     lines = [
         r.meta(),
         r.prompt("hi"),
-        r.context(),
+        r.context(mode="default"),
         r.exec("ls"),
         r.tokens(10, 0, 5),
         r.output(),
@@ -771,6 +771,8 @@ def test_an_unmarked_turn_end_is_inferred_across_a_checkpoint() -> None:
     records = restored.parse(orjson.dumps(r.tokens(20, 0, 10)))
     assert [type(rec).__name__ for rec in records] == ["UsageReport", "TurnEnded"]
     assert isinstance(records[1], TurnEnded) and records[1].last_message == "Hello."
+    (call,) = restored.parse(orjson.dumps(r.call("request_user_input", {"questions": []})))
+    assert call.asks is Asks.NOTHING  # type: ignore[attr-defined]
 
 
 def test_long_summaries_are_one_short_line() -> None:

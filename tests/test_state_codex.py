@@ -291,6 +291,30 @@ def scenarios() -> list[Scenario]:
         quiet=600,
     )
     add(
+        "request_user_input in Default mode is refused at once: not a question",
+        lambda r: [
+            r.meta(),
+            r.context(mode="default"),
+            r.started(),
+            r.prompt("ask me"),
+            r.call("request_user_input", {"questions": [{"id": "q", "question": "Tabs?"}]}),
+        ],
+        State.RUNNING,
+    )
+    add(
+        "request_user_input in Plan mode is a question",
+        lambda r: [
+            r.meta(),
+            r.context(mode="plan"),
+            r.started(),
+            r.prompt("ask me"),
+            r.call("request_user_input", {"questions": [{"id": "q", "question": "Tabs?"}]}),
+        ],
+        State.INPUT_REQUIRED,
+        waiting=WaitingFor.QUESTION,
+        detail="Tabs?",
+    )
+    add(
         "the TUI gone is ended",
         lambda r: [*turn_start(r), r.exec("rm -rf dist", escalate=True)],
         State.ENDED,

@@ -13,7 +13,7 @@ and a file that changes shape midway (resumed by a newer build) keeps every prom
 ``response_item`` user messages of the envelope format are injected context and never prompts.
 
 Approval waits are never written by Codex; ``ToolCall.asks`` only says what the call itself
-implies under the approval policy and sandbox of the latest ``turn_context``.
+implies under the approval policy, sandbox and collaboration mode of the latest ``turn_context``.
 
 Turn ends. Builds up to at least 0.99 persist neither ``task_started`` nor ``task_complete``
 (observed with 0.58.0 and 0.99.0): a turn opened by a bare prompt has no closing line. Its end is
@@ -371,6 +371,7 @@ class _State:
     # Prompt keys emitted this turn and not yet matched by a copy from the other source.
     event_prompts: list[str] = field(default_factory=list)
     item_prompts: list[str] = field(default_factory=list)
+    collaboration_mode: str | None = None  # "default", "plan", ... (latest turn_context)
     # Inferring the end of a turn no line closes (see the module docstring).
     marked_turn: bool = False  # a task_started opened the current turn
     unmarked_turn: bool = False  # a prompt opened it, with no task_started
@@ -387,7 +388,7 @@ class _State:
             return state
         for name in (
             "session_id", "agent_id", "approval_policy", "sandbox", "last_model",
-            "round_answer",
+            "collaboration_mode", "round_answer",
         ):  # fmt: skip
             if isinstance(value := data.get(name), str):
                 setattr(state, name, value)
@@ -548,6 +549,9 @@ class CodexRolloutParser:
             self._s.sandbox = sandbox
         elif isinstance(sandbox, dict):
             self._s.sandbox = _str(sandbox, "type") or _str(sandbox, "mode") or self._s.sandbox
+        mode = _obj(payload, "collaboration_mode").get("mode")
+        if isinstance(mode, str) and mode:
+            self._s.collaboration_mode = mode
         model = _str(payload, "model")
         if model and model != self._s.last_model:
             self._s.last_model = model
@@ -739,7 +743,10 @@ class CodexRolloutParser:
 
     def _asks(self, name: str, args: _Json | None) -> Asks:
         if name == "request_user_input":
-            return Asks.QUESTION
+            # Codex refuses it at once outside Plan mode ("request_user_input is unavailable in
+            # Default mode"), unless the default_mode_request_user_input feature is on.
+            mode = self._s.collaboration_mode
+            return Asks.QUESTION if mode in (None, "plan") else Asks.NOTHING
         policy = self._s.approval_policy
         if name in _EXEC_TOOLS and args is not None and _wants_escalation(args):
             return Asks.APPROVAL if policy in _ESCALATION_ASKS_UNDER else Asks.NOTHING
