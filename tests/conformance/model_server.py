@@ -8,6 +8,7 @@ never consume the script. Every request is logged with its arrival time.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import threading
@@ -143,6 +144,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the server keeps its own log
+
+    def handle(self) -> None:
+        # The CLI hung up mid-answer (an interrupt, its exit): nothing to report.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            super().handle()
 
     # -- plumbing ----------------------------------------------------------------------------
 
