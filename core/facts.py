@@ -25,6 +25,7 @@ from agentbar.core.sources.base import one_line
 
 RECENT_USAGE_KEYS = 8  # split copies of one response are written back to back
 TITLE_CHARS = 120
+NO_USAGE = Usage()  # what a repeated copy of a response adds
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,16 +119,23 @@ class _Draft:
         self.changed = True
 
     def _add_split_usage(self, usage: Usage, key: str | None) -> None:
-        if key is None:
-            self.summed = self.summed + usage
-            return
-        for index, (seen_key, seen) in enumerate(self.recent):
-            if seen_key == key:
-                if usage != seen and usage.covers(seen):
-                    self.summed = self.summed + (usage - seen)
-                    self.recent[index] = (key, usage)
-                return
-        self.summed = self.summed + usage
-        self.recent.append((key, usage))
-        if len(self.recent) > RECENT_USAGE_KEYS:
-            del self.recent[0]
+        delta = split_usage_delta(self.recent, usage, key)
+        if delta is not NO_USAGE:
+            self.summed = self.summed + delta
+
+
+def split_usage_delta(recent: list[tuple[str, Usage]], usage: Usage, key: str | None) -> Usage:
+    """What one response's usage adds to a sum, given the keys seen last (updated in place): a
+    split copy of a response already counted adds only what grew, an exact repeat nothing."""
+    if key is None:
+        return usage
+    for index, (seen_key, seen) in enumerate(recent):
+        if seen_key == key:
+            if usage != seen and usage.covers(seen):
+                recent[index] = (key, usage)
+                return usage - seen
+            return NO_USAGE
+    recent.append((key, usage))
+    if len(recent) > RECENT_USAGE_KEYS:
+        del recent[0]
+    return usage

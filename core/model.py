@@ -97,6 +97,9 @@ class SessionSnapshot:
     transcript: str | None
     process: Process | None
     task_id: str | None = None
+    # Sub-agent threads with files of their own: (agent id, path), for replay. Paths the engine
+    # found by walking the agents' folders, never taken from a request.
+    threads: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {

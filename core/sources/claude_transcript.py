@@ -119,7 +119,10 @@ class ClaudeTranscriptParser:
         }
 
     def parse(self, line: bytes) -> list[Record]:
-        obj = load_json_object(line)
+        return self.parse_object(load_json_object(line))
+
+    def parse_object(self, obj: dict[str, Any]) -> list[Record]:
+        """The records of one line already decoded (replay decodes it once for both uses)."""
         kind = obj.get("type")
         ts = parse_timestamp(obj.get("timestamp"))
         agent_id = self._line_agent(obj)

@@ -1,0 +1,336 @@
+"""Claude Code transcript lines to replay items (any thread; pure per-page state).
+
+The records parser (``claude_transcript``) decides what each line is (a typed prompt, injected
+text, an interrupt, a tool result, a turn end...); this module adds what a person reads and the
+records leave out: tool inputs, tool outputs, the text of notes, and the raw JSON of lines no
+one knows. Sub-agents (agent-formats.md 1.9): a 2.0 ``agent-<id>.jsonl`` or 2.1
+``<session>/subagents/agent-<id>.jsonl`` is its own thread, linked from the ``Task``/``Agent``
+call that spawned it (the 2.1 ``.meta.json`` names that call; otherwise the thread's first
+prompt is the call's prompt, or the result's ``toolUseResult.agentId`` names it). A 1.0
+sub-agent written inline (``isSidechain`` lines in the session's own file) becomes a link in the
+main thread at its first line, and a thread of its own, ``inline:<offset of that line>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agentbar.core.facts import NO_USAGE, split_usage_delta
+from agentbar.core.model import Agent
+from agentbar.core.records import (
+    ApiError,
+    AssistantText,
+    Bookkeeping,
+    Compaction,
+    Prompt,
+    Record,
+    Thinking,
+    TitleSet,
+    ToolCall,
+    ToolResult,
+    TurnAborted,
+    TurnEnded,
+    TurnStarted,
+    Unknown,
+    Usage,
+    UsageReport,
+)
+from agentbar.core.replay.files import Line
+from agentbar.core.replay.model import (
+    INLINE_PREFIX,
+    ItemKind,
+    LineItems,
+    ReadSide,
+    ReplayItem,
+    ThreadCatalog,
+    ThreadInfo,
+    json_text,
+)
+from agentbar.core.sources.base import (
+    MalformedLine,
+    StreamKind,
+    StreamSpec,
+    load_json_object,
+    nonempty_str,
+    parse_timestamp,
+    size_text,
+)
+from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
+
+SPAWN_TOOLS = frozenset({"Task", "Agent"})
+_NOTE_BOOKKEEPING = frozenset({"user/injected", "user/meta", "compact-summary"})
+_HIDDEN_BOOKKEEPING = frozenset(
+    {"file-history-snapshot", "last-prompt", "content-replacement", "user/empty", "tag"}
+)
+THREAD_SCAN_LINES = 40  # lines of a sub-agent's file read for its first prompt
+
+
+def content_text(content: object) -> str:
+    """The readable text of message content: a string, or blocks (text, tool results, images)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict):
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif kind == "image":
+                parts.append("[image]")
+            elif kind == "tool_result":
+                parts.append(content_text(block.get("content")))
+    return "\n".join(part for part in parts if part)
+
+
+def _message_content(obj: dict[str, Any]) -> object:
+    message = obj.get("message")
+    return message.get("content") if isinstance(message, dict) else None
+
+
+def _blocks(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    content = _message_content(obj)
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _block_with(obj: dict[str, Any], key: str, value: str) -> dict[str, Any]:
+    return next((b for b in _blocks(obj) if b.get(key) == value), {})
+
+
+class ClaudeReplayParser:
+    """Items of the lines of one page of one Claude transcript."""
+
+    def __init__(self, path: str, catalog: ThreadCatalog, *, thread: str, main: bool) -> None:
+        self.catalog = catalog
+        self.main = main
+        inline = thread.startswith(INLINE_PREFIX)
+        kind = StreamKind.TRANSCRIPT if main or inline else StreamKind.SUBAGENT
+        agent_hint = None if main or inline else thread
+        spec = StreamSpec(Agent.CLAUDE, kind, Path(path), agent_id_hint=agent_hint)
+        self._records = ClaudeTranscriptParser(spec)
+        self._recent_usage: list[tuple[str, Usage]] = []
+        self._linked: set[str] = set()
+        self._spawns: dict[str, str] = {}  # prompt of a spawning call in this page -> call id
+
+    def items(self, line: bytes, offset: int) -> list[ReplayItem]:
+        try:
+            obj = load_json_object(line)
+        except MalformedLine as exc:
+            out = LineItems(offset, None, None)
+            out.add(ItemKind.UNKNOWN, line.decode("utf-8", "replace"), name=f"malformed: {exc}")
+            return out.items
+        out = LineItems(offset, parse_timestamp(obj.get("timestamp")), None)
+        if self.main and obj.get("isSidechain") is True:
+            self._inline_link(obj, out)
+            return out.items
+        usage: Usage | None = None  # goes on the line's first answer, thinking or call item
+        for record in self._records.parse_object(obj):
+            out.agent_id = record.agent_id
+            if isinstance(record, UsageReport):
+                delta = split_usage_delta(self._recent_usage, record.usage, record.key)
+                usage = None if delta == NO_USAGE else delta
+                continue
+            item = self._item(record, obj, out, usage)
+            if item is not None and item.usage is not None:
+                usage = None
+        return out.items
+
+    def oversized(self, prefix: bytes, length: int, offset: int) -> list[ReplayItem]:
+        out = LineItems(offset, None, None)
+        for record in self._records.parse_oversized(prefix, length):
+            out.ts, out.agent_id = record.ts, record.agent_id
+            text = f"[a line of {size_text(length)}, too long to show]"
+            if isinstance(record, ToolResult):
+                out.add(ItemKind.TOOL_RESULT, text, call_id=record.call_id, name="oversized")
+            else:
+                out.add(ItemKind.NOTE, text, name="oversized")
+        return out.items
+
+    # -- one record, with what its line says about it ------------------------------------
+
+    def _item(
+        self, record: Record, obj: dict[str, Any], out: LineItems, usage: Usage | None
+    ) -> ReplayItem | None:
+        model = _model(obj)
+        match record:
+            case Prompt(text=text):
+                return out.add(ItemKind.USER, text)
+            case AssistantText(text=text):
+                return out.add(ItemKind.ASSISTANT, text, model=model, usage=usage)
+            case Thinking(text=text):
+                return out.add(ItemKind.THINKING, text, model=model, usage=usage)
+            case ToolCall():
+                return self._tool_call(record, obj, out, model, usage)
+            case ToolResult():
+                return self._tool_result(record, obj, out)
+            case TurnEnded():
+                duration = obj.get("durationMs")
+                seconds = f" in {duration / 1000:.1f} s" if isinstance(duration, int) else ""
+                return out.add(ItemKind.NOTE, f"Turn finished{seconds}", name="turn_end")
+            case TurnAborted() | TurnStarted():
+                name = "interrupted" if isinstance(record, TurnAborted) else "notification"
+                return out.add(ItemKind.NOTE, content_text(_message_content(obj)), name=name)
+            case ApiError(message=message, retrying=retrying):
+                return out.add(ItemKind.ERROR, message, name="retrying" if retrying else None)
+            case Compaction(trigger=trigger):
+                text = nonempty_str(obj.get("content")) or "Conversation compacted"
+                return out.add(ItemKind.COMPACTION, text, name=trigger)
+            case TitleSet(title=title):
+                return out.add(ItemKind.NOTE, title, name="title")
+            case Bookkeeping(kind=kind) if kind in _NOTE_BOOKKEEPING:
+                return out.add(ItemKind.NOTE, content_text(_message_content(obj)), name=kind)
+            case Bookkeeping(kind=kind) if kind.startswith("system/"):
+                text = nonempty_str(obj.get("content")) or ""
+                return out.add(ItemKind.NOTE, text, name=kind)
+            case Bookkeeping(kind=kind) if kind in ("permission-mode", "mode"):
+                mode = nonempty_str(obj.get("permissionMode")) or nonempty_str(obj.get("mode"))
+                return out.add(ItemKind.NOTE, mode or "", name=kind)
+            case Bookkeeping(kind=kind) if kind not in _HIDDEN_BOOKKEEPING:
+                return out.add(ItemKind.NOTE, "", name=kind)
+            case Unknown(kind=kind):
+                return out.add(ItemKind.UNKNOWN, json_text(obj), name=kind)
+        return None
+
+    def _tool_call(
+        self,
+        record: ToolCall,
+        obj: dict[str, Any],
+        out: LineItems,
+        model: str | None,
+        usage: Usage | None,
+    ) -> ReplayItem:
+        tool_input = _block_with(obj, "id", record.call_id).get("input")
+        item = out.add(
+            ItemKind.TOOL_CALL,
+            name=record.name,
+            call_id=record.call_id,
+            summary=record.summary,
+            input=tool_input,
+            model=model,
+            usage=usage,
+        )
+        if record.name in SPAWN_TOOLS and isinstance(tool_input, dict):
+            prompt = nonempty_str(tool_input.get("prompt"))
+            if prompt:
+                self._spawns[prompt.strip()] = record.call_id
+            thread = self.catalog.for_call(record.call_id, prompt)
+            if thread is not None and thread.thread not in self._linked:
+                self._linked.add(thread.thread)
+                out.link(thread, record.call_id)
+        return item
+
+    def _tool_result(self, record: ToolResult, obj: dict[str, Any], out: LineItems) -> ReplayItem:
+        block = _block_with(obj, "tool_use_id", record.call_id)
+        item = out.add(
+            ItemKind.TOOL_RESULT,
+            content_text(block.get("content")),
+            call_id=record.call_id,
+            is_error=record.is_error,
+            denied=record.denied,
+        )
+        result = obj.get("toolUseResult")
+        agent = nonempty_str(result.get("agentId")) if isinstance(result, dict) else None
+        thread = self.catalog.named(agent) if agent else None
+        if thread is not None and thread.thread not in self._linked:
+            self._linked.add(thread.thread)
+            out.link(thread, record.call_id)
+        return item
+
+    def _inline_link(self, obj: dict[str, Any], out: LineItems) -> None:
+        """An inline sub-agent's first line becomes a link to its thread; its other lines
+        belong to that thread, not to the main one."""
+        if obj.get("parentUuid") is not None or obj.get("type") != "user":
+            return
+        prompt = content_text(_message_content(obj)).strip()
+        thread = ThreadInfo(
+            thread=f"{INLINE_PREFIX}{out.offset}",
+            description=prompt or None,
+            agent_type=nonempty_str(obj.get("agentId")),
+            call_id=self._spawns.get(prompt),
+        )
+        out.link(thread)
+
+
+def _model(obj: dict[str, Any]) -> str | None:
+    message = obj.get("message")
+    model = message.get("model") if isinstance(message, dict) else None
+    return model if isinstance(model, str) and model and model != "<synthetic>" else None
+
+
+class ClaudeReplay:
+    """The Claude adapter's replay side (``core.replay.model.ReplayAdapter``)."""
+
+    def parser(
+        self, path: str, catalog: ThreadCatalog, *, thread: str, main: bool
+    ) -> ClaudeReplayParser:
+        return ClaudeReplayParser(path, catalog, thread=thread, main=main)
+
+    def thread_info(self, thread: str, lines: Iterator[Line], read_side: ReadSide) -> ThreadInfo:
+        meta: dict[str, Any] = {}
+        side = read_side(".meta.json")
+        if side is not None:
+            try:
+                meta = load_json_object(side)
+            except MalformedLine:
+                meta = {}
+        first_prompt: str | None = None
+        started: float | None = None
+        for count, line in enumerate(lines):
+            if count >= THREAD_SCAN_LINES or line.oversized:
+                break
+            try:
+                obj = load_json_object(line.data)
+            except MalformedLine:
+                continue
+            started = started or parse_timestamp(obj.get("timestamp"))
+            if obj.get("type") == "user":
+                first_prompt = content_text(_message_content(obj)).strip() or None
+                break
+        return ThreadInfo(
+            thread=thread,
+            description=nonempty_str(meta.get("description")),
+            agent_type=nonempty_str(meta.get("agentType")),
+            call_id=nonempty_str(meta.get("toolUseId")),
+            first_prompt=first_prompt,
+            started_at=started,
+        )
+
+    def inline_thread(self, root: Line, lines: Iterator[Line]) -> list[int] | None:
+        try:
+            first = load_json_object(root.data)
+        except MalformedLine:
+            return None
+        if not (
+            first.get("isSidechain") is True
+            and first.get("parentUuid") is None
+            and first.get("type") == "user"
+        ):
+            return None
+        agent = nonempty_str(first.get("agentId"))
+        members: set[str] = {str(first.get("uuid"))}
+        offsets = [root.offset]
+        for line in lines:
+            data = line.data
+            if line.oversized or not (
+                b'"isSidechain":true' in data or b'"isSidechain": true' in data
+            ):
+                continue
+            try:
+                obj = load_json_object(data)
+            except MalformedLine:
+                continue
+            if obj.get("isSidechain") is not True:
+                continue
+            same_agent = agent is not None and obj.get("agentId") == agent
+            if same_agent or obj.get("parentUuid") in members:
+                members.add(str(obj.get("uuid")))
+                offsets.append(line.offset)
+        return offsets
+
+
+REPLAY = ClaudeReplay()

@@ -1,0 +1,250 @@
+"""Codex rollout lines to replay items (any thread; pure per-page state).
+
+The records parser (``codex_rollout``) decides what each line is (a typed prompt or the copy of
+one, injected context, a tool call or its output, a turn end...); this module adds what a person
+reads: the call's arguments, the output text, the note texts, unknown lines' raw JSON. Both line
+formats (the envelope and the mid-2025 bare one) go through the same records parser.
+
+Sub-agents (agent-formats.md 3.9) have rollouts of their own whose ``session_meta`` names the
+parent thread; the engine files them under the parent session with their own thread id. In the
+parent, the call that spawned one (``spawn_agent``) names the new thread id in its output: any
+item whose text names a known sub-agent thread gets a link to it. Codex reports usage as running
+totals, not per response: the latest total is put on each turn's end note (``usage`` there is
+cumulative for the thread).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agentbar.core.model import Agent
+from agentbar.core.records import (
+    Activity,
+    ApiError,
+    AssistantText,
+    Bookkeeping,
+    Compaction,
+    ModelSeen,
+    Prompt,
+    Record,
+    SessionMeta,
+    Thinking,
+    TitleSet,
+    ToolCall,
+    ToolResult,
+    TurnAborted,
+    TurnEnded,
+    Unknown,
+    Usage,
+    UsageReport,
+)
+from agentbar.core.replay.files import Line
+from agentbar.core.replay.model import (
+    ItemKind,
+    LineItems,
+    ReadSide,
+    ReplayItem,
+    ThreadCatalog,
+    ThreadInfo,
+    json_text,
+)
+from agentbar.core.sources.base import (
+    MalformedLine,
+    StreamKind,
+    StreamSpec,
+    load_json_object,
+    nonempty_str,
+    size_text,
+)
+from agentbar.core.sources.codex_rollout import (
+    _INJECTED_PREFIXES,
+    CodexRolloutParser,
+    _decode_arguments,
+    _find_key,
+    _output_text,
+    _texts,
+)
+
+_SHOWN_ACTIVITY = frozenset({"web_search_call", "image_generation_call", "tool_search_call"})
+THREAD_SCAN_LINES = 60  # lines of a sub-agent's rollout read for its first prompt
+
+
+def _payload(obj: dict[str, Any]) -> dict[str, Any]:
+    """The item a line carries: the envelope's payload, or the bare legacy line itself."""
+    payload = obj.get("payload")
+    return payload if isinstance(payload, dict) else obj
+
+
+class CodexReplayParser:
+    """Items of the lines of one page of one rollout."""
+
+    def __init__(self, path: str, catalog: ThreadCatalog, *, thread: str, main: bool) -> None:
+        self.catalog = catalog
+        self.thread = None if main else thread
+        spec = StreamSpec(Agent.CODEX, StreamKind.TRANSCRIPT, Path(path))
+        self._records = CodexRolloutParser(spec)
+        self._model: str | None = None
+        self._total: Usage | None = None
+        self._linked: set[str] = set()
+
+    def items(self, line: bytes, offset: int) -> list[ReplayItem]:
+        try:
+            obj = load_json_object(line)
+            records = self._records.parse(line)
+        except MalformedLine as exc:
+            out = LineItems(offset, None, self.thread)
+            out.add(ItemKind.UNKNOWN, line.decode("utf-8", "replace"), name=f"malformed: {exc}")
+            return out.items
+        out = LineItems(offset, records[0].ts if records else None, self.thread)
+        payload = _payload(obj)
+        for record in records:
+            self._item(record, obj, payload, out)
+        return out.items
+
+    def oversized(self, prefix: bytes, length: int, offset: int) -> list[ReplayItem]:
+        out = LineItems(offset, None, self.thread)
+        text = f"[a line of {size_text(length)}, too long to show]"
+        for record in self._records.parse_oversized(prefix, length):
+            out.ts = record.ts
+            if isinstance(record, ToolResult):
+                out.add(ItemKind.TOOL_RESULT, text, call_id=record.call_id, name="oversized")
+            elif isinstance(record, Prompt):
+                out.add(ItemKind.USER, record.text)
+            else:
+                out.add(ItemKind.NOTE, text, name="oversized")
+        return out.items
+
+    def _item(
+        self, record: Record, obj: dict[str, Any], payload: dict[str, Any], out: LineItems
+    ) -> None:
+        match record:
+            case Prompt(text=text):
+                out.add(ItemKind.USER, text)
+            case AssistantText(text=text):
+                out.add(ItemKind.ASSISTANT, text, model=self._model)
+            case Thinking(text=text):
+                out.add(ItemKind.THINKING, text, model=self._model)
+            case ToolCall():
+                out.add(
+                    ItemKind.TOOL_CALL,
+                    name=record.name,
+                    call_id=record.call_id,
+                    summary=record.summary,
+                    input=_call_input(payload),
+                    model=self._model,
+                )
+            case ToolResult(call_id=call_id) if payload.get("type") != "local_shell_call":
+                text, _ = _output_text(payload.get("output"))
+                out.add(
+                    ItemKind.TOOL_RESULT,
+                    text,
+                    call_id=call_id,
+                    is_error=record.is_error,
+                    denied=record.denied,
+                )
+                self._links(text, out, call_id)
+            case ModelSeen(model=model):
+                self._model = model
+            case UsageReport(usage=usage):
+                self._total = usage
+            case TurnEnded(error=error) if error:
+                out.add(ItemKind.ERROR, error, name="turn_failed", usage=self._total)
+            case TurnEnded():
+                out.add(ItemKind.NOTE, "Turn finished", name="turn_end", usage=self._total)
+            case TurnAborted(reason=reason):
+                out.add(ItemKind.NOTE, reason, name="interrupted")
+            case ApiError(message=message, retrying=retrying):
+                out.add(ItemKind.ERROR, message, name="retrying" if retrying else None)
+            case Compaction():
+                text = nonempty_str(payload.get("message")) or "Conversation compacted"
+                out.add(ItemKind.COMPACTION, text)
+            case TitleSet(title=title):
+                out.add(ItemKind.NOTE, title, name="title")
+            case SessionMeta(cwd=cwd, cli_version=version, originator=originator):
+                parts = [p for p in (cwd, originator, version and f"Codex {version}") if p]
+                out.add(ItemKind.NOTE, " · ".join(parts), name="session_meta")
+            case Bookkeeping(kind="context") if _injected(payload):
+                out.add(ItemKind.NOTE, "\n".join(_texts(payload.get("content"))), name="context")
+            case Activity(kind=kind) if kind in _SHOWN_ACTIVITY:
+                shown = {k: v for k, v in payload.items() if k not in ("type", "id")}
+                out.add(ItemKind.NOTE, json_text(shown), name=kind)
+            case Activity(kind=kind) if kind.startswith("collab_"):
+                self._links(json_text(payload), out, nonempty_str(payload.get("call_id")))
+            case Unknown(kind=kind):
+                out.add(ItemKind.UNKNOWN, json_text(obj), name=kind)
+
+    def _links(self, text: str, out: LineItems, call_id: str | None) -> None:
+        for thread in self.catalog.mentioned_in(text):
+            if thread.thread not in self._linked:
+                self._linked.add(thread.thread)
+                out.link(thread, call_id)
+
+
+def _injected(payload: dict[str, Any]) -> bool:
+    """Context Codex put in front of the model, not the model-visible copy of a prompt (the
+    prompt itself is shown from its event)."""
+    if payload.get("role") != "user":
+        return True
+    text = "".join(_texts(payload.get("content"))).lstrip()
+    return text.startswith(("<", *_INJECTED_PREFIXES))
+
+
+def _call_input(payload: dict[str, Any]) -> Any:
+    kind = payload.get("type")
+    if kind == "function_call":
+        args, raw = _decode_arguments(payload.get("arguments"))
+        return args if args is not None else raw
+    if kind == "custom_tool_call":
+        return payload.get("input")
+    if kind == "local_shell_call":
+        return payload.get("action")
+    return None
+
+
+class CodexReplay:
+    """The Codex adapter's replay side (``core.replay.model.ReplayAdapter``)."""
+
+    def parser(
+        self, path: str, catalog: ThreadCatalog, *, thread: str, main: bool
+    ) -> CodexReplayParser:
+        return CodexReplayParser(path, catalog, thread=thread, main=main)
+
+    def thread_info(self, thread: str, lines: Iterator[Line], read_side: ReadSide) -> ThreadInfo:
+        records = CodexRolloutParser(StreamSpec(Agent.CODEX, StreamKind.TRANSCRIPT, Path(thread)))
+        nickname: str | None = None
+        role: str | None = None
+        started: float | None = None
+        first_prompt: str | None = None
+        for count, line in enumerate(lines):
+            if count >= THREAD_SCAN_LINES or line.oversized:
+                break
+            try:
+                obj = load_json_object(line.data)
+                found = records.parse(line.data)
+            except MalformedLine:
+                continue
+            if obj.get("type") == "session_meta" and nickname is None:
+                payload = _payload(obj)
+                nickname = _find_key(payload, "agent_nickname")
+                role = _find_key(payload, "agent_role")
+            for record in found:
+                started = started or record.ts
+                if isinstance(record, Prompt):
+                    first_prompt = record.text.strip() or None
+            if first_prompt:
+                break
+        return ThreadInfo(
+            thread=thread,
+            description=nickname,
+            agent_type=role,
+            first_prompt=first_prompt,
+            started_at=started,
+        )
+
+    def inline_thread(self, root: Line, lines: Iterator[Line]) -> list[int] | None:
+        return None  # Codex writes every sub-agent to a rollout of its own
+
+
+REPLAY = CodexReplay()
