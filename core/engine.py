@@ -34,7 +34,7 @@ from agentbar.core.model import (
     StateChange,
 )
 from agentbar.core.procs import ProcessTable
-from agentbar.core.records import Record
+from agentbar.core.records import Bookkeeping, Record, TitleSet, Unknown
 from agentbar.core.sources.base import AgentSource, Owner, RegistryEntry, StreamKind
 from agentbar.core.state import fusion, hooks, turns
 from agentbar.core.state.hooks import HookState
@@ -395,12 +395,18 @@ class Engine:
         if stream.session != key:
             old = self._sessions.get(stream.session) if stream.session else None
             if old is not None:
-                old.streams.discard(stream.path)
+                self._move_stream_from(old, stream.path)
             stream.session = key
             stream.agent_id = owner.agent_id
         session.streams.add(stream.path)
         is_main = stream.spec.kind is StreamKind.TRANSCRIPT and owner.agent_id is None
-        if is_main and session.transcript != stream.path:
+        if (
+            is_main
+            and session.transcript != stream.path
+            and any(not isinstance(r, Bookkeeping | TitleSet | Unknown) for r in records)
+        ):
+            # A file of bookkeeping alone is no conversation (Claude 2.0.x's resume leaves one
+            # with just a summary line under a fresh id): it makes no session of its own.
             session.transcript = stream.path
             session.mark()
         if not records:
@@ -412,6 +418,19 @@ class Engine:
         session.facts = facts_mod.fold_all(session.facts, records)  # times: hooks count too
         session.mark()
         self._unpublished.add(key)
+
+    def _move_stream_from(self, old: _Session, path: str) -> None:
+        """A file's lines turned out to belong to another session (Claude 1.0.x resumes into a
+        new file whose lines carry the resumed session's id): the session it was first filed
+        under loses it, and goes if that was all it had."""
+        old.streams.discard(path)
+        if old.transcript == path:
+            old.transcript = None
+        old.mark()
+        self._unpublished.add(old.key)
+        if not old.streams and old.registry is None and old.process is None:
+            del self._sessions[old.key]
+            self._deleted_sessions.add(old.key)
 
     def _session(self, key: SessionKey) -> _Session:
         session = self._sessions.get(key)
@@ -718,7 +737,22 @@ class Engine:
             usage=facts.usage,
             transcript=session.transcript or session.hooks.transcript_path,
             process=session.process,
+            threads=self._threads(session),
         )
+
+    def _threads(self, session: _Session) -> tuple[tuple[str, str], ...]:
+        """The session's sub-agent files, by agent id (a sub-agent's own transcript, or a Codex
+        sub-agent's rollout), for replay."""
+        found = []
+        for path in session.streams:
+            stream = self.streams.get(path)
+            if (
+                stream is not None
+                and stream.agent_id is not None
+                and stream.spec.kind in (StreamKind.SUBAGENT, StreamKind.TRANSCRIPT)
+            ):
+                found.append((stream.agent_id, path))
+        return tuple(sorted(found))
 
     def _publish(self) -> None:
         if not self._unpublished and self._caught_up:
