@@ -274,6 +274,53 @@ def test_registry_idle_with_a_transcript_that_never_catches_up_is_reported_after
     ]
 
 
+def test_a_claude_1_0_resume_continues_the_old_session_from_its_new_file(rig: Rig) -> None:
+    """Claude 1.0.128: ``claude --resume A`` writes to a new file named by a new id, starting
+    with a summary line; the lines carry A's id and continue A's chain (``/status`` says A)."""
+    t = new_transcript(A, version="1.0.128")
+    first = [t.prompt("first"), t.text("First answer.", stop_reason="end_turn")]
+    rig.write(rig.transcript_path(A), *first)
+    rig.clock.advance(60)
+    rig.open()
+    assert rig.state(A) == ("ended", None)
+    rig.claude_process(4242, "/work/demo", "--resume", A)
+    continuation = rig.transcript_path(B)
+    summary = {"type": "summary", "summary": "Greeting", "leafUuid": first[-1]["uuid"]}
+    rig.write(continuation, summary)
+    rig.settle()
+    t.now = T0 + 60
+    rig.write(continuation, t.prompt("second"))
+    rig.settle()
+    assert rig.state(A) == ("running", None)
+    rig.write(continuation, t.text("Second answer.", stop_reason="end_turn"))
+    rig.settle()
+    assert set(rig.sessions()) == {A}
+    snap = rig.sessions()[A]
+    assert (str(snap.state.state), snap.state.detail) == ("done", "Second answer.")
+    assert snap.process is not None and snap.process.pid == 4242
+    assert [e.snapshot.key.session_id for e in rig.events] == [A, A]
+
+
+def test_a_file_of_bookkeeping_alone_is_no_session(rig: Rig) -> None:
+    """Claude 2.0.77's resume appends to the old file and also leaves a new one holding just a
+    summary and a file-history snapshot."""
+    rig.open()
+    t = new_transcript(A, version="2.0.77")
+    rig.write(rig.transcript_path(A), t.prompt("first"), t.text("First.", stop_reason="end_turn"))
+    rig.write(
+        rig.transcript_path(B),
+        {"type": "summary", "summary": "Greeting", "leafUuid": "x"},
+        {
+            "type": "file-history-snapshot",
+            "messageId": "m",
+            "snapshot": {},
+            "isSnapshotUpdate": False,
+        },
+    )
+    rig.settle()
+    assert set(rig.sessions()) == {A}
+
+
 def test_a_reused_pid_in_a_leftover_registry_does_not_make_a_session_live(rig: Rig) -> None:
     t = new_transcript(A)
     rig.write(rig.transcript_path(A), t.prompt("x"), t.text("y"), t.turn_duration())

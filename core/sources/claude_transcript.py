@@ -42,6 +42,7 @@ from agentbar.core.sources.base import (
     Owner,
     StreamKind,
     StreamSpec,
+    is_uuid,
     load_json_object,
     nonempty_str,
     one_line,
@@ -192,6 +193,18 @@ class ClaudeTranscriptParser:
         cwd = obj.get("cwd")
         if not isinstance(cwd, str) or not cwd or self._session_id is None:
             return
+        line_session, parent = obj.get("sessionId"), obj.get("parentUuid")
+        if (
+            isinstance(line_session, str)
+            and line_session != self._session_id
+            and is_uuid(line_session)
+            and isinstance(parent, str)
+            and parent
+        ):
+            # Claude 1.0.x writes a resumed conversation to a new file named by a new id; its
+            # lines carry the resumed session's id (``/status`` shows that one) and continue
+            # its chain. (A fork's first line starts a chain of its own: parentUuid null.)
+            self._session_id = line_session
         self._meta_sent = True
         out.append(
             SessionMeta(
