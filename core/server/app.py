@@ -1,0 +1,394 @@
+"""The loopback server's routes: a small JSON API, a WebSocket of state changes and the web UI's
+static files (server thread; file reads and searches run in worker threads).
+
+The API contract is ``docs/api.md``. Sessions are named by id, threads by the ids the API itself
+hands out, items by the byte offset of their line: no request ever names a path. Every id is
+checked against a strict pattern before it is looked up, and every file is read through
+``AgentRoots`` (inside an agent's own folder, symlinks resolved).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import orjson
+from aiohttp import WSMsgType, web
+
+from agentbar.core.engine import EngineStats
+from agentbar.core.listing import diagnostics, select
+from agentbar.core.model import Agent, SessionKey, SessionSnapshot, StateChange
+from agentbar.core.replay.export import MEDIA_TYPES, Format, Options, export, filename
+from agentbar.core.replay.model import MAIN_THREAD
+from agentbar.core.replay.pages import PAGE_ITEMS, NotFound, Replay
+from agentbar.core.search import DEFAULT_LIMIT, Searcher
+from agentbar.core.server.security import Guard, error
+
+log = logging.getLogger(__name__)
+
+API_VERSION = 1
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_INLINE = re.compile(r"^inline:[0-9]{1,15}$")
+MAX_OFFSET = 1 << 50
+WS_QUEUE = 256  # messages waiting for one slow client before it is dropped
+EXPORT_CHUNK_BYTES = 256 * 1024
+SPA_ROUTES = ("/", "/session/{tail:.*}", "/search", "/board")
+
+T = TypeVar("T")
+
+
+class Sessions(Protocol):
+    """What the server needs from the engine (any thread)."""
+
+    def sessions(self) -> list[SessionSnapshot]: ...
+
+    def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]: ...
+
+    def stats(self) -> EngineStats: ...
+
+
+@dataclass
+class Context:
+    engine: Sessions
+    replay: Replay
+    searcher: Searcher | None
+    guard: Guard
+    web_dir: Path
+    clients: set[asyncio.Queue[bytes | None]] = field(default_factory=set)
+
+
+CONTEXT = web.AppKey("context", Context)
+
+
+def build_app(ctx: Context) -> web.Application:
+    app = web.Application(middlewares=[ctx.guard.middleware], client_max_size=64 * 1024)
+    app[CONTEXT] = ctx
+    app.on_response_prepare.append(ctx.guard.on_response_prepare)
+    app.on_shutdown.append(_close_clients)
+    routes = [
+        web.get("/api/health", health),
+        web.get("/api/sessions", sessions),
+        web.get("/api/sessions/{session_id}", session),
+        web.get("/api/sessions/{session_id}/items", items),
+        web.get("/api/sessions/{session_id}/items/{offset}/{index}", item),
+        web.get("/api/sessions/{session_id}/export", download),
+        web.get("/api/search", search),
+        web.get("/api/events", events),
+    ]
+    routes += [web.get(route, page) for route in SPA_ROUTES]
+    app.add_routes(routes)
+    static = ctx.web_dir / "static"
+    if static.is_dir():
+        app.router.add_static("/static/", static, follow_symlinks=False)
+    return app
+
+
+def _ctx(request: web.Request) -> Context:
+    return request.app[CONTEXT]
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        body=orjson.dumps(data), status=status, content_type="application/json", charset="utf-8"
+    )
+
+
+async def _in_thread(func: Callable[[], T]) -> T:
+    return await asyncio.get_running_loop().run_in_executor(None, func)
+
+
+# -- parameters --------------------------------------------------------------------------------
+
+
+class BadRequest(Exception):
+    pass
+
+
+def _int_param(request: web.Request, name: str, default: int | None = None) -> int | None:
+    raw = request.query.get(name)
+    if raw is None or raw == "":
+        return default
+    if not raw.isdigit() or len(raw) > 16 or int(raw) > MAX_OFFSET:
+        raise BadRequest(f"{name} must be a non-negative integer")
+    return int(raw)
+
+
+def _agent_param(request: web.Request) -> Agent | None:
+    raw = request.query.get("agent")
+    if not raw:
+        return None
+    try:
+        return Agent(raw)
+    except ValueError:
+        raise BadRequest("agent must be claude or codex") from None
+
+
+def _thread_param(request: web.Request) -> str:
+    thread = request.query.get("thread") or MAIN_THREAD
+    if thread == MAIN_THREAD or _INLINE.match(thread) or _ID.match(thread):
+        return thread
+    raise BadRequest("no such thread")
+
+
+def _find(request: web.Request) -> SessionSnapshot:
+    """The session a request names by id (``?agent=`` when both agents have that id)."""
+    session_id = request.match_info["session_id"]
+    if not _ID.match(session_id):
+        raise NotFound("no such session")
+    agent = _agent_param(request)
+    found = [
+        s
+        for s in _ctx(request).engine.sessions()
+        if s.key.session_id == session_id and (agent is None or s.key.agent is agent)
+    ]
+    if not found:
+        raise NotFound("no such session")
+    if len(found) > 1:
+        raise BadRequest("both agents have a session with this id: add ?agent=")
+    return found[0]
+
+
+def _guarded(handler: Callable[[web.Request], Any]) -> Callable[[web.Request], Any]:
+    async def run(request: web.Request) -> web.StreamResponse:
+        try:
+            response: web.StreamResponse = await handler(request)
+        except NotFound as exc:
+            return error(404, "not_found", str(exc) or "not found")
+        except BadRequest as exc:
+            return error(400, "bad_request", str(exc))
+        return response
+
+    run.__name__ = handler.__name__
+    run.__doc__ = handler.__doc__
+    return run
+
+
+def session_json(
+    snap: SessionSnapshot, counts: dict[SessionKey, dict[str, int]] | None
+) -> dict[str, Any]:
+    doc = snap.to_json()
+    doc["threads"] = [thread for thread, _ in snap.threads]
+    doc["counts"] = None if counts is None else counts.get(snap.key, {})
+    return doc
+
+
+async def _counts(ctx: Context) -> dict[SessionKey, dict[str, int]] | None:
+    if ctx.searcher is None:
+        return None
+    searcher = ctx.searcher
+    return await _in_thread(searcher.counts)
+
+
+# -- handlers ----------------------------------------------------------------------------------
+
+
+@_guarded
+async def health(request: web.Request) -> web.Response:
+    ctx = _ctx(request)
+    return _json(
+        {
+            "ok": True,
+            "api": API_VERSION,
+            "pid": os.getpid(),
+            "sessions": len(ctx.engine.sessions()),
+            "search": ctx.searcher is not None,
+        }
+    )
+
+
+@_guarded
+async def sessions(request: web.Request) -> web.Response:
+    ctx = _ctx(request)
+    show_all = request.query.get("all") in ("1", "true", "yes")
+    rows = select(ctx.engine.sessions(), now=time.time(), show_all=show_all)
+    counts = await _counts(ctx)
+    return _json(
+        {
+            "sessions": [session_json(s, counts) for s in rows],
+            "diagnostics": diagnostics(ctx.engine.stats()),
+        }
+    )
+
+
+@_guarded
+async def session(request: web.Request) -> web.Response:
+    ctx = _ctx(request)
+    snap = _find(request)
+    threads = await _in_thread(lambda: ctx.replay.threads(snap))
+    doc = session_json(snap, await _counts(ctx))
+    doc["thread_info"] = [t.to_json() for t in threads]
+    return _json({"session": doc})
+
+
+@_guarded
+async def items(request: web.Request) -> web.Response:
+    ctx = _ctx(request)
+    snap = _find(request)
+    thread = _thread_param(request)
+    before = _int_param(request, "before")
+    after = _int_param(request, "after")
+    if before is not None and after is not None:
+        raise BadRequest("give before or after, not both")
+    limit = _int_param(request, "limit", PAGE_ITEMS) or PAGE_ITEMS
+    page = await _in_thread(
+        lambda: ctx.replay.page(snap, thread, before=before, after=after, limit=limit)
+    )
+    doc = page.to_json()
+    doc["agent"], doc["session_id"] = str(snap.key.agent), snap.key.session_id
+    return _json(doc)
+
+
+@_guarded
+async def item(request: web.Request) -> web.Response:
+    ctx = _ctx(request)
+    snap = _find(request)
+    thread = _thread_param(request)
+    offset_text, index_text = request.match_info["offset"], request.match_info["index"]
+    if not (offset_text.isdigit() and index_text.isdigit()) or len(offset_text) > 16:
+        raise NotFound("no such item")
+    offset, index = int(offset_text), int(index_text)
+    found = await _in_thread(lambda: ctx.replay.item(snap, thread, offset, index))
+    return _json({"thread": thread, "item": found.to_json()})
+
+
+@_guarded
+async def search(request: web.Request) -> web.Response:
+    ctx = _ctx(request)
+    if ctx.searcher is None:
+        return error(503, "no_search", "search is not available (no index)")
+    text = request.query.get("q", "")
+    limit = _int_param(request, "limit", DEFAULT_LIMIT) or DEFAULT_LIMIT
+    agent = _agent_param(request)
+    session_id = request.query.get("session") or None
+    if session_id is not None and not _ID.match(session_id):
+        raise BadRequest("no such session")
+    searcher = ctx.searcher
+    hits = await _in_thread(
+        lambda: searcher.search(text, limit=limit, agent=agent, session_id=session_id)
+    )
+    known = {s.key: s for s in ctx.engine.sessions()}
+    results = []
+    for hit in hits:
+        doc = hit.to_json()
+        snap = known.get(hit.key)
+        doc["title"] = None if snap is None else snap.title
+        doc["project"] = None if snap is None else snap.project
+        results.append(doc)
+    return _json({"query": text, "hits": results})
+
+
+@_guarded
+async def download(request: web.Request) -> web.StreamResponse:
+    ctx = _ctx(request)
+    snap = _find(request)
+    try:
+        fmt = Format(request.query.get("format", "md"))
+    except ValueError:
+        raise BadRequest("format must be md, json or html") from None
+    options = Options(
+        thinking=request.query.get("thinking", "1") not in ("0", "false", "no"),
+        notes=request.query.get("notes", "0") in ("1", "true", "yes"),
+    )
+    chunks = export(ctx.replay, snap, fmt, options)
+    first = await _in_thread(lambda: _take(chunks))  # fails here, before headers, if unreadable
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": MEDIA_TYPES[fmt],
+            "Content-Disposition": f'attachment; filename="{filename(snap, fmt)}"',
+        }
+    )
+    await response.prepare(request)
+    while first:
+        await response.write(first)
+        first = await _in_thread(lambda: _take(chunks))
+    await response.write_eof()
+    return response
+
+
+def _take(chunks: Iterator[str]) -> bytes:
+    """The next ~256 KB of an export (empty at its end)."""
+    parts: list[str] = []
+    size = 0
+    for chunk in chunks:
+        parts.append(chunk)
+        size += len(chunk)
+        if size >= EXPORT_CHUNK_BYTES:
+            break
+    return "".join(parts).encode()
+
+
+async def page(request: web.Request) -> web.StreamResponse:
+    index = _ctx(request).web_dir / "index.html"
+    if not index.is_file():
+        return error(404, "not_found", "the web UI is not installed")
+    return web.FileResponse(index, headers={"Content-Type": "text/html; charset=utf-8"})
+
+
+# -- the WebSocket -----------------------------------------------------------------------------
+
+
+async def events(request: web.Request) -> web.StreamResponse:
+    """Sends the sessions on connect, then every state change as it happens."""
+    ctx = _ctx(request)
+    ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=64 * 1024)
+    await ws.prepare(request)
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=WS_QUEUE)
+    ctx.clients.add(queue)
+    try:
+        rows = select(ctx.engine.sessions(), now=time.time(), show_all=True)
+        hello = {"type": "sessions", "sessions": [session_json(s, None) for s in rows]}
+        await ws.send_str(orjson.dumps(hello).decode())
+        sender = asyncio.create_task(_send_all(ws, queue))
+        async for message in ws:
+            if message.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
+                break  # the client's messages are not commands: they are ignored
+        sender.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sender
+    finally:
+        ctx.clients.discard(queue)
+    return ws
+
+
+async def _send_all(ws: web.WebSocketResponse, queue: asyncio.Queue[bytes | None]) -> None:
+    while True:
+        message = await queue.get()
+        if message is None:
+            await ws.close()
+            return
+        await ws.send_str(message.decode())
+
+
+def broadcast(ctx: Context, change: StateChange) -> None:
+    """On the server's loop: queue one state change for every client; a client too slow to
+    keep up is disconnected rather than buffered without end."""
+    message = orjson.dumps(
+        {
+            "type": "change",
+            "change": change.to_json(),
+            "session": session_json(change.snapshot, None),
+        }
+    )
+    for queue in list(ctx.clients):
+        try:
+            queue.put_nowait(message)
+        except asyncio.QueueFull:
+            ctx.clients.discard(queue)
+            with contextlib.suppress(asyncio.QueueEmpty):
+                while True:
+                    queue.get_nowait()
+            queue.put_nowait(None)
+
+
+async def _close_clients(app: web.Application) -> None:
+    for queue in list(app[CONTEXT].clients):
+        with contextlib.suppress(asyncio.QueueFull):
+            queue.put_nowait(None)

@@ -1,0 +1,173 @@
+"""Run the loopback server on an asyncio loop in a thread of its own ("server thread"), fed by
+the engine's state changes (any thread starts and stops it).
+
+The engine calls its subscribers on the engine thread; the server's subscriber only hands each
+change to the loop with ``call_soon_threadsafe`` and returns, so a slow browser never holds the
+engine up. The socket is bound to 127.0.0.1 alone (port 0: a free one). ``server.json`` in the
+data folder (mode 0600) tells other programs (``agentbar window``, scripts) where the server is
+and its token; it is removed when the server stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+import agentbar.assets
+from agentbar.core.model import StateChange
+from agentbar.core.replay.files import AgentRoots
+from agentbar.core.replay.pages import Replay
+from agentbar.core.search import Searcher
+from agentbar.core.server.app import Context, Sessions, broadcast, build_app
+from agentbar.core.server.security import Guard, new_token
+
+log = logging.getLogger(__name__)
+
+HOST = "127.0.0.1"
+SERVER_FILE = "server.json"
+
+
+def web_dir() -> Path:
+    """The web UI's files, installed with the package (``assets/web``)."""
+    return Path(agentbar.assets.__file__).resolve().parent / "web"
+
+
+class LoopbackServer:
+    def __init__(
+        self,
+        engine: Sessions,
+        roots: AgentRoots,
+        *,
+        searcher: Searcher | None = None,
+        port: int = 0,
+        token: str | None = None,
+        static: Path | None = None,
+    ) -> None:
+        self.engine = engine
+        self.roots = roots
+        self.searcher = searcher
+        self.token = token or new_token()
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((HOST, port))  # raises OSError when the port is taken
+        self.port: int = self._sock.getsockname()[1]
+        self.guard = Guard(self.port, self.token)
+        self.context = Context(
+            engine=engine,
+            replay=Replay(roots),
+            searcher=searcher,
+            guard=self.guard,
+            web_dir=static or web_dir(),
+        )
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._failed: BaseException | None = None
+        self._stopped: asyncio.Event | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+
+    @property
+    def origin(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The address to open, token included (the page moves it into a cookie)."""
+        return f"{self.origin}/?token={self.token}"
+
+    def info(self) -> dict[str, Any]:
+        return {"url": self.url, "port": self.port, "token": self.token, "pid": os.getpid()}
+
+    def start(self, timeout: float = 10.0) -> str:
+        self._thread = threading.Thread(target=self._run, name="agentbar-server", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise RuntimeError("the server did not start in time")
+        if self._failed is not None:
+            raise RuntimeError(f"the server failed to start: {self._failed}")
+        self._unsubscribe = self.engine.subscribe(self._on_change)
+        return self.url
+
+    def stop(self, timeout: float = 5.0) -> None:
+        if self._unsubscribe is not None:
+            with contextlib.suppress(ValueError):
+                self._unsubscribe()
+            self._unsubscribe = None
+        loop, stopped = self._loop, self._stopped
+        if loop is not None and stopped is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(stopped.set)
+        if self._thread is not None:
+            self._thread.join(timeout)
+        with contextlib.suppress(OSError):
+            self._sock.close()
+
+    def _on_change(self, change: StateChange) -> None:
+        """On the engine thread: hand the change to the server's loop, nothing more."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(broadcast, self.context, change)
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._serve())
+        except BaseException as exc:  # reported to start(), or logged once running
+            self._failed = exc
+            if self._ready.is_set():
+                log.exception("the server stopped on an error")
+        finally:
+            self._ready.set()
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    async def _serve(self) -> None:
+        self._stopped = asyncio.Event()
+        runner = web.AppRunner(build_app(self.context), access_log=None)
+        await runner.setup()
+        site = web.SockSite(runner, self._sock)
+        await site.start()
+        self._ready.set()
+        try:
+            await self._stopped.wait()
+        finally:
+            await runner.cleanup()
+
+
+def write_server_file(path: Path, info: dict[str, Any]) -> None:
+    """Write ``info`` to ``path`` readable by this user alone (0600 from creation on)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with contextlib.suppress(OSError, AttributeError):
+            os.fchmod(fd, 0o600)
+        os.write(fd, orjson.dumps(info, option=orjson.OPT_INDENT_2) + b"\n")
+    finally:
+        os.close(fd)
+    os.replace(temp, path)
+
+
+def remove_server_file(path: Path, pid: int | None = None) -> None:
+    """Remove ``path`` if it is ours (names ``pid``, by default this process)."""
+    pid = os.getpid() if pid is None else pid
+    try:
+        info = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return
+    if isinstance(info, dict) and info.get("pid") == pid:
+        with contextlib.suppress(OSError):
+            path.unlink()
