@@ -20,6 +20,7 @@ import orjson
 
 from agentbar.core.config import Settings
 from agentbar.core.engine import EngineStats
+from agentbar.core.hooks import cli as hooks_cli
 from agentbar.core.model import SessionSnapshot, State, StateChange
 from agentbar.core.service import Service
 
@@ -45,6 +46,7 @@ def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true", help="machine-readable output")
     watch = commands.add_parser("watch", help="one line per state change, as it happens")
     watch.add_argument("--json", action="store_true", help="one JSON object per line")
+    hooks_cli.add_parser(commands)
     return parser
 
 
@@ -56,6 +58,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return status(settings, show_all=args.all, as_json=args.json, out=out)
     if args.command == "watch":
         return watch(settings, as_json=args.json, out=out)
+    if args.command == "hooks":
+        return hooks_cli.run(args, settings, out)
     raise SystemExit(f"unknown command {args.command!r}")
 
 

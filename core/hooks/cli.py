@@ -1,0 +1,156 @@
+"""``agentbar hooks status|install|uninstall [--agent claude|codex] [--dry-run] [--yes]``
+(main thread).
+
+Exit status: 0 done (or nothing to do), 1 not confirmed, 2 a file could not be read, parsed or
+written (and was left as it was).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from agentbar.core.config import Settings
+from agentbar.core.hooks import installer
+from agentbar.core.hooks.errors import HooksFileError
+from agentbar.core.hooks.spec import HookCommand, detect_version
+from agentbar.core.model import Agent
+
+Confirm = Callable[[str], bool | None]  # the question -> yes/no, or None: cannot ask
+VersionOf = Callable[[Agent], str | None]
+
+OK, DECLINED, FAILED = 0, 1, 2
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    hooks = commands.add_parser(
+        "hooks",
+        help="install agentbar's hooks into Claude Code and Codex (faster, surer states)",
+        description="Hooks make Claude Code and Codex tell agentbar what they do as they do "
+        "it: an approval prompt shows within milliseconds.",
+    )
+    actions = hooks.add_subparsers(dest="hooks_command", metavar="ACTION", required=True)
+    for name, text in (
+        ("status", "whether the hooks are installed, and where"),
+        ("install", "add the hooks to the agents' user settings (shows the change first)"),
+        ("uninstall", "take them out again (restores the file exactly when it can)"),
+    ):
+        action = actions.add_parser(name, help=text, description=text)
+        action.add_argument("--agent", choices=[str(a) for a in Agent], help="only this agent")
+        if name == "status":
+            continue
+        action.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
+        action.add_argument("--yes", "-y", action="store_true", help="do not ask before writing")
+        if name == "install":
+            action.add_argument(
+                "--no-notify",
+                dest="notify",
+                action="store_false",
+                help="Codex: do not set agentbar as the notify program",
+            )
+
+
+def run(
+    args: argparse.Namespace,
+    settings: Settings,
+    out: TextIO,
+    *,
+    confirm: Confirm | None = None,
+    version_of: VersionOf = detect_version,
+) -> int:
+    agents = [Agent(args.agent)] if args.agent else list(Agent)
+    command = HookCommand.current(settings.data_dir)
+    if args.hooks_command == "status":
+        return _status(agents, settings, command, out, version_of)
+    confirm = confirm or _ask
+    worst = OK
+    for agent in agents:
+        try:
+            if args.hooks_command == "install":
+                plan = installer.plan_install(
+                    agent, settings, command=command, version=version_of(agent), notify=args.notify
+                )
+            else:
+                plan = installer.plan_uninstall(agent, settings)
+            result = _carry_out(
+                plan, settings, out, dry_run=args.dry_run, yes=args.yes, ask=confirm
+            )
+        except HooksFileError as exc:
+            out.write(f"{agent}: {exc}; agentbar left it as it is.\n")
+            result = FAILED
+        except OSError as exc:
+            out.write(f"{agent}: could not write: {exc}; the file is as it was.\n")
+            result = FAILED
+        worst = max(worst, result)
+    return worst
+
+
+def _carry_out(
+    plan: installer.Plan, settings: Settings, out: TextIO, *, dry_run: bool, yes: bool, ask: Confirm
+) -> int:
+    agent = plan.target.agent
+    if not plan.changed:
+        out.write(f"{agent}: {plan.summary}\n")
+        _notes(out, agent, plan.notes)
+        return OK
+    out.write(f"{agent}: {plan.target.shown}\n")
+    out.write(plan.diff())
+    if dry_run:
+        out.write(f"{agent}: dry run, nothing written\n")
+        _notes(out, agent, plan.notes)
+        return OK
+    if not yes:
+        answer = ask(f"Write this change to {plan.target.path}? [y/N] ")
+        if answer is None:
+            out.write(f"{agent}: not a terminal, so not asking: pass --yes to write\n")
+            return DECLINED
+        if not answer:
+            out.write(f"{agent}: left as it is\n")
+            return DECLINED
+    for line in installer.apply(plan, settings):
+        out.write(f"{agent}: {line}\n")
+    _notes(out, agent, plan.notes)
+    return OK
+
+
+def _status(
+    agents: list[Agent],
+    settings: Settings,
+    command: HookCommand,
+    out: TextIO,
+    version_of: VersionOf,
+) -> int:
+    rows = [
+        installer.status(
+            agent,
+            settings,
+            command=command,
+            version=version_of(agent) if agent is Agent.CLAUDE else None,
+        )
+        for agent in agents
+    ]
+    width = max(len(r.summary.split(" (")[0]) for r in rows)
+    for row in rows:
+        state, _, rest = row.summary.partition(" (")
+        detail = f" ({rest}" if rest else ""
+        out.write(f"{row.agent!s:<6}  {state:<{width}}  {row.target.shown}{detail}\n")
+        for note in row.notes:
+            out.write(f"{'':<6}  {note}\n")
+    return OK
+
+
+def _notes(out: TextIO, agent: Agent, notes: list[str]) -> None:
+    for note in notes:
+        out.write(f"{agent}: note: {note}\n")
+
+
+def _ask(question: str) -> bool | None:
+    if not sys.stdin.isatty():
+        return None
+    try:
+        reply = input(question)
+    except EOFError:
+        return None
+    return reply.strip().lower() in ("y", "yes")
