@@ -4,6 +4,7 @@ liveness from the hook's pid, and what an ended session gives back."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -522,3 +523,81 @@ def test_the_real_hook_program_feeds_the_engine(rig: Rig) -> None:
         "Bash: rm -rf build",
         Source.HOOK,
     )
+
+
+# -- the fusion table, through the engine ------------------------------------------------------
+
+
+class EngineTimeline:
+    """``test_state_hooks.Timeline``'s interface over the real engine: each step writes the
+    real file (transcript line, hook line, registry file) at its time on the fake clock."""
+
+    def __init__(self, rig: Rig) -> None:
+        import test_state_hooks
+
+        self.rig = rig
+        self.now = T0
+        self.sid = test_state_hooks.SID
+        self.t = new_transcript(self.sid, step=0.0)
+        rig.claude_process(4242)
+        rig.open()
+
+    def _at(self) -> None:
+        self.rig.clock.advance(self.now - self.rig.clock.time())
+
+    def wait(self, seconds: float) -> EngineTimeline:
+        self.now += seconds
+        return self
+
+    def line(self, build: Any) -> EngineTimeline:
+        self._at()
+        self.t.now = self.now
+        self.rig.write(self.rig.transcript_path(self.sid), build(self.t))
+        self.rig.settle()
+        return self
+
+    def hook(self, event: str, **fields: Any) -> EngineTimeline:
+        self._at()
+        renamed = {"last_message": "last_assistant_message"}
+        hook(self.rig, self.sid, event, **{renamed.get(k, k): v for k, v in fields.items()})
+        self.rig.settle()
+        return self
+
+    def reg(self, status: str, waiting_for: str | None = None) -> EngineTimeline:
+        self._at()
+        entry = registry(
+            4242, self.sid, status=status, waiting_for=waiting_for, started_at=T0 - 59,
+            updated_at=self.now,
+        )  # fmt: skip
+        self.rig.write_json(self.rig.claude / "sessions" / "4242.json", entry)
+        self.rig.settle()
+        return self
+
+    def decide(self) -> Any:
+        from agentbar.core.engine import Tick
+
+        self.now += 0.5
+        self._at()
+        assert self.rig.engine is not None
+        self.rig.engine.post(Tick())
+        self.rig.settle()
+        return self.rig.sessions()[self.sid].state
+
+
+def fusion_rows() -> list[Any]:
+    import test_state_hooks
+
+    return [pytest.param(build, expect, id=name) for name, build, expect in test_state_hooks.ROWS]
+
+
+@pytest.mark.parametrize(("build", "expect"), fusion_rows())
+def test_the_fusion_table_through_the_engine(rig: Rig, build: Any, expect: Any) -> None:
+    tl = EngineTimeline(rig)
+    build(tl)
+    got = tl.decide()
+    state, waiting, source, detail = expect
+    assert (got.state, got.waiting_for, got.source) == (state, waiting, source), got
+    assert detail in got.detail, got.detail
+    # Every report is a change: no state is reported twice in a row.
+    seen = [(e.snapshot.state.state, e.snapshot.state.waiting_for) for e in rig.events]
+    assert all(a != b for a, b in itertools.pairwise(seen)), seen
