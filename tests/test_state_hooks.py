@@ -492,6 +492,18 @@ ROWS: list[tuple[str, Callable[[Timeline], Any], tuple[Any, ...]]] = [
         (State.DONE, None, Source.HOOK, "Removed build/."),
     ),
     (
+        "a days-old Stop is old news once a later turn ends without hooks",
+        lambda tl: (
+            finished(tl)
+            .wait(86400)
+            .line(lambda t: t.prompt("again"))
+            .wait(5)
+            .line(lambda t: t.text("Second answer."))
+            .line(lambda t: t.turn_duration())
+        ),
+        (State.DONE, None, Source.TRANSCRIPT, "Second answer."),
+    ),
+    (
         "a running hook defers to newer transcript detail",
         lambda tl: (
             tl.hook("PreToolUse", **BASH)

@@ -13,7 +13,9 @@ yes, the registry turns busy and tool progress lands, both newer), how an interr
 runs no hook for it; the transcript's interrupt line is newer than the last tool hook), and how
 a session resumed without hooks takes over from its old ``SessionEnd``. One exception: after a
 turn-ending event, answer text alone does not count, since Claude writes the final answer's
-line a moment after ``Stop`` and that line is the end the hook already reported.
+line a moment after ``Stop`` and that line is the end the hook already reported. And when the
+others agree with the hook but only long after it (``HOOK_AGREEMENT_SECONDS``), the hooks have
+stopped coming (uninstalled, a session resumed without them): the newer account is shown.
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ class HookView:
     note: str = ""  # a generic text, shown only when nothing better is known
 
 
+# Newer evidence that agrees with a hook this much later means the hooks stopped coming.
+HOOK_AGREEMENT_SECONDS = 30.0
 # Events after which the turn is over: the final answer's own line may still land after them.
 TURN_OVER_EVENTS = frozenset(
     {"Stop", "agent-turn-complete", "StopFailure", "Interrupt", "SessionEnd"}
@@ -101,10 +105,9 @@ def _without_hook(signals: Signals, now: float, traits: AgentTraits) -> SessionS
 
 
 def _superseded(hook: HookView, fallback: SessionState, signals: Signals) -> bool:
-    """True when the registry or the transcript says something else, and said it after the
-    hook event."""
-    if (fallback.state, fallback.waiting_for) == (hook.state, hook.waiting_for):
-        return False  # they agree: the hook's account is the fuller one
+    """True when the registry or the transcript says something else and said it after the
+    hook event, or says the same long after it (hooks stopped coming: a session resumed
+    without them must not show a days-old last message)."""
     reg = signals.registry
     if fallback.source is Source.REGISTRY:
         evidence = None if reg is None else reg.updated_at
@@ -112,6 +115,8 @@ def _superseded(hook: HookView, fallback: SessionState, signals: Signals) -> boo
         evidence = signals.turn.moved_at
     if evidence is None or evidence <= hook.at:
         return False
+    if (fallback.state, fallback.waiting_for) == (hook.state, hook.waiting_for):
+        return evidence > hook.at + HOOK_AGREEMENT_SECONDS
     return not (
         hook.event in TURN_OVER_EVENTS
         and fallback.state is State.RUNNING
