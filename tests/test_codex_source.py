@@ -745,32 +745,38 @@ def test_policy_and_sandbox_survive_a_checkpoint() -> None:
 
 
 def test_an_unmarked_turn_end_is_inferred_across_a_checkpoint() -> None:
-    """The inference's memory (an answer waiting for its response to complete, the last
-    running total, the collaboration mode) survives the engine stopping between two lines."""
+    """The inference's memory (the request's output so far, its answer, the collaboration
+    mode) survives the engine stopping between any two lines."""
     from codex_lines import CodexRollout
 
     from agentbar.core.records import TurnEnded
 
     r = CodexRollout(MAIN)
-    parser = new_parser()
     lines = [
-        r.meta(),
-        r.prompt("hi"),
-        r.context(mode="default"),
-        r.exec("ls"),
-        r.tokens(10, 0, 5),
-        r.output(),
-        r.tokens(10, 0, 5),  # the next request starting: the same total
-        r.answer("Hello."),
+        orjson.dumps(line)
+        for line in [
+            r.meta(),
+            r.prompt("hi"),
+            r.context(mode="default"),
+            r.exec("ls"),
+            r.tokens(10, 0, 5),
+            r.output(),
+            r.context(mode="default"),
+            r.tokens(10, 0, 5),  # the next request starting: completes nothing
+            r.event("agent_message", message="Hello."),
+            r.answer("Hello."),
+            r.tokens(20, 0, 10),
+        ]
     ]
-    records, _ = parse_all(parser, [orjson.dumps(line) for line in lines])
-    assert not any(isinstance(rec, TurnEnded) for rec in records)
-    restored = new_parser(checkpoint=orjson.loads(orjson.dumps(parser.checkpoint())))
-    assert restored.checkpoint() == parser.checkpoint()
-    assert not any(isinstance(rec, TurnEnded) for rec in restored.parse(orjson.dumps(lines[-2])))
-    records = restored.parse(orjson.dumps(r.tokens(20, 0, 10)))
-    assert [type(rec).__name__ for rec in records] == ["UsageReport", "TurnEnded"]
-    assert isinstance(records[1], TurnEnded) and records[1].last_message == "Hello."
+    for cut in range(len(lines)):
+        parser = new_parser()
+        before, _ = parse_all(parser, lines[:cut])
+        restored = new_parser(checkpoint=orjson.loads(orjson.dumps(parser.checkpoint())))
+        assert restored.checkpoint() == parser.checkpoint()
+        after, _ = parse_all(restored, lines[cut:])
+        ends = [rec for rec in [*before, *after] if isinstance(rec, TurnEnded)]
+        assert [e.last_message for e in ends] == ["Hello."], cut
+        assert ends[0] is after[-1] or ends[0] is before[-1]
     (call,) = restored.parse(orjson.dumps(r.call("request_user_input", {"questions": []})))
     assert call.asks is Asks.NOTHING  # type: ignore[attr-defined]
 

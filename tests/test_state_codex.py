@@ -177,36 +177,51 @@ def scenarios() -> list[Scenario]:
         State.RUNNING,
     )
 
-    # Builds up to 0.99 write no task_started/task_complete: the end of a turn is its last
-    # response (answer text, no tool call) completing, shown by a token_count with a new total.
+    # Builds up to 0.99 write no task_started/task_complete: a turn ends when its last response
+    # (answer text, no tool call) completes, shown by the token_count after that response's
+    # output. The line orders below are the real ones of 0.58.0 and 0.99.0.
     def unmarked_start(r: CodexRollout, prompt: str = "do it") -> list[dict[str, Any]]:
         return [r.meta(), r.prompt(prompt), r.context(), r.event("token_count", info=None)]
 
+    def said(r: CodexRollout, text: str) -> dict[str, Any]:
+        return r.event("agent_message", message=text)
+
     add(
         "0.99: an answer then its response's token_count is done, with the answer",
-        lambda r: [*unmarked_start(r), r.answer("The answer is 4."), r.tokens(120, 0, 30)],
+        lambda r: [
+            *unmarked_start(r),
+            said(r, "The answer is 4."),
+            r.answer("The answer is 4."),
+            r.tokens(120, 0, 30),
+        ],
         State.DONE,
         detail="The answer is 4.",
     )
     add(
-        "0.58: the response's token_count then its answer is done",
-        lambda r: [*unmarked_start(r), r.tokens(120, 0, 30), r.answer("The answer is 4.")],
+        "0.58: the token_count after the answer's event, then the answer, is done",
+        lambda r: [
+            *unmarked_start(r),
+            said(r, "The answer is 4."),
+            r.tokens(120, 0, 30),
+            r.answer("The answer is 4."),
+        ],
         State.DONE,
         detail="The answer is 4.",
     )
     add(
         "0.99: an answer whose response has not completed is still running",
-        lambda r: [*unmarked_start(r), r.answer("Let me look.")],
+        lambda r: [*unmarked_start(r), said(r, "Let me look."), r.answer("Let me look.")],
         State.RUNNING,
         quiet=600,
     )
     add(
-        "0.99: a repeated total (the next request starting) does not complete the answer",
+        "the token_count of a request starting (before any output) completes nothing",
         lambda r: [
             *unmarked_start(r),
             r.exec("ls"),
             r.tokens(120, 0, 30),
             r.output("call_1"),
+            r.context(),
             r.tokens(120, 0, 30),
             r.answer("Looking at the files."),
         ],
@@ -240,6 +255,7 @@ def scenarios() -> list[Scenario]:
             r.output("call_1"),
             r.context(),
             r.tokens(120, 0, 30),
+            said(r, "Created x."),
             r.answer("Created x."),
             r.tokens(240, 0, 60),
         ],
@@ -255,11 +271,29 @@ def scenarios() -> list[Scenario]:
             r.output("call_1"),
             r.context(),
             r.tokens(120, 0, 30),
+            said(r, "Created x."),
             r.tokens(240, 0, 60),
             r.answer("Created x."),
         ],
         State.DONE,
         detail="Created x.",
+    )
+    add(
+        "0.58 resumed: the running total starts again, the same numbers still complete",
+        lambda r: [
+            *unmarked_start(r),
+            said(r, "First."),
+            r.tokens(120, 0, 30),
+            r.answer("First."),
+            r.prompt("second"),
+            r.context(),
+            r.event("token_count", info=None),
+            said(r, "Second."),
+            r.tokens(120, 0, 30),
+            r.answer("Second."),
+        ],
+        State.DONE,
+        detail="Second.",
     )
     add(
         "an unmarked turn that ends on a question asks it",

@@ -18,10 +18,12 @@ implies under the approval policy, sandbox and collaboration mode of the latest 
 Turn ends. Builds up to at least 0.99 persist neither ``task_started`` nor ``task_complete``
 (observed with 0.58.0 and 0.99.0): a turn opened by a bare prompt has no closing line. Its end is
 inferred from the model's last response: one that brought answer text and no tool call, and
-that completed (a ``token_count`` whose running total moved; Codex repeats the previous total
-when it starts a request, and 0.58 writes the response's items after that count, 0.99 before
-it). That response has nothing left to run, so Codex ends the turn, and a ``TurnEnded`` is
-emitted with its text. A turn opened by ``task_started`` waits for its own closing line.
+that completed. A response is complete at the ``token_count`` that follows its first output
+(an ``agent_message`` event, a message, a call, reasoning); the count Codex writes when a request
+starts, after its ``turn_context`` and before any output, repeats the previous one and proves
+nothing. 0.58 writes the response's items after that count, 0.99 before it. The completed
+response has nothing left to run, so Codex ends the turn, and a ``TurnEnded`` is emitted with its
+text. A turn opened by ``task_started`` waits for its own closing line.
 """
 
 from __future__ import annotations
@@ -375,8 +377,8 @@ class _State:
     # Inferring the end of a turn no line closes (see the module docstring).
     marked_turn: bool = False  # a task_started opened the current turn
     unmarked_turn: bool = False  # a prompt opened it, with no task_started
-    last_total: int | None = None  # the latest token_count's running total
-    round_answer: str | None = None  # answer text of the model's latest response
+    round_output: bool = False  # the model's latest request has produced output
+    round_answer: str | None = None  # answer text of that response
     round_call: bool = False  # that response called a tool
     round_completed: bool = False  # and it completed
 
@@ -392,11 +394,11 @@ class _State:
         ):  # fmt: skip
             if isinstance(value := data.get(name), str):
                 setattr(state, name, value)
-        for name in ("marked_turn", "unmarked_turn", "round_call", "round_completed"):
+        for name in (
+            "marked_turn", "unmarked_turn", "round_output", "round_call", "round_completed"
+        ):  # fmt: skip
             if isinstance(value := data.get(name), bool):
                 setattr(state, name, value)
-        if isinstance(value := data.get("last_total"), int) and not isinstance(value, bool):
-            state.last_total = value
         if data.get("format") in (_ENVELOPE, _LEGACY):
             state.format = data["format"]
         if isinstance(value := data.get("meta_seen"), bool):
@@ -443,7 +445,7 @@ class CodexRolloutParser:
         }
         self._items: dict[str, _Handler] = {
             "message": self._message,
-            "reasoning": lambda p: [Thinking(text="\n".join(_texts(p.get("summary"))))],
+            "reasoning": self._reasoning,
             "function_call": self._function_call,
             "custom_tool_call": self._custom_tool_call,
             "local_shell_call": self._local_shell_call,
@@ -552,6 +554,8 @@ class CodexRolloutParser:
         mode = _obj(payload, "collaboration_mode").get("mode")
         if isinstance(mode, str) and mode:
             self._s.collaboration_mode = mode
+        if self._s.unmarked_turn:
+            self._new_round()  # builds without turn markers write one per request to the model
         model = _str(payload, "model")
         if model and model != self._s.last_model:
             self._s.last_model = model
@@ -566,6 +570,8 @@ class CodexRolloutParser:
         if handler is not None:
             return handler(payload)
         if kind in _EVENT_ACTIVITY:
+            if kind in ("agent_message", "agent_reasoning"):
+                self._s.round_output = True  # the legacy copy of a message or reasoning item
             return [Activity(kind=kind)]
         if kind in _EVENT_BOOKKEEPING:
             return [Bookkeeping(kind=kind)]
@@ -599,7 +605,9 @@ class CodexRolloutParser:
     # -- the end of a turn no line closes (see the module docstring) -------------------------
 
     def _new_round(self) -> None:
-        self._s.round_answer, self._s.round_call, self._s.round_completed = None, False, False
+        """A request to the model starts (a prompt, a tool's output going back, a new turn)."""
+        s = self._s
+        s.round_output, s.round_answer, s.round_call, s.round_completed = False, None, False, False
 
     def _unmarked_turn_over(self) -> list[Record]:
         s = self._s
@@ -661,12 +669,8 @@ class CodexRolloutParser:
             cache_read_tokens=cached,
             output_tokens=_int(total, "output_tokens"),
         )
-        running_total = _int(total, "total_tokens") or (
-            _int(total, "input_tokens") + _int(total, "output_tokens")
-        )
-        if running_total != self._s.last_total:
-            self._s.last_total = running_total
-            self._s.round_completed = True  # a response completed (a repeat means a new request)
+        if self._s.round_output:
+            self._s.round_completed = True  # the response that brought that output completed
         return [UsageReport(usage=usage, cumulative=True), *self._unmarked_turn_over()]
 
     def _thread_name(self, payload: _Json) -> list[Record]:
@@ -698,7 +702,7 @@ class CodexRolloutParser:
         if role == "assistant":
             phase = payload.get("phase")
             text = "".join(texts)
-            self._s.round_answer = text
+            self._s.round_output, self._s.round_answer = True, text
             return [
                 AssistantText(
                     text=text,
@@ -712,6 +716,10 @@ class CodexRolloutParser:
         if self._s.format != _LEGACY:
             return [Bookkeeping(kind="context")]  # injected context; prompts come from events
         return self._legacy_user_message(role, "".join(texts))
+
+    def _reasoning(self, payload: _Json) -> list[Record]:
+        self._s.round_output = True
+        return [Thinking(text="\n".join(_texts(payload.get("summary"))))]
 
     def _function_call(self, payload: _Json) -> list[Record]:
         name = _str(payload, "name") or "?"
@@ -738,7 +746,7 @@ class CodexRolloutParser:
         if not call_id:
             return [Unknown(kind=f"response_item/{_kind(payload.get('type'))}")]
         summary = _tool_summary(name, args, raw, freeform=freeform)
-        self._s.round_call = True
+        self._s.round_output = self._s.round_call = True
         return [ToolCall(call_id=call_id, name=name, summary=summary, asks=self._asks(name, args))]
 
     def _asks(self, name: str, args: _Json | None) -> Asks:
