@@ -592,7 +592,9 @@ def test_the_claude_launch_layer_is_settings_json_with_agentbars_hooks_only() ->
 
 
 def test_the_codex_launch_overrides_are_toml_codex_can_read() -> None:
-    args = codex_launch_args(COMMAND, bypass_trust=True, notify=True, enable_hooks=True)
+    args = codex_launch_args(
+        COMMAND, bypass_trust=True, version="codex-cli 0.171.0", notify=True, enable_hooks=True
+    )
     assert args[0] == CODEX_BYPASS_TRUST
     pairs = args[1:]
     assert pairs[::2] == ["-c"] * (len(pairs) // 2)
@@ -610,6 +612,12 @@ def test_the_codex_launch_overrides_are_toml_codex_can_read() -> None:
     assert merged["features"] == {"hooks": True}
     assert merged["notify"] == COMMAND.argv(Agent.CODEX, notify=True)
     assert CODEX_BYPASS_TRUST not in codex_launch_args(COMMAND)
+    # A Codex from before the flag would refuse to start with it.
+    assert CODEX_BYPASS_TRUST not in codex_launch_args(
+        COMMAND, bypass_trust=True, version="codex-cli 0.99.0"
+    )
+    with pytest.raises(ValueError, match="needs the Codex version"):
+        codex_launch_args(COMMAND, bypass_trust=True)
 
 
 def test_the_shell_command_survives_spaces_and_quotes() -> None:

@@ -6,15 +6,19 @@ with every other source's (agent-formats.md 2.1). It is not restored by ``--resu
 again on every launch.
 
 Codex: ``-c key=value`` overrides form a session-flags config layer; hooks from all layers run
-(4.3). Codex runs a non-managed hook only once it is trusted: either the person trusts
+(4.3). A Codex without hooks ignores them (checked with 0.99.0; 0.58.0 gets ``notify``
+instead). Codex runs a non-managed hook only once it is trusted: either the person trusts
 agentbar's session-flag hooks once in ``/hooks`` (the trust is recorded by position and hash, so
 the same command stays trusted from launch to launch), or the launcher passes
-``--dangerously-bypass-hook-trust`` (``bypass_trust=True``), which must come before any
-subcommand, ``--`` or prompt. Codex reads a ``-c`` value as TOML.
+``--dangerously-bypass-hook-trust`` (``bypass_trust=True``). That flag exists from Codex 0.130
+(an older Codex refuses to start with it, so the version must be given), must come before any
+subcommand, ``--`` or prompt, and lifts the review for every hook of the run, the user's
+unreviewed ones too: use it only where the hook set is known (a test rig, a throwaway HOME).
+Codex reads a ``-c`` value as TOML.
 
     command = HookCommand.current(settings.data_dir)
     subprocess.run(["claude", *claude_launch_args(command), "fix the tests"])
-    subprocess.run(["codex", *codex_launch_args(command, bypass_trust=True), "fix the tests"])
+    subprocess.run(["codex", *codex_launch_args(command), "fix the tests"])
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentbar.core.hooks.spec import CODEX_EVENTS, HookCommand, claude_events
+from agentbar.core.hooks.spec import CODEX_EVENTS, HookCommand, claude_events, parse_version
 from agentbar.core.model import Agent
 
 CODEX_BYPASS_TRUST = "--dangerously-bypass-hook-trust"
+CODEX_BYPASS_TRUST_SINCE = (0, 130, 0)  # openai/codex#21768, May 2026
 
 
 def claude_launch_settings(command: HookCommand, *, version: str | None = None) -> dict[str, Any]:
@@ -63,12 +68,20 @@ def codex_launch_args(
     command: HookCommand,
     *,
     bypass_trust: bool = False,
+    version: str | None = None,
     notify: bool = False,
     enable_hooks: bool = False,
 ) -> list[str]:
-    """Everything to put right after ``codex`` (before any subcommand or prompt)."""
+    """Everything to put right after ``codex`` (before any subcommand or prompt).
+    ``bypass_trust`` needs ``version`` (``codex --version``): below 0.130 the flag is left out,
+    since that Codex would refuse to start."""
     args = codex_launch_overrides(command, notify=notify, enable_hooks=enable_hooks)
-    return [CODEX_BYPASS_TRUST, *args] if bypass_trust else args
+    if not bypass_trust:
+        return args
+    parsed = parse_version(version)
+    if parsed is None:
+        raise ValueError("bypass_trust needs the Codex version: older builds refuse the flag")
+    return [CODEX_BYPASS_TRUST, *args] if parsed >= CODEX_BYPASS_TRUST_SINCE else args
 
 
 def toml_value(value: object) -> str:
