@@ -282,13 +282,16 @@ def _patch_files(patch: str) -> str:
     return "apply_patch " + ", ".join(files) if files else "apply_patch"
 
 
-def _agent_pid(agent: str) -> int:
+def _agent_pid(agent: str) -> int | None:
     """The agent's process: Claude names it; otherwise our parent, or the parent of the shell
-    the agent ran us through (Linux only: elsewhere we cannot look without spawning)."""
+    the agent ran us through (Linux only: elsewhere we cannot look without spawning). None
+    when we were orphaned (Codex's notify is fire-and-forget: its parent may be gone)."""
     named = _env("CLAUDE_PID") if agent == "claude" else None
     if named and named.isdigit():
         return int(named)
     pid = _os.getppid()
+    if pid <= 1:
+        return None
     if sys.platform.startswith("linux"):
         try:
             with open(f"/proc/{pid}/stat", "rb") as fh:
