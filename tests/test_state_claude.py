@@ -78,6 +78,16 @@ def scenarios() -> list[Scenario]:
         registry=fusion.RegistryView("waiting", "permission prompt", None),
     )
     add(
+        # Claude 2.1.332: a choice at start-up (auto mode), a paused session, or /status.
+        "the registry waiting on an open dialog is a question, not an approval",
+        lambda t: [t.prompt("hi"), t.text("Hello."), t.turn_duration()],
+        State.INPUT_REQUIRED,
+        waiting=WaitingFor.QUESTION,
+        source=Source.REGISTRY,
+        detail="dialog open",
+        registry=fusion.RegistryView("waiting", "dialog open", None),
+    )
+    add(
         "AskUserQuestion pending is a question",
         lambda t: [
             t.prompt("plan it"),

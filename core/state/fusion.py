@@ -181,10 +181,11 @@ def _from_registry(reg: RegistryView, turn: TurnState, now: float) -> SessionSta
         # The agent says it waits: for the call that asks by nature, else for its newest call.
         asking = _asking_call(turn) or (turn.pending[-1] if turn.pending else None)
         waiting_for = WaitingFor.APPROVAL
+        # "permission prompt", "sandbox request": something to allow. "input needed", "dialog
+        # open" (2.1.3xx: a choice to make, or a panel such as /status): something to answer.
+        said = (reg.waiting_for or "").lower()
         if (asking is not None and asking.asks is Asks.QUESTION) or (
-            reg.waiting_for
-            and "permission" not in reg.waiting_for.lower()
-            and ("input" in reg.waiting_for.lower() or "question" in reg.waiting_for.lower())
+            "permission" not in said and any(w in said for w in ("input", "question", "dialog"))
         ):
             waiting_for = WaitingFor.QUESTION
         if asking is not None:
