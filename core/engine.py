@@ -149,7 +149,9 @@ class Engine:
         tick_seconds: float = 2.0,
         full_rescan_seconds: float = 30.0,
         hot_seconds: float = 3600.0,
-        settle_seconds: float = 0.25,
+        # How long a provisional state waits for its detail. Claude 2.1.3xx writes its
+        # transcript every 100 ms, after the registry: 0.1-0.3 s behind, more on a busy machine.
+        settle_seconds: float = 1.0,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_open_files: int = 64,
     ) -> None:

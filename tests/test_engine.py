@@ -214,6 +214,50 @@ def test_a_held_approval_is_reported_with_what_is_known_when_the_wait_is_over(ri
     )
 
 
+def test_an_approval_waits_for_a_command_line_written_half_a_second_late(rig: Rig) -> None:
+    """Claude 2.1.332 writes its transcript every 100 ms, after the registry; on a busy machine
+    the line naming the command came 0.3-0.6 s after the registry's "waiting"."""
+    rig.claude_process(4242)
+    engine = rig.open()
+    path = rig.transcript_path(A)
+    t = new_transcript(A)
+    rig.write(path, t.prompt("Clean"))
+    rig.settle()
+    reg = rig.claude / "sessions" / "4242.json"
+    rig.write_json(
+        reg,
+        registry(4242, A, status="waiting", waiting_for="permission prompt", started_at=T0 - 59),
+    )
+    rig.settle()
+    rig.clock.advance(0.6)
+    engine.step(timeout=0.0)
+    assert [e.snapshot.state.state for e in rig.events] == ["running"]  # still held back
+    rig.write(path, t.bash("rm -rf build"))
+    rig.settle()
+    assert [(str(e.snapshot.state.state), e.snapshot.state.detail) for e in rig.events][1:] == [
+        ("input_required", "Bash: rm -rf build")
+    ]
+
+
+def test_a_dialog_is_reported_at_once_no_line_will_name_it(rig: Rig) -> None:
+    rig.claude_process(4242)
+    rig.open()
+    t = new_transcript(A)
+    rig.write(rig.transcript_path(A), t.prompt("hi"), t.text("Hello."), t.turn_duration())
+    rig.settle()
+    reg = rig.claude / "sessions" / "4242.json"
+    rig.write_json(
+        reg, registry(4242, A, status="waiting", waiting_for="dialog open", started_at=T0 - 59)
+    )
+    rig.settle()
+    last = rig.events[-1].snapshot.state
+    assert (str(last.state), str(last.waiting_for), last.detail) == (
+        "input_required",
+        "question",
+        "dialog open",
+    )
+
+
 def _quick_turn_ahead_of_its_transcript(rig: Rig, answer: str) -> None:
     """Claude 2.1.332: a quick turn's registry goes busy and idle before a single line of the
     turn is in the transcript; the lines land about 0.1 s after the idle."""

@@ -197,8 +197,9 @@ def _from_registry(reg: RegistryView, turn: TurnState, now: float) -> SessionSta
             waiting_for=waiting_for,
             detail=detail,
             source=Source.REGISTRY,
-            # The transcript line naming the tool may land a moment after the registry.
-            provisional=asking is None,
+            # The transcript line naming the tool may land a moment after the registry (no
+            # line will name a dialog or a form).
+            provisional=asking is None and waiting_for is WaitingFor.APPROVAL,
         )
     if status == "busy":
         open_subs = turn.open_subagents(now, SUBAGENT_STALE_SECONDS)
