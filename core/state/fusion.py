@@ -108,6 +108,17 @@ def _superseded(hook: HookView, fallback: SessionState, signals: Signals) -> boo
     """True when the registry or the transcript says something else and said it after the
     hook event, or says the same long after it (hooks stopped coming: a session resumed
     without them must not show a days-old last message)."""
+    turn = signals.turn
+    if (
+        hook.event == "PreToolUse"
+        and fallback.source is Source.TRANSCRIPT
+        and fallback.state is State.INPUT_REQUIRED
+        and turn.phase is Phase.RUNNING
+        and _asking_call(turn) is not None
+    ):
+        # The call it announces asks by nature (a question tool, a command the policy puts to
+        # the person): Codex runs PreToolUse after writing that call and before asking.
+        return True
     reg = signals.registry
     if fallback.source is Source.REGISTRY:
         evidence = None if reg is None else reg.updated_at
@@ -198,8 +209,8 @@ def _from_registry(reg: RegistryView, turn: TurnState, now: float) -> SessionSta
             detail=detail,
             source=Source.REGISTRY,
             # The transcript line naming the tool may land a moment after the registry (no
-            # line will name a dialog or a form).
-            provisional=asking is None and waiting_for is WaitingFor.APPROVAL,
+            # line will name a dialog).
+            provisional=asking is None and "dialog" not in said,
         )
     if status == "busy":
         open_subs = turn.open_subagents(now, SUBAGENT_STALE_SECONDS)
