@@ -697,7 +697,10 @@ class Engine:
             session.state_since = now
             if new.state is State.ENDED:
                 self._release(session)
-        if not new.same_as(session.state):
+        previous = session.state
+        if previous is None or not new.same_as(previous) or new.source != previous.source:
+            # (A new source alone is no transition to report, but the row should say who
+            # decides now: a hook taking over from the transcript, and back.)
             session.state = new
             session.unsaved = True
             self._unpublished.add(session.key)

@@ -239,6 +239,28 @@ def test_an_approval_waits_for_a_command_line_written_half_a_second_late(rig: Ri
     ]
 
 
+def test_a_question_waits_for_the_line_that_asks_it(rig: Rig) -> None:
+    """Claude 2.1.332's registry says "input needed" for AskUserQuestion before the line."""
+    rig.claude_process(4242)
+    rig.open()
+    path = rig.transcript_path(A)
+    t = new_transcript(A)
+    rig.write(path, t.prompt("pick"))
+    rig.settle()
+    reg = rig.claude / "sessions" / "4242.json"
+    rig.write_json(
+        reg, registry(4242, A, status="waiting", waiting_for="input needed", started_at=T0 - 59)
+    )
+    rig.settle()
+    rig.clock.advance(0.5)
+    rig.write(path, t.tool_use("AskUserQuestion", {"questions": [{"question": "Red?"}]}, "q"))
+    rig.settle()
+    assert [(str(e.snapshot.state.state), e.snapshot.state.detail) for e in rig.events] == [
+        ("running", "working"),
+        ("input_required", "Red?"),
+    ]
+
+
 def test_a_dialog_is_reported_at_once_no_line_will_name_it(rig: Rig) -> None:
     rig.claude_process(4242)
     rig.open()
