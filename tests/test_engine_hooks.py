@@ -127,7 +127,7 @@ def test_a_claude_session_told_by_its_hooks_reports_each_transition_once(rig: Ri
     rig.processes.remove(4242)
     rig.tick()
     assert states(rig) == [
-        (None, "done", None, "hook"),
+        (None, "done", None, "transcript"),  # SessionStart: a session, waiting for a prompt
         ("done", "running", None, "hook"),
         ("running", "input_required", "approval", "hook"),
         ("input_required", "running", None, "transcript"),
@@ -236,10 +236,10 @@ def test_a_hook_event_before_any_transcript_creates_the_session(rig: Rig) -> Non
          transcript_path=str(rig.transcript_path(A)))  # fmt: skip
     rig.settle()
     snap = rig.sessions()[A]
-    assert (snap.project, str(snap.state.state), snap.state.source) == (
+    assert (snap.project, str(snap.state.state), snap.state.detail) == (
         "/work/fresh",
         "done",
-        Source.HOOK,
+        "waiting for a prompt",
     )
     assert snap.process is not None and snap.process.pid == 4242
     assert snap.transcript == str(rig.transcript_path(A))
@@ -424,7 +424,8 @@ def test_an_ended_session_closes_its_readers_and_no_one_elses(rig: Rig) -> None:
     rig.claude_process(4242)
     rig.claude_process(4343, "/work/other")
     engine = rig.open()
-    rig.write(rig.transcript_path(A), new_transcript(A, start=rig.clock.time()).prompt("a"))
+    t = new_transcript(A, start=rig.clock.time() - 30)
+    rig.write(rig.transcript_path(A), t.prompt("a"), t.text("Done."), t.turn_duration())
     rig.write(
         rig.transcript_path(B, "-work-other"),
         new_transcript(B, "/work/other", start=rig.clock.time()).prompt("b"),

@@ -138,15 +138,11 @@ REDUCER_TABLE: list[tuple[str, list[tuple[str, dict[str, Any]]], tuple[Any, ...]
         [("Stop", {}), ("SessionEnd", {"reason": "prompt_input_exit"})],
         (State.ENDED, None, "session ended (prompt_input_exit)"),
     ),
+    ("SessionStart says nothing itself", [("SessionStart", {"source": "startup"})], None),
     (
-        "SessionStart waits for a prompt",
-        [("SessionStart", {"source": "startup"})],
-        (State.DONE, None, "waiting for a prompt"),
-    ),
-    (
-        "a resume after SessionEnd is a session again",
+        "a resume after SessionEnd is a session again: the ended is forgotten",
         [("SessionEnd", {}), ("SessionStart", {"source": "resume"})],
-        (State.DONE, None, "waiting for a prompt"),
+        None,
     ),
     (
         "compaction mid-turn changes nothing",
@@ -502,6 +498,28 @@ ROWS: list[tuple[str, Callable[[Timeline], Any], tuple[Any, ...]]] = [
             .line(lambda t: t.turn_duration())
         ),
         (State.DONE, None, Source.TRANSCRIPT, "Second answer."),
+    ),
+    (
+        "Codex: PreToolUse after the escalated call is written does not hide its approval",
+        lambda tl: (
+            tl.line(lambda t: t.prompt("x"))
+            .wait(1)
+            .line(lambda t: t.tool_use("ExitPlanMode", {"plan": "1. do it"}, "toolu_plan"))
+            .wait(0.05)
+            .hook("PreToolUse", tool_name="ExitPlanMode", tool_summary="1. do it")
+        ),
+        (State.INPUT_REQUIRED, WaitingFor.APPROVAL, Source.TRANSCRIPT, "ExitPlanMode"),
+    ),
+    (
+        "Codex: a prompt's late SessionStart does not make the running turn done",
+        lambda tl: (
+            tl.line(lambda t: t.prompt("x"))
+            .wait(0.05)
+            .hook("SessionStart", source="startup")
+            .wait(0.01)
+            .hook("UserPromptSubmit")
+        ),
+        (State.RUNNING, None, Source.HOOK, "working"),
     ),
     (
         "a running hook defers to newer transcript detail",

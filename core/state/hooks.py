@@ -15,8 +15,10 @@ What each event means (agent-formats.md 2.5, 2.8, 4.1, 4.3):
   answer; ``idle_prompt`` changes nothing (it comes ~60 s after ``Stop``); the rest neither.
 - ``Stop`` and Codex's ``agent-turn-complete``: the turn is done, or waits for an answer when
   its last message ends on a question. ``StopFailure``: failed. Codex ``Interrupt``: failed.
-- ``SessionEnd``: ended. ``SessionStart`` (not ``compact``, which happens mid-turn): done,
-  waiting for a prompt.
+- ``SessionEnd``: ended. ``SessionStart`` (not ``compact``, which happens mid-turn) clears
+  what earlier events said (a resumed session is no longer ended) and says nothing itself: Codex
+  runs it only once the first prompt is in, so "waiting for a prompt" would be wrong there, and
+  the files know what a fresh or resumed session is waiting for.
 - ``SubagentStart``/``SubagentStop``, compaction and anything unknown: no change.
 
 Sub-agents: an event that carries ``agent_id`` comes from a sub-agent. Its approval waits count
@@ -99,6 +101,8 @@ def _apply(state: HookState, e: HookEvent) -> HookState:
 def _transition(state: HookState, e: HookEvent, at: float) -> HookState:
     if e.agent_id is not None or e.event in SUB_AGENT_EVENTS:
         return _sub_agent(state, e, at)
+    if e.event == "SessionStart" and (e.source or "") not in MID_TURN_STARTS:
+        return replace(state, view=None, base=None, sub_wait=False)
     view = _implied(state, e, at)
     if view is None:
         return state
@@ -146,8 +150,6 @@ def _implied(state: HookState, e: HookEvent, at: float) -> HookView | None:
     if name == "SessionEnd":
         detail = f"session ended ({e.reason})" if e.reason else "session ended"
         return HookView(State.ENDED, None, detail, at, event=name)
-    if name == "SessionStart" and (e.source or "") not in MID_TURN_STARTS:
-        return HookView(State.DONE, None, "waiting for a prompt", at, event=name)
     return None
 
 
