@@ -106,7 +106,7 @@ class _Session:
     transcript: str | None = None
     streams: set[str] = field(default_factory=set)
     registry: RegistryEntry | None = None
-    # When the registry last said the agent was working (busy or waiting), by its own clock.
+    # When the registry last said the agent was busy, by the agent's clock.
     registry_active_at: float | None = None
     process: Process | None = None
     alive: bool | None = None
@@ -533,7 +533,7 @@ class Engine:
         session = self._session(key)
         session.registry, session.process, session.alive = entry, process, True
         session.had_process = True
-        if (entry.status or "").lower() in ("busy", "waiting") and entry.updated_at is not None:
+        if (entry.status or "").lower() == "busy" and entry.updated_at is not None:
             session.registry_active_at = entry.updated_at
         session.mark()
         self._unpublished.add(key)

@@ -319,6 +319,31 @@ def test_registry_idle_ahead_of_the_transcript_reports_the_question_not_done(rig
     ]
 
 
+def test_closing_a_dialog_after_a_finished_turn_is_done_with_that_turns_answer(rig: Rig) -> None:
+    """Claude 2.1.332: /status opens a panel (registry "waiting", "dialog open"); closing it
+    turns the registry idle. No turn ran: the transcript is not behind."""
+    rig.claude_process(4242)
+    rig.open()
+    reg = rig.claude / "sessions" / "4242.json"
+    t = new_transcript(A, start=T0 + 10)
+    rig.write_json(reg, registry(4242, A, status="busy", started_at=T0, updated_at=T0 + 10.5))
+    rig.write(rig.transcript_path(A), t.prompt("first"), t.text("First answer."), t.turn_duration())
+    rig.write_json(reg, registry(4242, A, status="idle", started_at=T0, updated_at=T0 + 14))
+    rig.settle()
+    rig.write_json(
+        reg,
+        registry(4242, A, status="waiting", waiting_for="dialog open", started_at=T0,
+                 updated_at=T0 + 20),
+    )  # fmt: skip
+    rig.settle()
+    rig.write_json(reg, registry(4242, A, status="idle", started_at=T0, updated_at=T0 + 25))
+    rig.settle()
+    assert [(str(e.snapshot.state.state), e.snapshot.state.detail) for e in rig.events][-2:] == [
+        ("input_required", "dialog open"),
+        ("done", "First answer."),
+    ]
+
+
 def test_registry_idle_with_a_transcript_that_never_catches_up_is_reported_after_the_wait(
     rig: Rig,
 ) -> None:

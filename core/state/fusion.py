@@ -52,7 +52,7 @@ class RegistryView:
     status: str | None  # "busy", "idle", "waiting"
     waiting_for: str | None
     updated_at: float | None
-    active_at: float | None = None  # when it last said "busy" or "waiting"
+    active_at: float | None = None  # when it last said "busy"
 
 
 @dataclass(frozen=True, slots=True)
