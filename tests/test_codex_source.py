@@ -800,6 +800,17 @@ POLICY = (
 )
 
 
+def test_a_command_that_failed_to_start_was_not_refused() -> None:
+    for text in (
+        'exec_command failed: CreateProcess { message: "No such file or directory" }',
+        'exec_command failed: CreateProcess { message: "Rejected(\\"sandbox: no\\")" }',
+    ):
+        (record,) = new_parser().parse(
+            item({"type": "function_call_output", "call_id": "c1", "output": text})
+        )
+        assert record.denied is False  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize(
     ("output", "is_error", "denied"),
     [
@@ -814,6 +825,11 @@ POLICY = (
         ("aborted by user after 3.2s", True, True),
         ("Wall time: 4.1 seconds\naborted by user", True, True),
         ("aborted", True, True),
+        (
+            'exec_command failed: CreateProcess { message: "Rejected(\\"rejected by user\\")" }',
+            True,
+            True,
+        ),
         # only the whole output counts: these commands ran and printed the words
         ("Process exited with code 0\nOutput:\nexec command rejected by user\n", False, False),
         ("grep: rejected by user", False, False),

@@ -230,6 +230,10 @@ def _wants_escalation(args: _Json) -> bool:
 # tools/handlers/shell.rs "approval policy is X; reject command — ..." (policy refuses an
 # escalation). Interrupts: "aborted by user after 1.2s", or for shell tools
 # "Wall time: 1.2 seconds\naborted by user"; "aborted" for calls a turn abort left unanswered.
+# The unified exec tool can also wrap a refusal in the Debug text of its error (0.99.0, when
+# the person says no at once): 'exec_command failed: CreateProcess { message:
+# "Rejected(\"rejected by user\")" }' (tools/handlers/unified_exec.rs "exec_command failed:
+# {err:?}").
 # Only the whole output counts: a command whose output merely mentions these words ran.
 _REJECTIONS = frozenset(
     {"rejected by user", "exec command rejected by user", "patch rejected by user",
@@ -237,6 +241,9 @@ _REJECTIONS = frozenset(
 )  # fmt: skip
 _REJECTION_PREFIXES = ("this action was rejected due to unacceptable risk.",)
 _POLICY_REJECTION = re.compile(r"^approval policy is [^\n;]{1,300}; reject command\b")
+_WRAPPED_REJECTION = re.compile(
+    r'^exec_command failed: createprocess \{ message: "rejected\(\\"([^"\\]{1,200})\\"\)" \}$'
+)
 _ABORTED = re.compile(
     r"^(?:aborted|aborted by user(?: after [\d.]+s)?|wall time: [\d.]+ seconds\naborted by user)$"
 )
@@ -272,10 +279,12 @@ def _is_denial(text: str) -> bool:
     if len(text) > _DENIAL_MAX_CHARS:
         return False
     lowered = text.strip().lower()
+    wrapped = _WRAPPED_REJECTION.match(lowered)
     return (
         lowered in _REJECTIONS
         or lowered.startswith(_REJECTION_PREFIXES)
         or _POLICY_REJECTION.match(lowered) is not None
+        or (wrapped is not None and wrapped[1] in _REJECTIONS)
         or _ABORTED.match(lowered) is not None
     )
 
