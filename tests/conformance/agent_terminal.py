@@ -26,6 +26,7 @@ KEYS = {
     "up": "\x1b[A",
     "down": "\x1b[B",
     "tab": "\t",
+    "shift-tab": "\x1b[Z",
 }
 
 
