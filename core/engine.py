@@ -185,6 +185,7 @@ class Engine:
 
     def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]:
         """Call ``callback`` on the engine thread for every state change after catch-up. It
+        self._exiting: set[Process] = set()  # agents that removed their registry, still exiting
         must return quickly (hand work to its own thread)."""
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback)
@@ -456,7 +457,7 @@ class Engine:
             stream = self.streams.get(path)
             if stream is not None:
                 outcome = self.streams.read(stream, budget=None)
-                self._apply(stream, outcome.owner, outcome.records)
+                self._apply(stream, outcome.owner, outcome.records, outcome.search)
 
     def _stream_gone(self, stream: Stream) -> None:
         self.streams.remove(stream)
@@ -501,6 +502,15 @@ class Engine:
             if session is None or session.state is None or session.state.state is not State.ENDED:
                 continue
             if max(session.hooks.last_at or 0.0, session.facts.last_activity or 0.0) > horizon:
+                # The agent removes its registry as it exits: never match its last moments
+                # to the session again by command line (that undid "ended" until a tick).
+                self._exiting |= {
+                    s.process
+                    for s in self._sessions.values()
+                    if s.registry is not None
+                    and s.registry.pid == stream.registry.pid
+                    and s.process is not None
+                }
                 continue
             try:
                 st = os.stat(stream.spec.path)
@@ -603,6 +613,7 @@ class Engine:
         info = self.processes.lookup(pid)
         if source is None or info is None or not source.is_client_process(info):
             return False
+            self._exiting = {p for p in self._exiting if self.processes.is_alive(p)}
         if info.create_time > pid_at + REGISTRY_START_SLACK:
             return False
         for other in self._sessions.values():

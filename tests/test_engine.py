@@ -280,6 +280,28 @@ def test_a_dialog_is_reported_at_once_no_line_will_name_it(rig: Rig) -> None:
     )
 
 
+def test_a_removed_registry_ends_the_session_while_the_process_winds_down(rig: Rig) -> None:
+    """Claude 2.1.332 removes its registry ~0.1 s before its process is gone; agentbar matched
+    the still-running process to the session by its command line and said "ended" only at the
+    next tick, up to 2 s later."""
+    rig.claude_process(4242)
+    rig.open()
+    reg = rig.claude / "sessions" / "4242.json"
+    rig.write_json(reg, registry(4242, A, status="busy", started_at=T0 - 59))
+    t = new_transcript(A, start=rig.clock.time() - 3)
+    rig.write(rig.transcript_path(A), t.prompt("hi"), t.text("Hello."), t.turn_duration())
+    rig.write_json(reg, registry(4242, A, status="idle", started_at=T0 - 59))
+    rig.settle()
+    assert rig.state(A) == ("done", None)
+    reg.unlink()
+    rig.touch(reg)
+    rig.settle()
+    assert rig.state(A) == ("ended", None)
+    rig.tick()  # the process is still in the table, the transcript is fresh
+    assert rig.state(A) == ("ended", None)
+    assert [str(e.snapshot.state.state) for e in rig.events][-1:] == ["ended"]
+
+
 def _quick_turn_ahead_of_its_transcript(rig: Rig, answer: str) -> None:
     """Claude 2.1.332: a quick turn's registry goes busy and idle before a single line of the
     turn is in the transcript; the lines land about 0.1 s after the idle."""
