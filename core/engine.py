@@ -176,6 +176,7 @@ class Engine:
         self._lines = 0
         self._bytes = 0
         self._orphaned = 0
+        self._exiting: set[Process] = set()  # agents that removed their registry, still exiting
         self._unreadable = 0
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -185,7 +186,6 @@ class Engine:
 
     def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]:
         """Call ``callback`` on the engine thread for every state change after catch-up. It
-        self._exiting: set[Process] = set()  # agents that removed their registry, still exiting
         must return quickly (hand work to its own thread)."""
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback)
@@ -457,13 +457,22 @@ class Engine:
             stream = self.streams.get(path)
             if stream is not None:
                 outcome = self.streams.read(stream, budget=None)
-                self._apply(stream, outcome.owner, outcome.records, outcome.search)
+                self._apply(stream, outcome.owner, outcome.records)
 
     def _stream_gone(self, stream: Stream) -> None:
         self.streams.remove(stream)
         self._deleted_streams.add(stream.path)
         if stream.spec.kind is StreamKind.REGISTRY:
             if stream.registry is not None:
+                # The agent removes its registry as it exits: never match its last moments
+                # to the session again by command line (that undid "ended" until a tick).
+                self._exiting |= {
+                    s.process
+                    for s in self._sessions.values()
+                    if s.registry is not None
+                    and s.registry.pid == stream.registry.pid
+                    and s.process is not None
+                }
                 self._unbind_registry(stream.registry)
             return
         session = self._sessions.get(stream.session) if stream.session else None
@@ -502,15 +511,6 @@ class Engine:
             if session is None or session.state is None or session.state.state is not State.ENDED:
                 continue
             if max(session.hooks.last_at or 0.0, session.facts.last_activity or 0.0) > horizon:
-                # The agent removes its registry as it exits: never match its last moments
-                # to the session again by command line (that undid "ended" until a tick).
-                self._exiting |= {
-                    s.process
-                    for s in self._sessions.values()
-                    if s.registry is not None
-                    and s.registry.pid == stream.registry.pid
-                    and s.process is not None
-                }
                 continue
             try:
                 st = os.stat(stream.spec.path)
@@ -575,6 +575,7 @@ class Engine:
         now = self.clock.time()
         if full:
             changed = self.processes.refresh()
+            self._exiting = {p for p in self._exiting if self.processes.is_alive(p)}
             for session in self._sessions.values():
                 if session.process is not None and not self.processes.is_alive(session.process):
                     if session.registry is not None:
@@ -613,7 +614,6 @@ class Engine:
         info = self.processes.lookup(pid)
         if source is None or info is None or not source.is_client_process(info):
             return False
-            self._exiting = {p for p in self._exiting if self.processes.is_alive(p)}
         if info.create_time > pid_at + REGISTRY_START_SLACK:
             return False
         for other in self._sessions.values():
@@ -643,6 +643,7 @@ class Engine:
     def _bind_processes(self, unbound: list[_Session], now: float) -> None:
         taken = {s.process.pid for s in self._sessions.values() if s.process is not None}
         taken |= {s.registry.pid for s in self._sessions.values() if s.registry is not None}
+        taken |= {p.pid for p in self._exiting}
         for source in _one_per_agent(self.sources).values():
             clients = liveness.without_wrappers(
                 liveness.Client(
