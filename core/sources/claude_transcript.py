@@ -238,6 +238,10 @@ class ClaudeTranscriptParser:
                     ApiError(ts=ts, agent_id=agent_id, message=one_line(text) or "API error")
                 )
                 return
+            # The CLI's own note, no model's turn: 2.0.x writes "No response requested." after
+            # the local commands it replays on resume.
+            out.append(Bookkeeping(ts=ts, kind="assistant/synthetic"))
+            return
         if isinstance(model, str) and model and model not in ("<synthetic>", self._model):
             self._model = model
             out.append(ModelSeen(ts=ts, agent_id=agent_id, model=model))
