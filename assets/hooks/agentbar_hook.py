@@ -12,7 +12,8 @@ import sys
 
 try:
     # -I leaves this file's folder off sys.path: put it back, first, for the one import.
-    sys.path.insert(0, __file__.rpartition("\\" if sys.platform == "win32" else "/")[0] or ".")
+    cut = max(__file__.rfind("/"), __file__.rfind("\\") if sys.platform == "win32" else -1)
+    sys.path.insert(0, __file__[: max(cut, 1)] if cut >= 0 else ".")
     from agentbar_hook_impl import run  # type: ignore[import-not-found]
 except BaseException:  # a broken install must not break the agent either
     sys.exit(0)
