@@ -1,0 +1,167 @@
+// The loopback API (docs/api.md): JSON over fetch with the page's cookie, and one WebSocket of
+// state changes shared by every view (reconnects by itself).
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message || code);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export function apiUrl(path, params) {
+  const url = new URL(path, window.location.origin);
+  if (params) {
+    for (const [key, value] of Object.entries(params)) {
+      if (value !== null && value !== undefined && value !== '') url.searchParams.set(key, value);
+    }
+  }
+  return url;
+}
+
+export async function getJSON(path, params, { signal } = {}) {
+  const response = await fetch(apiUrl(path, params), {
+    credentials: 'same-origin',
+    headers: { Accept: 'application/json' },
+    signal,
+  });
+  let body = null;
+  try {
+    body = await response.json();
+  } catch (err) {
+    body = null;
+  }
+  if (!response.ok) {
+    const error = (body && body.error) || {};
+    throw new ApiError(response.status, error.code || `http_${response.status}`,
+      error.message || response.statusText);
+  }
+  return body;
+}
+
+export function sessionPath(sessionId, tail = '') {
+  return `/api/sessions/${encodeURIComponent(sessionId)}${tail}`;
+}
+
+export function exportUrl(agent, sessionId, format) {
+  const url = apiUrl(sessionPath(sessionId, '/export'), { format, agent });
+  return url.pathname + url.search;
+}
+
+// -- the WebSocket ---------------------------------------------------------------------------
+
+export class Events {
+  constructor() {
+    this.listeners = new Set();
+    this.statusListeners = new Set();
+    this.sessions = new Map(); // key "agent:id" -> SESSION, kept current from the socket
+    this.status = 'connecting';
+    this.delay = 500;
+    this.socket = null;
+    this.pollTimer = null;
+    this.stopped = false;
+  }
+
+  start() {
+    this.connect();
+  }
+
+  on(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  onStatus(listener) {
+    this.statusListeners.add(listener);
+    listener(this.status);
+    return () => this.statusListeners.delete(listener);
+  }
+
+  setStatus(status) {
+    if (this.status === status) return;
+    this.status = status;
+    for (const listener of this.statusListeners) listener(status);
+  }
+
+  emit(message) {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(message);
+      } catch (err) {
+        console.error(err);
+      }
+    }
+  }
+
+  connect() {
+    if (this.stopped) return;
+    const scheme = window.location.protocol === 'https:' ? 'wss' : 'ws';
+    let socket;
+    try {
+      socket = new WebSocket(`${scheme}://${window.location.host}/api/events`);
+    } catch (err) {
+      this.retry();
+      return;
+    }
+    this.socket = socket;
+    socket.addEventListener('open', () => {
+      this.delay = 500;
+      this.setStatus('live');
+      this.stopPolling();
+    });
+    socket.addEventListener('message', (event) => this.receive(event.data));
+    socket.addEventListener('close', () => {
+      if (this.socket === socket) this.socket = null;
+      this.retry();
+    });
+    socket.addEventListener('error', () => socket.close());
+  }
+
+  retry() {
+    if (this.stopped) return;
+    this.setStatus('offline');
+    this.startPolling();
+    const delay = this.delay;
+    this.delay = Math.min(this.delay * 2, 10000);
+    window.setTimeout(() => this.connect(), delay);
+  }
+
+  receive(data) {
+    let message;
+    try {
+      message = JSON.parse(data);
+    } catch (err) {
+      return;
+    }
+    if (message.type === 'sessions') {
+      this.sessions = new Map(message.sessions.map((s) => [`${s.agent}:${s.session_id}`, s]));
+    } else if (message.type === 'change' && message.session) {
+      const s = message.session;
+      this.sessions.set(`${s.agent}:${s.session_id}`, s);
+    } else {
+      return;
+    }
+    this.emit(message);
+  }
+
+  // Without the socket (a proxy in the way, a server restarting) the sessions are polled.
+  startPolling() {
+    if (this.pollTimer !== null) return;
+    const poll = async () => {
+      try {
+        const body = await getJSON('/api/sessions', { all: 1 });
+        if (this.status === 'live') return;
+        this.receive(JSON.stringify({ type: 'sessions', sessions: body.sessions, polled: true }));
+      } catch (err) {
+        // the server is away: the socket's retries bring it back
+      }
+    };
+    poll();
+    this.pollTimer = window.setInterval(poll, 5000);
+  }
+
+  stopPolling() {
+    if (this.pollTimer !== null) window.clearInterval(this.pollTimer);
+    this.pollTimer = null;
+  }
+}

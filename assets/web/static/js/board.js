@@ -1,0 +1,167 @@
+// The board: every live and recent session, those that need you first, grouped by project, kept
+// current by the WebSocket (a state change moves its card without a reload).
+
+import { h, clear } from './dom.js';
+import {
+  ago, epoch, sessionHref, sessionKey, shortPath, stateLabel, number, plural,
+} from './format.js';
+
+const RECENT_MS = 24 * 3600 * 1000;
+
+export const GROUPS = [
+  { id: 'needs', title: 'Needs you', test: (s) => s.state === 'input_required' },
+  { id: 'running', title: 'Running', test: (s) => s.state === 'running' },
+  { id: 'failed', title: 'Failed', test: (s) => s.state === 'failed' },
+  { id: 'done', title: 'Done', test: (s) => s.state === 'done' },
+  { id: 'ended', title: 'Ended recently', test: (s) => s.state === 'ended' },
+];
+
+export function needsCount(sessions) {
+  let n = 0;
+  for (const s of sessions) if (s.state === 'input_required') n += 1;
+  return n;
+}
+
+function visible(session, showAll, now) {
+  if (showAll || session.state !== 'ended') return true;
+  const t = epoch(session.last_activity);
+  return t !== null && t >= now - RECENT_MS;
+}
+
+function byActivity(a, b) {
+  return (epoch(b.last_activity) || 0) - (epoch(a.last_activity) || 0);
+}
+
+export class BoardView {
+  constructor(root, app) {
+    this.app = app;
+    this.showAll = new URLSearchParams(window.location.search).get('all') === '1';
+    this.cards = new Map();
+    this.root = root;
+    this.sections = h('div', { class: 'board-sections' });
+    this.empty = h('p', { class: 'empty', hidden: true },
+      'No agent sessions yet. Start Claude Code or Codex and they appear here.');
+    this.toggle = h('button', {
+      type: 'button', class: 'link-button', onclick: () => this.toggleAll(),
+    });
+    this.summary = h('p', { class: 'board-summary', 'aria-live': 'polite' });
+    root.append(
+      h('header', { class: 'view-header' },
+        h('h1', null, 'Sessions'),
+        this.summary,
+        this.toggle),
+      this.empty,
+      this.sections,
+    );
+    this.unsubscribe = app.events.on(() => this.render());
+    this.timer = window.setInterval(() => this.refreshTimes(), 30000);
+    this.render();
+  }
+
+  destroy() {
+    this.unsubscribe();
+    window.clearInterval(this.timer);
+  }
+
+  toggleAll() {
+    this.showAll = !this.showAll;
+    const url = new URL(window.location.href);
+    if (this.showAll) url.searchParams.set('all', '1');
+    else url.searchParams.delete('all');
+    window.history.replaceState(window.history.state, '', url);
+    this.render();
+  }
+
+  render() {
+    const now = Date.now();
+    const all = [...this.app.events.sessions.values()];
+    const shown = all.filter((s) => visible(s, this.showAll, now));
+    const hidden = all.length - shown.length;
+    this.toggle.textContent = this.showAll ? 'Hide older ended sessions'
+      : (hidden ? `Show ${plural(hidden, 'older ended session')}` : '');
+    this.toggle.hidden = !this.showAll && !hidden;
+    const ready = this.app.events.status === 'live' || this.app.events.sessions.size > 0;
+    this.empty.hidden = !ready || shown.length > 0;
+
+    const focusedKey = document.activeElement && document.activeElement.dataset
+      ? document.activeElement.dataset.key : undefined;
+    const counts = {};
+    const sections = [];
+    for (const group of GROUPS) {
+      const members = shown.filter(group.test).sort(byActivity);
+      counts[group.id] = members.length;
+      if (!members.length) continue;
+      sections.push(this.section(group, members, now));
+    }
+    this.sections.replaceChildren(...sections);
+    for (const key of [...this.cards.keys()]) {
+      if (!shown.some((s) => sessionKey(s.agent, s.session_id) === key)) this.cards.delete(key);
+    }
+    if (focusedKey && this.cards.has(focusedKey)) this.cards.get(focusedKey).focus();
+
+    const parts = [];
+    if (counts.needs) parts.push(`${counts.needs} need${counts.needs === 1 ? 's' : ''} you`);
+    if (counts.running) parts.push(`${counts.running} running`);
+    if (counts.failed) parts.push(`${counts.failed} failed`);
+    if (counts.done) parts.push(`${counts.done} done`);
+    this.summary.textContent = parts.length ? parts.join(' · ') : 'Nothing is running.';
+    this.app.setTitle(parts.length ? `Board — ${parts.join(', ')}` : 'Board');
+  }
+
+  section(group, members, now) {
+    const projects = new Map();
+    for (const s of members) {
+      const key = s.project || '';
+      if (!projects.has(key)) projects.set(key, []);
+      projects.get(key).push(s);
+    }
+    const headingId = `group-${group.id}`;
+    return h('section', { class: `group group-${group.id}`, 'aria-labelledby': headingId, dataset: { group: group.id } },
+      h('h2', { id: headingId }, group.title, ' ', h('span', { class: 'count' }, String(members.length))),
+      [...projects.entries()].map(([project, list]) => h('div', { class: 'project', dataset: { project } },
+        h('h3', { class: 'project-name', title: project || '' }, shortPath(project)),
+        h('ul', { class: 'cards' }, list.map((s) => h('li', null, this.card(s, now)))))));
+  }
+
+  card(s, now) {
+    const key = sessionKey(s.agent, s.session_id);
+    const detail = s.detail || '';
+    let detailEl = null;
+    if (s.state === 'input_required') {
+      detailEl = h('p', { class: 'card-detail asking' },
+        h('span', { class: 'asking-label' }, s.waiting_for === 'question' ? 'Asks: ' : 'Wants to run: '),
+        s.waiting_for === 'question' ? h('span', { class: 'question' }, detail)
+          : h('code', null, detail));
+    } else if (detail) {
+      detailEl = h('p', { class: 'card-detail' }, detail);
+    }
+    const usage = s.usage ? (s.usage.input_tokens || 0) + (s.usage.output_tokens || 0)
+      + (s.usage.cache_read_tokens || 0) + (s.usage.cache_creation_tokens || 0) : 0;
+    const card = h('a', {
+      class: `card state-${s.state}${s.waiting_for ? ` waiting-${s.waiting_for}` : ''}`,
+      href: sessionHref(s.agent, s.session_id),
+      'data-nav': true,
+      dataset: { key, state: s.state },
+    },
+    h('div', { class: 'card-top' },
+      h('span', { class: `agent agent-${s.agent}` }, s.agent),
+      h('span', { class: 'card-title' }, s.title || s.session_id),
+      h('span', { class: `state-badge state-${s.state}` }, stateLabel(s))),
+    detailEl,
+    h('p', { class: 'card-meta' },
+      h('time', { datetime: s.last_activity || '', dataset: { ago: s.last_activity || '' } },
+        ago(s.last_activity, now)),
+      s.model ? h('span', null, s.model) : null,
+      usage ? h('span', null, `${number(usage)} tokens`) : null));
+    this.cards.set(key, card);
+    return card;
+  }
+
+  refreshTimes() {
+    const now = Date.now();
+    for (const el of this.root.querySelectorAll('time[data-ago]')) {
+      el.textContent = ago(el.dataset.ago, now);
+    }
+    this.render();
+  }
+}

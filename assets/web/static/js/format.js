@@ -1,0 +1,95 @@
+// Small formatting helpers shared by the views (pure).
+
+export const STATE_LABELS = {
+  input_required: 'Needs you',
+  running: 'Running',
+  failed: 'Failed',
+  done: 'Done',
+  ended: 'Ended',
+};
+
+export function stateLabel(session) {
+  if (session.state === 'input_required') {
+    return session.waiting_for === 'question' ? 'Question' : 'Approval';
+  }
+  return STATE_LABELS[session.state] || session.state;
+}
+
+export function sessionKey(agent, sessionId) {
+  return `${agent}:${sessionId}`;
+}
+
+export function sessionHref(agent, sessionId, params) {
+  const base = `/session/${encodeURIComponent(agent)}/${encodeURIComponent(sessionId)}`;
+  const query = params ? new URLSearchParams(params).toString() : '';
+  return query ? `${base}?${query}` : base;
+}
+
+export function epoch(iso) {
+  if (!iso) return null;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? null : t;
+}
+
+export function ago(iso, now = Date.now()) {
+  const t = epoch(iso);
+  if (t === null) return '';
+  const seconds = Math.max(0, Math.round((now - t) / 1000));
+  if (seconds < 45) return 'just now';
+  for (const [unit, size] of [['d', 86400], ['h', 3600], ['m', 60]]) {
+    if (seconds >= size) return `${Math.floor(seconds / size)}${unit} ago`;
+  }
+  return `${seconds}s ago`;
+}
+
+export function clock(iso) {
+  const t = epoch(iso);
+  if (t === null) return '';
+  const d = new Date(t);
+  const sameDay = new Date().toDateString() === d.toDateString();
+  return sameDay
+    ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' })
+    : d.toLocaleString([], {
+      year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit',
+    });
+}
+
+export function shortPath(path) {
+  if (!path) return '(no project)';
+  return path.replace(/^\/(?:home|Users)\/[^/]+(?=\/|$)/, '~');
+}
+
+export function number(n) {
+  if (n === null || n === undefined) return '0';
+  if (n >= 1e6) return `${(n / 1e6).toFixed(n >= 1e7 ? 0 : 1)}M`;
+  if (n >= 1e4) return `${Math.round(n / 1e3)}k`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
+  return String(n);
+}
+
+export function usageText(usage) {
+  if (!usage) return '';
+  const parts = [`in ${number(usage.input_tokens)}`, `out ${number(usage.output_tokens)}`];
+  if (usage.cache_read_tokens) parts.push(`cache read ${number(usage.cache_read_tokens)}`);
+  if (usage.cache_creation_tokens) parts.push(`cache write ${number(usage.cache_creation_tokens)}`);
+  return parts.join(' · ');
+}
+
+export function addUsage(total, usage) {
+  if (!usage) return total;
+  const out = total || {
+    input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0,
+  };
+  for (const key of Object.keys(out)) out[key] += usage[key] || 0;
+  return out;
+}
+
+export function subUsage(a, b) {
+  const out = {};
+  for (const key of Object.keys(a)) out[key] = Math.max(0, (a[key] || 0) - ((b && b[key]) || 0));
+  return out;
+}
+
+export function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : (many || `${one}s`)}`;
+}

@@ -1,0 +1,772 @@
+// The replay of one session: its items page by page (scrolling up loads older pages, never the
+// whole file), opened at the end, at the item that needs the user, or at a search hit; sub-agent
+// threads expand where they were spawned; new items arrive live.
+
+import { ApiError, exportUrl, getJSON, sessionPath } from './api.js';
+import { append, clear, h } from './dom.js';
+import {
+  addUsage, ago, clock, plural, sessionHref, shortPath, stateLabel, subUsage, usageText,
+} from './format.js';
+import { renderMarkdown } from './markdown.js';
+
+const FOLD_LINES = 24;
+const FOLD_CHARS = 3000;
+const LOAD_MARGIN = 900; // px from either end of the page at which the next page is fetched
+const LIVE_POLL_MS = 4000;
+const MAX_CATCH_UP_PAGES = 20;
+
+function isWaiting(session) {
+  return session && (session.state === 'running' || session.state === 'input_required');
+}
+
+// -- one item --------------------------------------------------------------------------------
+
+function foldable(text, cls = 'output') {
+  const pre = h('pre', { class: cls }, text);
+  const lines = text.split('\n').length;
+  if (lines <= FOLD_LINES && text.length <= FOLD_CHARS) return pre;
+  pre.classList.add('folded');
+  const button = h('button', { type: 'button', class: 'fold-toggle', 'aria-expanded': 'false' },
+    `Show more (${plural(lines, 'line')})`);
+  button.addEventListener('click', () => {
+    const folded = pre.classList.toggle('folded');
+    button.setAttribute('aria-expanded', folded ? 'false' : 'true');
+    button.textContent = folded ? `Show more (${plural(lines, 'line')})` : 'Show less';
+  });
+  return h('div', { class: 'foldable' }, pre, button);
+}
+
+function inputText(value) {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch (err) {
+    return String(value);
+  }
+}
+
+function timeEl(item) {
+  return item.ts ? h('time', { datetime: item.ts, title: item.ts }, clock(item.ts)) : null;
+}
+
+export class ThreadView {
+  constructor(replay, thread, { nested = false } = {}) {
+    this.replay = replay;
+    this.thread = thread;
+    this.nested = nested;
+    this.items = [];
+    this.keys = new Set();
+    this.calls = new Map(); // call_id -> the call's element (its result goes inside)
+    this.orphans = new Map(); // call_id -> a result element whose call is not loaded yet
+    this.start = null;
+    this.end = null;
+    this.size = 0;
+    this.before = null;
+    this.after = null;
+    this.loading = null;
+    this.focus = null;
+    this.list = h('div', { class: 'items', role: 'feed', 'aria-busy': 'false' });
+    this.top = h('div', { class: 'page-status top', 'aria-live': 'polite' });
+    this.bottom = h('div', { class: 'page-status bottom', 'aria-live': 'polite' });
+    this.el = h('div', {
+      class: nested ? 'thread nested' : 'thread main', dataset: { thread },
+    }, this.top, this.list, this.bottom);
+  }
+
+  params(extra) {
+    return {
+      agent: this.replay.agent,
+      thread: this.thread === 'main' ? null : this.thread,
+      limit: this.nested ? 100 : null,
+      ...extra,
+    };
+  }
+
+  fetchPage(extra) {
+    return getJSON(sessionPath(this.replay.sessionId, '/items'), this.params(extra));
+  }
+
+  // One fetch at a time per thread; callers queue behind it. `loading` never rejects.
+  run(task) {
+    const next = (this.loading || Promise.resolve()).then(() => task());
+    const tracked = next.catch(() => {}).then(() => {
+      if (this.loading === tracked) this.loading = null;
+    });
+    this.loading = tracked;
+    return next;
+  }
+
+  // The first page: the last one, the one starting at `at`, or the thread's beginning.
+  open({ at = null, fromStart = false } = {}) {
+    return this.run(async () => {
+      let extra = {};
+      if (at !== null) extra = { after: at };
+      else if (fromStart) extra = { after: 0 };
+      const page = await this.fetchPage(extra);
+      this.start = page.start;
+      this.end = page.end;
+      this.size = page.size;
+      this.before = page.before;
+      this.after = page.after;
+      this.focus = page.focus;
+      this.add(page.items, 'append');
+      this.updateStatus();
+      return page;
+    });
+  }
+
+  older() {
+    if (this.before === null || this.start === null) return Promise.resolve(null);
+    return this.run(async () => {
+      if (this.before === null) return null;
+      const page = await this.fetchPage({ before: this.start });
+      this.start = page.start;
+      this.before = page.before;
+      this.replay.keepScroll(() => this.add(page.items, 'prepend'));
+      this.updateStatus();
+      return page;
+    });
+  }
+
+  newer() {
+    if (this.after === null || this.end === null) return Promise.resolve(null);
+    return this.run(async () => {
+      if (this.after === null) return null;
+      const page = await this.fetchPage({ after: this.end });
+      this.end = page.end;
+      this.after = page.after;
+      this.size = page.size;
+      this.add(page.items, 'append');
+      this.updateStatus();
+      return page;
+    });
+  }
+
+  // Live: what was written since the end we have (only when we hold the end of the file).
+  follow() {
+    if (this.after !== null || this.end === null) return Promise.resolve(null);
+    return this.run(async () => {
+      const page = await this.fetchPage({ after: this.end });
+      this.size = page.size;
+      if (!page.items.length && page.end === this.end) return page;
+      this.end = page.end;
+      this.after = page.after;
+      this.add(page.items, 'append');
+      this.updateStatus();
+      return page;
+    });
+  }
+
+  // After a state change: the last page (it names the item that needs the user, if any).
+  refreshLast() {
+    return this.run(async () => {
+      const page = await this.fetchPage({});
+      this.size = page.size;
+      this.focus = page.focus;
+      if (this.end !== null && page.start > this.end) {
+        // More was written than one page holds: fetch what lies between, page by page.
+        let cursor = this.end;
+        for (let i = 0; i < MAX_CATCH_UP_PAGES && cursor < page.start; i += 1) {
+          const gap = await this.fetchPage({ after: cursor });
+          this.add(gap.items, 'append');
+          if (gap.end <= cursor) break;
+          cursor = gap.end;
+        }
+      }
+      this.add(page.items.filter((item) => this.end === null || item.offset >= this.end), 'append');
+      this.end = Math.max(this.end ?? 0, page.end);
+      this.after = page.after;
+      if (this.start === null) {
+        this.start = page.start;
+        this.before = page.before;
+      }
+      this.updateStatus();
+      return page;
+    });
+  }
+
+  updateStatus() {
+    this.top.textContent = this.before === null ? (this.nested ? '' : 'Beginning of the transcript')
+      : '';
+    this.top.classList.toggle('more', this.before !== null);
+    clear(this.bottom);
+    if (this.after !== null) {
+      if (this.nested) {
+        this.bottom.append(h('button', {
+          type: 'button', class: 'load-more', onclick: () => this.newer(),
+        }, 'Load more of this sub-agent'));
+      } else {
+        this.bottom.textContent = 'Loading newer items…';
+      }
+    }
+    this.list.setAttribute('aria-busy', 'false');
+  }
+
+  add(items, where) {
+    const fresh = items.filter((item) => !this.keys.has(`${item.offset}:${item.index}`));
+    if (!fresh.length) return;
+    for (const item of fresh) this.keys.add(`${item.offset}:${item.index}`);
+    const fragment = document.createDocumentFragment();
+    for (const item of fresh) {
+      const el = this.render(item);
+      if (el) fragment.append(el);
+    }
+    if (where === 'prepend') {
+      this.items = fresh.concat(this.items);
+      this.list.prepend(fragment);
+    } else {
+      this.items = this.items.concat(fresh);
+      this.list.append(fragment);
+    }
+    this.updateTurns();
+  }
+
+  element(offset, index) {
+    return this.list.querySelector(`[data-offset="${Number(offset)}"][data-index="${Number(index)}"]`);
+  }
+
+  lineElements(offset) {
+    return [...this.list.querySelectorAll(`[data-offset="${Number(offset)}"]`)];
+  }
+
+  // -- rendering ---------------------------------------------------------------------------
+
+  shell(item, cls, ...children) {
+    return h('div', {
+      class: `item kind-${item.kind}${cls ? ` ${cls}` : ''}`,
+      dataset: { offset: String(item.offset), index: String(item.index), kind: item.kind },
+      tabindex: '-1',
+    }, ...children);
+  }
+
+  render(item) {
+    switch (item.kind) {
+      case 'user': return this.message(item, 'You', 'user');
+      case 'assistant': return this.message(item, 'Assistant', 'assistant');
+      case 'thinking': return this.thinking(item);
+      case 'tool_call': return this.toolCall(item);
+      case 'tool_result': return this.toolResult(item);
+      case 'subagent': return this.subagent(item);
+      case 'compaction': return this.compaction(item);
+      case 'error': return this.error(item);
+      case 'note': return this.note(item);
+      default: return this.unknown(item);
+    }
+  }
+
+  // "Show all": the item whole, from the item route, replacing what `fill` drew.
+  wholeButton(item, fill) {
+    if (!item.truncated) return null;
+    const button = h('button', { type: 'button', class: 'show-all' },
+      `Show all (${item.chars.toLocaleString()} characters)`);
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      button.textContent = 'Loading…';
+      try {
+        const body = await getJSON(
+          sessionPath(this.replay.sessionId, `/items/${item.offset}/${item.index}`),
+          { agent: this.replay.agent, thread: this.thread === 'main' ? null : this.thread },
+        );
+        fill(body.item);
+        button.remove();
+      } catch (err) {
+        button.disabled = false;
+        button.textContent = `Could not load it (${err.message}); try again`;
+      }
+    });
+    return button;
+  }
+
+  message(item, who, cls) {
+    const body = h('div', { class: 'markdown' });
+    const fill = (whole) => body.replaceChildren(renderMarkdown(whole.text));
+    fill(item);
+    return this.shell(item, `message ${cls}`,
+      h('div', { class: 'who' },
+        h('span', { class: 'who-name' }, who),
+        item.model && cls === 'assistant' ? h('span', { class: 'model' }, item.model) : null,
+        timeEl(item)),
+      body,
+      this.wholeButton(item, fill),
+      item.usage ? h('div', { class: 'usage line-usage' }, usageText(item.usage)) : null);
+  }
+
+  thinking(item) {
+    const body = h('div', { class: 'markdown thinking-body' });
+    let drawn = false;
+    const details = h('details', { class: 'thinking' },
+      h('summary', null, h('span', { class: 'label' }, 'Thinking'), ' ',
+        h('span', { class: 'preview' }, item.text.replace(/\s+/g, ' ').slice(0, 120))),
+      body);
+    const fill = (whole) => body.replaceChildren(renderMarkdown(whole.text));
+    details.addEventListener('toggle', () => {
+      if (details.open && !drawn) {
+        drawn = true;
+        fill(item);
+        const more = this.wholeButton(item, fill);
+        if (more) body.after(more);
+      }
+    });
+    return this.shell(item, null, details);
+  }
+
+  toolCall(item) {
+    const inputPre = h('div', { class: 'tool-input-body' }, foldable(inputText(item.input), 'input'));
+    const fill = (whole) => inputPre.replaceChildren(foldable(inputText(whole.input), 'input'));
+    const input = h('details', { class: 'tool-input' },
+      h('summary', null, 'Input'), inputPre, this.wholeButton(item, fill));
+    const slot = h('div', { class: 'tool-result-slot' });
+    const el = this.shell(item, 'tool',
+      h('div', { class: 'tool-head' },
+        h('span', { class: 'tool-name' }, item.name || 'tool'),
+        item.summary ? h('code', { class: 'tool-summary' }, item.summary) : null,
+        timeEl(item)),
+      input,
+      slot,
+      item.usage ? h('div', { class: 'usage line-usage' }, usageText(item.usage)) : null);
+    if (item.call_id) {
+      this.calls.set(item.call_id, el);
+      const orphan = this.orphans.get(item.call_id);
+      if (orphan) {
+        this.orphans.delete(item.call_id);
+        slot.append(orphan);
+        orphan.classList.add('attached');
+      }
+    }
+    return el;
+  }
+
+  toolResult(item) {
+    const body = h('div', { class: 'tool-output' });
+    const fill = (whole) => body.replaceChildren(
+      whole.text ? foldable(whole.text) : h('p', { class: 'muted' }, '(no output)'));
+    fill(item);
+    const status = item.denied ? 'Denied' : (item.is_error ? 'Error' : 'Result');
+    const el = this.shell(item, `result${item.is_error ? ' is-error' : ''}${item.denied ? ' denied' : ''}`,
+      h('div', { class: 'result-head' }, h('span', { class: 'result-label' }, status), timeEl(item)),
+      body,
+      this.wholeButton(item, fill));
+    const call = item.call_id ? this.calls.get(item.call_id) : null;
+    if (call) {
+      call.querySelector('.tool-result-slot').append(el);
+      el.classList.add('attached');
+      return null;
+    }
+    if (item.call_id) this.orphans.set(item.call_id, el);
+    return el;
+  }
+
+  subagent(item) {
+    const link = item.link || {};
+    const nested = h('div', { class: 'subthread', hidden: true });
+    const button = h('button', {
+      type: 'button', class: 'subagent-toggle', 'aria-expanded': 'false',
+    }, h('span', { class: 'label' }, 'Sub-agent'), ' ',
+    h('span', { class: 'description' }, link.description || item.text || link.thread || ''),
+    link.agent_type ? h('span', { class: 'agent-type' }, link.agent_type) : null);
+    const el = this.shell(item, 'subagent', button, nested);
+    el.dataset.link = link.thread || '';
+    let view = null;
+    const expand = async (show) => {
+      nested.hidden = !show;
+      button.setAttribute('aria-expanded', show ? 'true' : 'false');
+      if (show && !view && link.thread) {
+        view = new ThreadView(this.replay, link.thread, { nested: true });
+        nested.append(view.el);
+        try {
+          await view.open({ fromStart: true });
+        } catch (err) {
+          nested.append(h('p', { class: 'error-text' }, `Could not load the sub-agent: ${err.message}`));
+        }
+      }
+    };
+    button.addEventListener('click', () => expand(nested.hidden));
+    el.expand = expand;
+    // Nested where it was spawned: inside the call that started it, when that is here.
+    const call = item.call_id ? this.calls.get(item.call_id) : null;
+    if (call) {
+      call.querySelector('.tool-result-slot').before(el);
+      el.classList.add('attached');
+      return null;
+    }
+    return el;
+  }
+
+  compaction(item) {
+    return this.shell(item, 'marker',
+      h('div', { class: 'marker-line' },
+        h('span', null, `Context compacted${item.name ? ` (${item.name})` : ''}`), timeEl(item)),
+      item.text ? h('details', null, h('summary', null, 'Summary'), foldable(item.text, 'note-text')) : null);
+  }
+
+  error(item) {
+    const body = h('div');
+    const fill = (whole) => body.replaceChildren(foldable(whole.text || '(no message)', 'error-text'));
+    fill(item);
+    const label = item.name === 'retrying' ? 'API error (retrying)'
+      : (item.name === 'turn_failed' ? 'Turn failed' : 'Error');
+    return this.shell(item, 'error',
+      h('div', { class: 'result-head' }, h('span', { class: 'error-label' }, label), timeEl(item)),
+      body, this.wholeButton(item, fill),
+      item.usage ? h('div', { class: 'usage' }, usageText(item.usage)) : null);
+  }
+
+  note(item) {
+    const text = item.text || '';
+    const name = item.name || 'note';
+    const long = text.length > 160 || text.includes('\n');
+    const usage = item.usage && name === 'turn_end'
+      ? h('span', { class: 'usage codex-usage' }) : null;
+    let content;
+    if (long) {
+      const body = h('div');
+      const fill = (whole) => body.replaceChildren(foldable(whole.text, 'note-text'));
+      fill(item);
+      content = h('details', null,
+        h('summary', null, h('span', { class: 'note-name' }, name), ' ',
+          h('span', { class: 'preview' }, text.replace(/\s+/g, ' ').slice(0, 100))),
+        body, this.wholeButton(item, fill));
+    } else {
+      content = h('div', { class: 'note-line' },
+        h('span', { class: 'note-name' }, name), ' ', h('span', null, text), ' ', usage, timeEl(item));
+    }
+    return this.shell(item, 'note', content);
+  }
+
+  unknown(item) {
+    const body = h('div');
+    const fill = (whole) => body.replaceChildren(foldable(whole.text, 'raw'));
+    fill(item);
+    return this.shell(item, 'unknown',
+      h('div', { class: 'result-head' },
+        h('span', { class: 'unknown-label' }, `Unknown record${item.name ? `: ${item.name}` : ''}`),
+        timeEl(item)),
+      body, this.wholeButton(item, fill));
+  }
+
+  // Token usage per turn: Claude's lines each carry what they add (summed from one prompt to the
+  // next); Codex's turn ends carry running totals (a turn is the difference to the previous one).
+  updateTurns() {
+    for (const el of this.list.querySelectorAll(':scope > .turn-usage')) el.remove();
+    let total = null;
+    let lastCumulative = null;
+    const flush = (beforeEl) => {
+      if (!total) return;
+      const footer = h('div', { class: 'turn-usage usage' }, `Turn tokens: ${usageText(total)}`);
+      if (beforeEl) this.list.insertBefore(footer, beforeEl);
+      else this.list.append(footer);
+      total = null;
+    };
+    for (const item of this.items) {
+      if (item.kind === 'user') {
+        const el = this.element(item.offset, item.index);
+        if (el && el.parentElement === this.list) flush(el);
+        total = null;
+      } else if (item.kind === 'note' || item.kind === 'error') {
+        if (item.usage && (item.name === 'turn_end' || item.name === 'turn_failed')) {
+          const el = this.element(item.offset, item.index);
+          const slot = el && el.querySelector('.codex-usage');
+          if (slot) {
+            const turn = lastCumulative ? subUsage(item.usage, lastCumulative) : null;
+            slot.textContent = turn
+              ? `· turn ${usageText(turn)} · session so far ${usageText(item.usage)}`
+              : `· session so far ${usageText(item.usage)}`;
+          }
+          lastCumulative = item.usage;
+        }
+      } else if (item.usage) {
+        total = addUsage(total, item.usage);
+      }
+    }
+    flush(null);
+  }
+}
+
+// -- the page --------------------------------------------------------------------------------
+
+export class ReplayView {
+  constructor(root, app, { agent, sessionId, params }) {
+    this.root = root;
+    this.app = app;
+    this.agent = agent;
+    this.sessionId = sessionId;
+    this.threadId = params.get('thread') || 'main';
+    const at = params.get('at');
+    this.at = at !== null && /^\d+$/.test(at) ? Number(at) : null;
+    this.session = null;
+    this.destroyed = false;
+    this.header = h('header', { class: 'replay-header view-header' },
+      h('p', { class: 'loading' }, 'Loading the session…'));
+    this.banner = h('div', { class: 'focus-banner', hidden: true, role: 'status' });
+    this.main = new ThreadView(this, this.threadId);
+    root.append(this.header, this.banner, this.main.el);
+    this.onScroll = () => this.scheduleCheck();
+    window.addEventListener('scroll', this.onScroll, { passive: true });
+    window.addEventListener('resize', this.onScroll, { passive: true });
+    this.unsubscribe = app.events.on((message) => this.onEvent(message));
+    this.poll = window.setInterval(() => this.livePoll(), LIVE_POLL_MS);
+    this.onKey = (event) => this.key(event);
+    document.addEventListener('keydown', this.onKey);
+    this.ready = this.load();
+  }
+
+  destroy() {
+    this.destroyed = true;
+    window.removeEventListener('scroll', this.onScroll);
+    window.removeEventListener('resize', this.onScroll);
+    document.removeEventListener('keydown', this.onKey);
+    window.clearInterval(this.poll);
+    this.unsubscribe();
+  }
+
+  async load() {
+    document.documentElement.classList.add('replay-loading');
+    try {
+      const [detail] = await Promise.all([
+        getJSON(sessionPath(this.sessionId), { agent: this.agent }),
+        this.main.open({ at: this.at }),
+      ]);
+      if (this.destroyed) return;
+      this.session = detail.session;
+      this.drawHeader();
+      this.position();
+    } catch (err) {
+      if (this.destroyed) return;
+      clear(this.header);
+      append(this.header, [
+        h('h1', null, err instanceof ApiError && err.status === 404 ? 'No such session' : 'Could not load the session'),
+        h('p', { class: 'error-text' }, err.message),
+        h('p', null, h('a', { href: '/', 'data-nav': true }, 'Back to the board'))]);
+      this.main.el.hidden = true;
+    } finally {
+      document.documentElement.classList.remove('replay-loading');
+    }
+    this.root.dataset.ready = 'true';
+    this.scheduleCheck();
+  }
+
+  // Where the replay opens: the search hit, else the item that needs the user, else the end.
+  position() {
+    const se = document.scrollingElement;
+    if (this.at !== null) {
+      const els = this.main.lineElements(this.at);
+      for (const el of els) el.classList.add('hit');
+      if (els.length) {
+        this.reveal(els[0]);
+        els[0].scrollIntoView({ block: 'center' });
+        els[0].focus({ preventScroll: true });
+        return;
+      }
+    }
+    if (this.showFocus()) return;
+    se.scrollTop = se.scrollHeight;
+  }
+
+  reveal(el) {
+    // A hit or focus inside a folded result or a closed block: open its way.
+    for (let node = el; node && node !== this.main.list; node = node.parentElement) {
+      if (node.tagName === 'DETAILS') node.open = true;
+    }
+    const input = el.querySelector(':scope > details.tool-input');
+    if (input) input.open = true;
+  }
+
+  showFocus() {
+    const focus = this.main.focus;
+    for (const el of this.main.list.querySelectorAll('.focus')) el.classList.remove('focus');
+    if (!focus || this.threadId !== 'main' || !this.session
+      || this.session.state !== 'input_required') {
+      this.banner.hidden = true;
+      return false;
+    }
+    const el = this.main.element(focus.offset, focus.index);
+    if (!el) return false;
+    el.classList.add('focus');
+    this.reveal(el);
+    const asks = focus.reason === 'question' ? 'Waiting for your answer' : 'Waiting for your approval';
+    const detail = this.session.detail || '';
+    clear(this.banner);
+    append(this.banner, [
+      h('strong', null, `${asks}: `),
+      focus.reason === 'question' ? h('span', null, detail) : h('code', null, detail),
+      ' ',
+      h('button', {
+        type: 'button',
+        class: 'link-button',
+        onclick: () => {
+          el.scrollIntoView({ block: 'center' });
+          el.focus({ preventScroll: true });
+        },
+      }, 'Show it (f)')]);
+    this.banner.hidden = false;
+    el.scrollIntoView({ block: 'center' });
+    el.focus({ preventScroll: true });
+    return true;
+  }
+
+  drawHeader() {
+    const s = this.session;
+    const counts = s.counts || {};
+    const countBits = [];
+    if (counts.prompt) countBits.push(plural(counts.prompt, 'prompt'));
+    if (counts.answer) countBits.push(plural(counts.answer, 'answer'));
+    if (counts.tool) countBits.push(plural(counts.tool, 'tool call'));
+    const exports = [['md', 'Markdown'], ['json', 'JSON'], ['html', 'HTML']].map(([format, label]) => h('a', {
+      class: 'button export', href: exportUrl(this.agent, this.sessionId, format), download: true, dataset: { format },
+    }, label));
+    const threads = (s.thread_info || []).map((t) => h('li', null, h('button', {
+      type: 'button', class: 'link-button', onclick: () => this.openThread(t.thread),
+    }, t.description || t.first_prompt || t.thread), t.agent_type ? h('span', { class: 'agent-type' }, t.agent_type) : null));
+    const subthread = this.threadId !== 'main' ? h('p', { class: 'thread-note' },
+      'You are reading a sub-agent’s thread. ',
+      h('a', { href: sessionHref(this.agent, this.sessionId), 'data-nav': true }, 'Open the main thread')) : null;
+    clear(this.header);
+    append(this.header, [
+      h('nav', { class: 'crumbs' }, h('a', { href: '/', 'data-nav': true }, '← Board')),
+      h('h1', { class: 'session-title' }, s.title || s.session_id),
+      h('p', { class: 'facts' },
+        h('span', { class: `agent agent-${s.agent}` }, s.agent),
+        h('span', { class: 'project', title: s.project || '' }, shortPath(s.project)),
+        h('span', { class: `state-badge state-${s.state}` }, stateLabel(s)),
+        s.detail ? h('span', { class: 'detail' }, s.detail) : null,
+        s.model ? h('span', { class: 'model' }, s.model) : null,
+        s.started_at ? h('span', null, 'started ', h('time', { datetime: s.started_at, title: s.started_at }, clock(s.started_at))) : null,
+        s.last_activity ? h('span', null, 'active ', h('time', { datetime: s.last_activity, title: s.last_activity }, ago(s.last_activity))) : null),
+      h('p', { class: 'facts' },
+        s.usage ? h('span', { class: 'usage session-usage' }, `Session tokens: ${usageText(s.usage)}`) : null,
+        countBits.length ? h('span', null, countBits.join(' · ')) : null,
+        h('span', { class: 'session-id' }, s.session_id)),
+      subthread,
+      threads.length ? h('details', { class: 'thread-list' },
+        h('summary', null, `Sub-agents (${threads.length})`), h('ul', null, threads)) : null,
+      h('div', { class: 'exports' }, h('span', null, 'Export:'), exports),
+    ]);
+    this.app.setTitle(s.title || s.session_id);
+  }
+
+  async openThread(thread) {
+    const link = this.main.list.querySelector(`.item.kind-subagent[data-link="${CSS.escape(thread)}"]`);
+    if (link && link.expand) {
+      await link.expand(true);
+      link.scrollIntoView({ block: 'start' });
+      link.querySelector('button').focus({ preventScroll: true });
+      return;
+    }
+    this.app.navigate(sessionHref(this.agent, this.sessionId, { thread }));
+  }
+
+  // Keep what the reader looks at in place while older items go in above it.
+  keepScroll(change) {
+    const se = document.scrollingElement;
+    const height = se.scrollHeight;
+    const top = se.scrollTop;
+    change();
+    se.scrollTop = top + (se.scrollHeight - height);
+  }
+
+  scheduleCheck() {
+    if (this.checkQueued || this.destroyed) return;
+    this.checkQueued = true;
+    window.requestAnimationFrame(() => {
+      this.checkQueued = false;
+      this.check();
+    });
+  }
+
+  async check() {
+    if (this.destroyed || this.root.dataset.ready !== 'true' || this.main.el.hidden) return;
+    const se = document.scrollingElement;
+    const fromBottom = se.scrollHeight - (se.scrollTop + window.innerHeight);
+    try {
+      if (se.scrollTop < LOAD_MARGIN && this.main.before !== null && !this.main.loading) {
+        await this.main.older();
+        this.scheduleCheck();
+      } else if (fromBottom < LOAD_MARGIN && this.main.after !== null && !this.main.loading) {
+        await this.main.newer();
+        this.scheduleCheck();
+      }
+    } catch (err) {
+      this.main.top.textContent = `Could not load more: ${err.message}`;
+    }
+  }
+
+  atBottom() {
+    const se = document.scrollingElement;
+    return se.scrollHeight - (se.scrollTop + window.innerHeight) < 80;
+  }
+
+  async onEvent(message) {
+    if (message.type === 'change') {
+      const s = message.session;
+      if (!s || s.agent !== this.agent || s.session_id !== this.sessionId || !this.session) return;
+      this.session = { ...this.session, ...s, thread_info: this.session.thread_info };
+      this.drawHeader();
+      if (this.threadId !== 'main') return;
+      const stick = this.atBottom();
+      try {
+        await this.main.refreshLast();
+      } catch (err) {
+        return;
+      }
+      if (this.destroyed) return;
+      if (!this.showFocus() && stick) {
+        document.scrollingElement.scrollTop = document.scrollingElement.scrollHeight;
+      }
+    } else if (message.type === 'sessions' && this.session) {
+      const s = this.app.events.sessions.get(`${this.agent}:${this.sessionId}`);
+      if (s && s.state !== this.session.state) {
+        this.onEvent({ type: 'change', session: s });
+      }
+    }
+  }
+
+  async livePoll() {
+    if (this.destroyed || !isWaiting(this.session) || this.main.after !== null || this.main.loading) return;
+    const stick = this.atBottom();
+    try {
+      const page = await this.main.follow();
+      if (page && page.items.length && stick) {
+        document.scrollingElement.scrollTop = document.scrollingElement.scrollHeight;
+      }
+    } catch (err) {
+      // the next poll tries again
+    }
+  }
+
+  key(event) {
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+    const tag = event.target && event.target.tagName;
+    if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') return;
+    if (event.key === 'j' || event.key === 'k') {
+      this.step(event.key === 'j' ? 1 : -1);
+      event.preventDefault();
+    } else if (event.key === 'f') {
+      const el = this.main.list.querySelector('.focus') || this.main.list.querySelector('.hit');
+      if (el) {
+        el.scrollIntoView({ block: 'center' });
+        el.focus({ preventScroll: true });
+      }
+    } else if (event.key === 'G') {
+      document.scrollingElement.scrollTop = document.scrollingElement.scrollHeight;
+    }
+  }
+
+  // j / k: the next or previous prompt or answer.
+  step(direction) {
+    const messages = [...this.main.list.querySelectorAll(':scope > .item.message')];
+    if (!messages.length) return;
+    const current = document.activeElement && messages.indexOf(document.activeElement);
+    let target;
+    if (current !== null && current >= 0) {
+      target = messages[Math.min(messages.length - 1, Math.max(0, current + direction))];
+    } else {
+      const middle = window.innerHeight / 3;
+      const below = messages.filter((el) => el.getBoundingClientRect().top > middle);
+      target = direction > 0 ? below[0] : messages.filter((el) => el.getBoundingClientRect().top < 0).pop();
+      target = target || messages[direction > 0 ? messages.length - 1 : 0];
+    }
+    target.focus({ preventScroll: true });
+    target.scrollIntoView({ block: 'start' });
+  }
+}
