@@ -35,6 +35,7 @@ from agentbar.core.model import (
 )
 from agentbar.core.procs import ProcessTable
 from agentbar.core.records import Bookkeeping, Record, TitleSet, Unknown
+from agentbar.core.search import MAIN_THREAD, FileOwner, SearchBatch, SearchEntry
 from agentbar.core.sources.base import AgentSource, Owner, RegistryEntry, StreamKind
 from agentbar.core.state import fusion, hooks, turns
 from agentbar.core.state.hooks import HookState
@@ -52,6 +53,9 @@ UNBOUND_GRACE_SECONDS = 10.0
 FUTURE_SLACK_SECONDS = 60.0
 REGISTRY_START_SLACK = 5.0  # a registry's startedAt comes a little after its process started
 MAX_BATCH = 10_000
+SEARCH_SLICE_ROWS = 2_000  # full-text indexing after a cold start, per step (~50 ms)
+# A cold catch-up saves what it read whenever this much search text waits in memory.
+SEARCH_FLUSH_CHARS = 4_000_000
 ENGINE_RETRY_SECONDS = 1.0
 # An ended session's hook-events file is deleted once the session and the file have been quiet
 # this long (its state is kept in the index; only the raw events go).
@@ -81,7 +85,12 @@ class Stop:
     pass
 
 
-Message = PathTouched | Tick | Rescan | Stop
+@dataclass(frozen=True, slots=True)
+class IndexSearch:
+    """Put the next slice of the search rows a cold catch-up saved into the full-text index."""
+
+
+Message = PathTouched | Tick | Rescan | Stop | IndexSearch
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +187,7 @@ class Engine:
         self._orphaned = 0
         self._exiting: set[Process] = set()  # agents that removed their registry, still exiting
         self._unreadable = 0
+        self._search_chars = 0  # search text read and not yet saved
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self.ready = threading.Event()  # set once the first catch-up is done
@@ -251,6 +261,9 @@ class Engine:
         self._publish()
         self._caught_up = True
         self._last_full_rescan = self.clock.monotonic()
+        with contextlib.suppress(sqlite3.Error):
+            if self.index.search_backlog():
+                self.post(IndexSearch())  # what the catch-up saved, in slices from now on
         self.ready.set()
 
     def step(self, timeout: float | None = 0.0) -> bool:
@@ -266,10 +279,12 @@ class Engine:
             while len(batch) < MAX_BATCH:
                 batch.append(self._inbox.get_nowait())
         touched: dict[str, Path] = {}
-        tick = False
+        tick = index_search = False
         rescans: list[Path | None] = []
         for message in batch:
             match message:
+                case IndexSearch():
+                    index_search = True
                 case PathTouched(path=path):
                     touched[str(path)] = path
                 case Tick():
@@ -287,7 +302,18 @@ class Engine:
         if tick:
             self._on_tick()
         self._after_batch()
+        if index_search:
+            self._index_search()
         return True
+
+    def _index_search(self) -> None:
+        try:
+            more = self.index.index_search(SEARCH_SLICE_ROWS)
+        except sqlite3.Error as exc:
+            log.error("full-text indexing failed (%s); will retry", exc)
+            more = True
+        if more:
+            self.post(IndexSearch())
 
     def drain(self) -> None:
         """Handle messages until the inbox is empty."""
@@ -366,6 +392,8 @@ class Engine:
             log.exception("failed to read %s", stream.path)
             stream.last_error = f"internal error: {exc!r}"
             self._unreadable += 1
+        if self._search_chars > SEARCH_FLUSH_CHARS and not self._caught_up:
+            self._persist()  # a cold catch-up: keep what waits in memory small
 
     def _read_unguarded(self, stream: Stream, budget: int | None) -> None:
         if stream.spec.kind is StreamKind.REGISTRY:
@@ -381,13 +409,19 @@ class Engine:
             self._rebuild(stream.session)
             return
         if outcome.records or outcome.owner is not None:
-            self._apply(stream, outcome.owner, outcome.records)
+            self._apply(stream, outcome.owner, outcome.records, outcome.search)
         if outcome.gone:
             self._stream_gone(stream)
         elif outcome.more:
             self.post(PathTouched(stream.spec.path))  # the rest next step
 
-    def _apply(self, stream: Stream, owner: Owner | None, records: list[Record]) -> None:
+    def _apply(
+        self,
+        stream: Stream,
+        owner: Owner | None,
+        records: list[Record],
+        search: list[SearchEntry] | None = None,
+    ) -> None:
         if owner is None:
             self._orphaned += len(records)
             return
@@ -395,10 +429,14 @@ class Engine:
         if not records and key not in self._sessions:
             return  # nothing complete to say yet (a half-written first line)
         session = self._session(key)
+        if search:
+            stream.search.extend(search)
+            self._search_chars += sum(len(entry[3]) for entry in search)
         if stream.session != key:
             old = self._sessions.get(stream.session) if stream.session else None
             if old is not None:
                 self._move_stream_from(old, stream.path)
+                stream.search_moved = True  # its rows already in the index change session
             stream.session = key
             stream.agent_id = owner.agent_id
         session.streams.add(stream.path)
@@ -457,7 +495,7 @@ class Engine:
             stream = self.streams.get(path)
             if stream is not None:
                 outcome = self.streams.read(stream, budget=None)
-                self._apply(stream, outcome.owner, outcome.records)
+                self._apply(stream, outcome.owner, outcome.records, outcome.search)
 
     def _stream_gone(self, stream: Stream) -> None:
         self.streams.remove(stream)
@@ -840,6 +878,22 @@ class Engine:
             if session is not None and session in self._sessions:
                 self._sessions[session].streams.add(stream_row.path)
 
+    def _search_batch(self, streams: list[Stream]) -> SearchBatch:
+        """The search rows to save with these streams: written with the streams' offsets, and
+        put in the full-text index at once when live (after a cold catch-up, in slices)."""
+        batch = SearchBatch(index_now=self._caught_up)
+        for stream in streams:
+            if stream.search_reset:
+                batch.reset.append(stream.path)
+            if stream.session is None or not (stream.search or stream.search_moved):
+                continue
+            batch.owners[stream.path] = FileOwner(stream.session, stream.agent_id or MAIN_THREAD)
+            if stream.search:
+                batch.rows[stream.path] = list(stream.search)
+        batch.gone = list(self._deleted_streams)
+        batch.gone_sessions = list(self._deleted_sessions)
+        return batch
+
     def _persist(self) -> None:
         streams = [s for s in self.streams if s.unsaved]
         sessions = [s for s in self._sessions.values() if s.unsaved]
@@ -851,6 +905,7 @@ class Engine:
                 [_session_row(s) for s in sessions],
                 deleted_streams=self._deleted_streams,
                 deleted_sessions=self._deleted_sessions,
+                search=self._search_batch(streams),
             )
         except sqlite3.DatabaseError as exc:
             log.error("index write failed (%s); rewriting it from memory", exc)
@@ -865,8 +920,11 @@ class Engine:
         except sqlite3.Error as exc:
             log.error("index write failed (%s); will retry", exc)
             return
+        self._search_chars = 0
         for stream in streams:
             stream.unsaved = False
+            stream.search.clear()
+            stream.search_reset = stream.search_moved = False
         for session in sessions:
             session.unsaved = False
         self._deleted_streams.clear()

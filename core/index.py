@@ -22,6 +22,7 @@ import orjson
 from agentbar.core import codec
 from agentbar.core.facts import SessionFacts
 from agentbar.core.model import Agent, Process, SessionKey, SessionState, Source, State, WaitingFor
+from agentbar.core.search import SEARCH_SCHEMA, SearchBatch, SearchWriter
 from agentbar.core.sources.base import StreamKind
 from agentbar.core.state.hooks import HookState
 from agentbar.core.state.turns import TurnState
@@ -29,7 +30,7 @@ from agentbar.core.tail import Cursor
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # 2: sessions.hooks
+SCHEMA_VERSION = 3  # 2: sessions.hooks. 3: search_files, search_docs, search_text (FTS5)
 # Bump when the state machines or adapters change what they derive from the same lines, so
 # that states cached by older rules are recomputed rather than trusted.
 RULES_VERSION = 3  # 2: hook events outrank the other signals; TurnState.moved_at. 3: Codex
@@ -121,6 +122,7 @@ class Index:
     def __init__(self, conn: sqlite3.Connection, path: Path | None) -> None:
         self._conn = conn
         self.path = path
+        self.search = SearchWriter()
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -157,6 +159,8 @@ class Index:
                 source.close()
             if not index._is_current():
                 index = cls.in_memory()
+            else:
+                index.search.load(index._conn)
         except sqlite3.DatabaseError as exc:
             log.warning("cannot copy index %s (%s); starting empty", path, exc)
             index = cls.in_memory()
@@ -185,7 +189,8 @@ class Index:
             raise
 
     def _init_schema(self) -> None:
-        self._conn.executescript(_SCHEMA)
+        self._conn.executescript(_SCHEMA + SEARCH_SCHEMA)
+        self.search.load(self._conn)
         with self._transaction():
             self._conn.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
@@ -269,10 +274,14 @@ class Index:
         *,
         deleted_streams: Iterable[str] = (),
         deleted_sessions: Iterable[SessionKey] = (),
+        search: SearchBatch | None = None,
     ) -> None:
         """Write one batch atomically. Raises ``sqlite3.Error`` (the caller keeps its state
-        dirty and retries, or rebuilds with ``replace_all``)."""
+        dirty and retries, or rebuilds with ``replace_all``). ``search`` rows go in the same
+        transaction as the streams' offsets they were read up to."""
         with self._transaction():
+            if search is not None:
+                self.search.write(self._conn, search)
             self._conn.executemany(
                 "INSERT OR REPLACE INTO streams VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [_stream_values(s) for s in streams],
@@ -297,10 +306,22 @@ class Index:
             _move_aside(self.path)
             fresh = Index._open_checked(self.path)
             self._conn = fresh._conn
+            self.search = fresh.search
         with self._transaction():
             self._conn.execute("DELETE FROM streams")
             self._conn.execute("DELETE FROM sessions")
+            self.search.clear(self._conn)
         self.save(streams, sessions)
+
+    def search_backlog(self) -> bool:
+        """Whether saved search rows still wait for the full-text index."""
+        return self.search.backlog
+
+    def index_search(self, max_rows: int) -> bool:
+        """Put up to ``max_rows`` saved search rows into the full-text index (the backlog a cold
+        start leaves); True while some are left."""
+        with self._transaction():
+            return self.search.index_backlog(self._conn, max_rows)
 
     @contextlib.contextmanager
     def _transaction(self) -> Any:

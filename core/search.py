@@ -14,13 +14,17 @@ front-end to show without parsing any markup.
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from agentbar.core.model import Agent, SessionKey, iso
+from agentbar.core.records import AssistantText, Prompt, Record, ToolCall
 
 MAX_QUERY_CHARS = 500
 MAX_WORDS = 16
@@ -28,6 +32,192 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 SNIPPET_TOKENS = 16
 MARK_START, MARK_END = "\x02", "\x03"  # never stored: ``clean_text`` removes them
+MAIN_THREAD = "main"
+_SPACES = re.compile(r"\s+")
+# Characters of one record's text that are indexed: a prompt or answer is found by its first
+# words in practice, and a pasted log of megabytes would cost the cold index dearly.
+TEXT_CHARS = 2000
+
+
+SEARCH_SCHEMA = """
+CREATE TABLE IF NOT EXISTS search_files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    agent TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    thread TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS search_files_by_session ON search_files (agent, session_id);
+CREATE TABLE IF NOT EXISTS search_docs (
+    id INTEGER PRIMARY KEY,
+    file INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    ts REAL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS search_docs_by_file ON search_docs (file);
+CREATE VIRTUAL TABLE IF NOT EXISTS search_text USING fts5(
+    text, content = 'search_docs', content_rowid = 'id',
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS search_staging (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    rows BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS search_staging_by_path ON search_staging (path);
+"""
+STAGING_ROWS = 2_000  # rows per staged blob: the unit of indexing after a cold start
+
+
+@dataclass(frozen=True, slots=True)
+class FileOwner:
+    """Whose a transcript file's rows are: the session and the thread (``main`` or the
+    sub-agent's id)."""
+
+    key: SessionKey
+    thread: str
+
+
+@dataclass(slots=True)
+class SearchBatch:
+    """What one engine save changes in the search tables."""
+
+    rows: dict[str, list[SearchEntry]] = field(default_factory=dict)  # new rows by file
+    owners: dict[str, FileOwner] = field(default_factory=dict)  # of files with rows, or moved
+    reset: list[str] = field(default_factory=list)  # files read again from the top
+    gone: list[str] = field(default_factory=list)  # files no longer there
+    gone_sessions: list[SessionKey] = field(default_factory=list)
+    index_now: bool = True  # False (a cold catch-up): stage the rows, index them later
+
+
+class SearchWriter:
+    """Writes the search tables inside the index's transactions (engine thread).
+
+    ``search_docs`` holds the text once and ``search_text`` is its FTS5 index (external
+    content); both are written together. A cold catch-up does not pay for them: its rows are
+    saved as one blob per file and slice (``search_staging``), in the same transaction as the
+    streams' offsets, and moved into the full-text index afterwards, a slice per engine step
+    (``index_backlog``). Live rows, once nothing is staged, go straight in.
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[str, int] = {}
+        self._staged = False
+
+    def load(self, conn: sqlite3.Connection) -> None:
+        self._files = dict(conn.execute("SELECT path, id FROM search_files"))
+        self._staged = conn.execute("SELECT EXISTS (SELECT 1 FROM search_staging)").fetchone()[0]
+
+    def clear(self, conn: sqlite3.Connection) -> None:
+        conn.execute("DELETE FROM search_staging")
+        conn.execute("DELETE FROM search_docs")
+        conn.execute("DELETE FROM search_files")
+        conn.execute("INSERT INTO search_text (search_text) VALUES ('delete-all')")
+        self._files = {}
+        self._staged = False
+
+    @property
+    def backlog(self) -> bool:
+        """Rows staged by a cold catch-up wait for the full-text index."""
+        return bool(self._staged)
+
+    def write(self, conn: sqlite3.Connection, batch: SearchBatch) -> None:
+        dropped = [*batch.reset, *batch.gone]
+        for key in batch.gone_sessions:
+            dropped += [
+                path
+                for (path,) in conn.execute(
+                    "SELECT path FROM search_files WHERE agent = ? AND session_id = ?",
+                    (str(key.agent), key.session_id),
+                )
+            ]
+        if dropped:
+            self._drop(conn, dropped, forget=set(dropped) - set(batch.reset))
+        for path, owner in batch.owners.items():
+            self._file(conn, path, owner)
+        if not batch.rows:
+            return
+        if batch.index_now and not self._staged:
+            self._insert(conn, batch.rows)
+            return
+        staged = []
+        for path, rows in batch.rows.items():
+            for start in range(0, len(rows), STAGING_ROWS):
+                staged.append((path, orjson.dumps(rows[start : start + STAGING_ROWS])))
+        conn.executemany("INSERT INTO search_staging (path, rows) VALUES (?, ?)", staged)
+        self._staged = True
+
+    def index_backlog(self, conn: sqlite3.Connection, max_rows: int) -> bool:
+        """Index staged rows, about ``max_rows`` of them; True while some are left."""
+        taken: list[int] = []
+        rows: dict[str, list[SearchEntry]] = {}
+        count = 0
+        for staging_id, path, blob in conn.execute(
+            "SELECT id, path, rows FROM search_staging ORDER BY id"
+        ):
+            if count >= max_rows:
+                break
+            taken.append(staging_id)
+            entries = [tuple(entry) for entry in orjson.loads(blob)]
+            rows.setdefault(path, []).extend(entries)
+            count += len(entries)
+        self._insert(conn, rows)
+        conn.executemany("DELETE FROM search_staging WHERE id = ?", [(i,) for i in taken])
+        self._staged = conn.execute("SELECT EXISTS (SELECT 1 FROM search_staging)").fetchone()[0]
+        return bool(self._staged)
+
+    def _insert(self, conn: sqlite3.Connection, rows: dict[str, list[SearchEntry]]) -> None:
+        first = (conn.execute("SELECT max(id) FROM search_docs").fetchone()[0] or 0) + 1
+        docs: list[tuple[int, int, int, str, float | None, str]] = []
+        for path, entries in rows.items():
+            file = self._files.get(path)
+            if file is None:
+                continue  # its session is gone
+            start = first + len(docs)
+            docs.extend((start + n, file, *entry) for n, entry in enumerate(entries))
+        if not docs:
+            return
+        conn.executemany("INSERT INTO search_docs VALUES (?,?,?,?,?,?)", docs)
+        conn.execute(
+            "INSERT INTO search_text (rowid, text) SELECT id, text FROM search_docs WHERE id >= ?",
+            (first,),
+        )
+
+    def _file(self, conn: sqlite3.Connection, path: str, owner: FileOwner) -> int:
+        values = (str(owner.key.agent), owner.key.session_id, owner.thread)
+        file = self._files.get(path)
+        if file is not None:
+            conn.execute(
+                "UPDATE search_files SET agent = ?, session_id = ?, thread = ? WHERE id = ?",
+                (*values, file),
+            )
+            return file
+        cursor = conn.execute(
+            "INSERT INTO search_files (path, agent, session_id, thread) VALUES (?,?,?,?)",
+            (path, *values),
+        )
+        file = cursor.lastrowid
+        assert file is not None
+        self._files[path] = file
+        return file
+
+    def _drop(self, conn: sqlite3.Connection, paths: list[str], *, forget: set[str]) -> None:
+        """Remove the rows of ``paths`` (staged or indexed); ``forget`` their files too."""
+        conn.executemany("DELETE FROM search_staging WHERE path = ?", [(p,) for p in paths])
+        files = [(self._files[p],) for p in paths if p in self._files]
+        # External content: the full-text index forgets a row only when given its text.
+        conn.executemany(
+            "INSERT INTO search_text (search_text, rowid, text)"
+            " SELECT 'delete', id, text FROM search_docs WHERE file = ?",
+            files,
+        )
+        conn.executemany("DELETE FROM search_docs WHERE file = ?", files)
+        for path in forget:
+            file = self._files.pop(path, None)
+            if file is not None:
+                conn.execute("DELETE FROM search_files WHERE id = ?", (file,))
 
 
 class Kind:
@@ -41,6 +231,28 @@ def clean_text(text: str) -> str:
     if MARK_START in text or MARK_END in text:
         return text.replace(MARK_START, " ").replace(MARK_END, " ")
     return text
+
+
+SEARCHABLE = frozenset({Prompt, AssistantText, ToolCall})
+# One search row as the engine holds it until saved: (offset of the line, kind, ts, text). Plain
+# tuples of atoms, which the garbage collector stops tracking: a cold catch-up holds many.
+SearchEntry = tuple[int, str, float | None, str]
+
+
+def search_entry(record: Record, offset: int) -> SearchEntry | None:
+    """What the index stores for a record of the line at ``offset`` (None: not searchable)."""
+    if type(record) is ToolCall:
+        text = f"{record.name} {record.summary}"
+        kind = Kind.TOOL
+    elif type(record) is AssistantText:
+        text, kind = record.text, Kind.ANSWER
+    elif type(record) is Prompt:
+        text, kind = record.text, Kind.PROMPT
+    else:
+        return None
+    if not text:
+        return None
+    return offset, kind, record.ts, clean_text(text[:TEXT_CHARS])
 
 
 def fts_query(text: str) -> str | None:
@@ -94,7 +306,7 @@ def snippet_segments(snippet: str) -> tuple[tuple[str, bool], ...]:
             break
         segments.append((rest[start + 1 : end], True))
         rest = rest[end + 1 :]
-    return tuple((" ".join(t.split()) if not m else t, m) for t, m in segments if t)
+    return tuple((_SPACES.sub(" ", t), m) for t, m in segments if t)
 
 
 class Searcher:
@@ -132,18 +344,19 @@ class Searcher:
             return []
         limit = max(1, min(limit, MAX_LIMIT))
         sql = (
-            "SELECT d.agent, d.session_id, d.thread, d.offset, d.kind, d.ts,"
+            "SELECT f.agent, f.session_id, f.thread, d.offset, d.kind, d.ts,"
             f" snippet(search_text, 0, '{MARK_START}', '{MARK_END}', '…', {SNIPPET_TOKENS}),"
             " bm25(search_text)"
             " FROM search_text JOIN search_docs d ON d.id = search_text.rowid"
+            " JOIN search_files f ON f.id = d.file"
             " WHERE search_text MATCH ?"
         )
         args: list[Any] = [query]
         if agent is not None:
-            sql += " AND d.agent = ?"
+            sql += " AND f.agent = ?"
             args.append(str(agent))
         if session_id is not None:
-            sql += " AND d.session_id = ?"
+            sql += " AND f.session_id = ?"
             args.append(session_id)
         sql += " ORDER BY bm25(search_text), d.ts DESC LIMIT ?"
         args.append(limit)
@@ -158,7 +371,7 @@ class Searcher:
         return [
             Hit(
                 key=SessionKey(Agent(row[0]), row[1]),
-                thread=row[2] or "main",
+                thread=row[2] or MAIN_THREAD,
                 offset=row[3],
                 kind=row[4],
                 ts=row[5],
@@ -178,8 +391,9 @@ class Searcher:
                     return self._counts[1]
                 found: dict[SessionKey, dict[str, int]] = {}
                 for agent, session_id, kind, count in conn.execute(
-                    "SELECT agent, session_id, kind, count(*) FROM search_docs"
-                    " GROUP BY agent, session_id, kind"
+                    "SELECT f.agent, f.session_id, d.kind, count(*)"
+                    " FROM search_docs d JOIN search_files f ON f.id = d.file"
+                    " GROUP BY f.agent, f.session_id, d.kind"
                 ):
                     key = SessionKey(Agent(agent), session_id)
                     found.setdefault(key, {})[kind] = count

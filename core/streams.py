@@ -17,6 +17,7 @@ from pathlib import Path
 
 from agentbar.core.model import SessionKey
 from agentbar.core.records import Record, Unknown
+from agentbar.core.search import SEARCHABLE, SearchEntry, search_entry
 from agentbar.core.sources.base import (
     AgentSource,
     FolderCache,
@@ -62,6 +63,11 @@ class Stream:
     last_error: str | None = None
     registry: RegistryEntry | None = None  # the last good content of a registry file
     unsaved: bool = True
+    # Search rows read since the last save (offset of the line, kind, ts, text), and whether
+    # the stream's rows in the search index must go first (it is read again).
+    search: list[SearchEntry] = field(default_factory=list)
+    search_reset: bool = False
+    search_moved: bool = False  # its session changed: re-file the rows already saved
 
     @property
     def path(self) -> str:
@@ -89,6 +95,8 @@ class Stream:
         self.malformed = self.oversized = self.unknown = 0
         self.size = self.mtime_ns = -1
         self.unsaved = True
+        self.search.clear()
+        self.search_reset = True
 
 
 @dataclass(slots=True)
@@ -97,6 +105,7 @@ class ReadOutcome:
     owner: Owner | None = None
     lines: int = 0
     bytes_read: int = 0
+    search: list[SearchEntry] = field(default_factory=list)
     reset: bool = False  # the file was replaced or truncated: its session must be rebuilt
     gone: bool = False
     more: bool = False  # stopped at the budget
@@ -225,7 +234,7 @@ class StreamTable:
             if result.reset_at is not None and stream.session is not None:
                 outcome.reset = True
                 return
-            self._parse(stream, result.lines, outcome)
+            self._parse(stream, result.lines, result.offsets, outcome)
             if result.gone:
                 outcome.gone = True
                 break
@@ -257,12 +266,19 @@ class StreamTable:
         stream.size, stream.mtime_ns = st.st_size, st.st_mtime_ns
         return entry
 
-    def _parse(self, stream: Stream, lines: list[bytes | Oversized], outcome: ReadOutcome) -> None:
+    def _parse(
+        self,
+        stream: Stream,
+        lines: list[bytes | Oversized],
+        offsets: list[int],
+        outcome: ReadOutcome,
+    ) -> None:
         parser = stream.parser
         records = outcome.records
+        search = outcome.search
         first_new = len(records)
         outcome.lines += len(lines)
-        for line in lines:
+        for line, offset in zip(lines, offsets, strict=True):
             if isinstance(line, Oversized):
                 stream.oversized += 1
                 log.warning(
@@ -274,12 +290,19 @@ class StreamTable:
                 records.extend(parser.parse_oversized(line.prefix, line.length))
                 continue
             try:
-                records.extend(parser.parse(line))
+                parsed = parser.parse(line)
             except MalformedLine as exc:
                 stream.malformed += 1
                 stream.last_error = str(exc)
                 if stream.malformed <= MALFORMED_LOG_LIMIT:
                     log.warning("%s: skipped a malformed line (%s)", stream.path, exc)
+                continue
+            records.extend(parsed)
+            for record in parsed:
+                if type(record) in SEARCHABLE:
+                    entry = search_entry(record, offset)
+                    if entry is not None:
+                        search.append(entry)
         stream.unknown += sum(1 for r in records[first_new:] if type(r) is Unknown)
 
     def _reader(self, stream: Stream) -> LineReader:

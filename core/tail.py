@@ -57,6 +57,7 @@ Line = bytes | Oversized
 @dataclass(slots=True)
 class TailResult:
     lines: list[Line] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)  # where each of ``lines`` starts
     # The file now at the path is not the one the cursor described (replaced, truncated or
     # rewritten): ``lines`` after ``reset_at`` come from the top of the new file.
     reset_at: int | None = None
@@ -245,8 +246,10 @@ class FileTailer:
         pieces = chunk.split(b"\n")
         rest = pieces.pop()
         self._finish_line(pieces[0], result)
+        start = self._scan_pos + len(pieces[0]) + 1
         for line in itertools.islice(pieces, 1, None):
-            self._emit(line, result)
+            self._emit(line, start, result)
+            start += len(line) + 1
         self._cursor = Cursor(self._cursor.dev, self._cursor.ino, end, fingerprint)
         self._scan_pos += len(chunk)
         if rest:
@@ -255,22 +258,27 @@ class FileTailer:
     def _finish_line(self, head: bytes, result: TailResult) -> None:
         """Complete the held line with ``head``, its bytes up to the newline."""
         length = len(self._partial) + len(head)
+        start = self._cursor.offset  # the held line starts where the last complete one ended
         if self._skipping is not None:
             result.lines.append(Oversized(self._skip_prefix, self._skipping + len(head)))
+            result.offsets.append(start)
         elif length > self._max_line:
             result.lines.append(Oversized(self._prefix(head), length))
+            result.offsets.append(start)
         elif self._partial:
             self._partial += head
-            self._emit(bytes(self._partial), result)
+            self._emit(bytes(self._partial), start, result)
         else:
-            self._emit(head, result)
+            self._emit(head, start, result)
         self._clear_held()
 
-    def _emit(self, line: bytes, result: TailResult) -> None:
+    def _emit(self, line: bytes, start: int, result: TailResult) -> None:
         if len(line) > self._max_line:
             result.lines.append(Oversized(line[: self._prefix_bytes()], len(line)))
+            result.offsets.append(start)
         elif line and not line.isspace():
             result.lines.append(line)
+            result.offsets.append(start)
 
     def _hold(self, data: bytes) -> None:
         if len(self._held_head) < FINGERPRINT_BYTES:
@@ -335,17 +343,23 @@ class WholeFileReader:
             return result
         result.reset_at = 0 if self._cursor.offset else None
         held = b""
+        held_at = 0  # offset of ``held`` in the decompressed stream
         try:
             with open(self.path, "rb") as raw:
                 for chunk in self._decoded_chunks(raw):
                     result.bytes_read += len(chunk)
                     pieces = (held + chunk).split(b"\n")
                     held = pieces.pop()
-                    result.lines.extend(line for line in pieces if line.strip())
+                    for line in pieces:
+                        if line.strip():
+                            result.lines.append(line)
+                            result.offsets.append(held_at)
+                        held_at += len(line) + 1
         except (OSError, ValueError) as exc:
             raise UnreadableFile(f"{self.path}: {exc}") from exc
         if held.strip():
             result.lines.append(held)  # the file is complete: its last line needs no newline
+            result.offsets.append(held_at)
         self._cursor = Cursor(st.st_dev, st.st_ino, st.st_size, stamp)
         return result
 
