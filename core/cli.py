@@ -19,19 +19,11 @@ from typing import Any, TextIO
 import orjson
 
 from agentbar.core.config import Settings
-from agentbar.core.engine import EngineStats
 from agentbar.core.hooks import cli as hooks_cli
-from agentbar.core.model import SessionSnapshot, State, StateChange
+from agentbar.core.listing import diagnostics, select
+from agentbar.core.model import SessionSnapshot, StateChange
+from agentbar.core.server import cli as server_cli
 from agentbar.core.service import Service
-
-RECENT_SECONDS = 24 * 3600
-STATE_ORDER = {
-    State.INPUT_REQUIRED: 0,
-    State.FAILED: 1,
-    State.RUNNING: 2,
-    State.DONE: 3,
-    State.ENDED: 4,
-}
 
 
 def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
@@ -47,6 +39,7 @@ def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
     watch = commands.add_parser("watch", help="one line per state change, as it happens")
     watch.add_argument("--json", action="store_true", help="one JSON object per line")
     hooks_cli.add_parser(commands)
+    server_cli.add_parsers(commands)
     return parser
 
 
@@ -60,6 +53,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return watch(settings, as_json=args.json, out=out)
     if args.command == "hooks":
         return hooks_cli.run(args, settings, out)
+    if args.command in server_cli.COMMANDS:
+        return server_cli.run(args, settings, out)
     raise SystemExit(f"unknown command {args.command!r}")
 
 
@@ -113,31 +108,6 @@ def status(settings: Settings, *, show_all: bool, as_json: bool, out: TextIO) ->
         parts = ", ".join(f"{n} {what}" for what, n in problems.items() if n)
         out.write(f"(skipped input: {parts}; see {settings.data_dir / 'agentbar.log'})\n")
     return 0
-
-
-def select(
-    snapshots: Sequence[SessionSnapshot], *, now: float, show_all: bool
-) -> list[SessionSnapshot]:
-    """Live and recent sessions (or all), those that need you first, newest first."""
-    chosen = [
-        s
-        for s in snapshots
-        if show_all
-        or s.state.state is not State.ENDED
-        or (s.last_activity or 0.0) >= now - RECENT_SECONDS
-    ]
-    chosen.sort(key=lambda s: -(s.last_activity or 0.0))
-    chosen.sort(key=lambda s: STATE_ORDER[s.state.state])
-    return chosen
-
-
-def diagnostics(stats: EngineStats) -> dict[str, int]:
-    return {
-        "malformed_lines": stats.malformed,
-        "oversized_lines": stats.oversized,
-        "unknown_records": stats.unknown,
-        "unreadable_files": stats.unreadable,
-    }
 
 
 def render_table(rows: Sequence[SessionSnapshot], *, now: float, width: int) -> str:

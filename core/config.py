@@ -45,6 +45,16 @@ class Settings:
     def lock_path(self) -> Path:
         return self.data_dir / "engine.lock"
 
+    @property
+    def server_path(self) -> Path:
+        """Where a running ``agentbar serve`` says where it is (mode 0600)."""
+        return self.data_dir / "server.json"
+
+    @property
+    def agent_roots(self) -> tuple[Path, ...]:
+        """The folders whose files the server and exports may read (the agents' own)."""
+        return (*self.claude_roots, self.codex_home)
+
     def events_dir(self, agent: Agent) -> Path:
         """Where agentbar's hook program writes ``agent``'s events."""
         return events_dir(self.data_dir, agent)

@@ -1,0 +1,132 @@
+"""``agentbar serve`` and ``agentbar export`` (main thread; the server runs on its own thread).
+
+``serve`` prints the URL it serves, token included, as its first line, then runs the engine and
+the server until interrupted; ``<data dir>/server.json`` (0600) says where it is meanwhile.
+``export`` writes one session as Markdown, JSON or HTML to a file or standard output; the
+session is named by its id or a unique prefix of it, in either agent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from typing import Any, TextIO
+
+from agentbar.core.config import Settings
+from agentbar.core.model import SessionSnapshot
+from agentbar.core.replay.export import Format, Options, export
+from agentbar.core.replay.files import AgentRoots
+from agentbar.core.replay.pages import NotFound, Replay
+from agentbar.core.search import Searcher
+from agentbar.core.server.runner import LoopbackServer, remove_server_file, write_server_file
+from agentbar.core.service import Service
+
+COMMANDS = ("serve", "export")
+
+
+def add_parsers(commands: Any) -> None:
+    serve_cmd = commands.add_parser(
+        "serve", help="run the engine and the loopback server (web UI and API), no tray"
+    )
+    serve_cmd.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: free)")
+    export_cmd = commands.add_parser("export", help="write one session as Markdown, JSON or HTML")
+    export_cmd.add_argument("session_id", metavar="SESSION_ID", help="the id or a unique prefix")
+    export_cmd.add_argument("--format", choices=[f.value for f in Format], default="md")
+    export_cmd.add_argument("-o", "--output", metavar="FILE", help="default: standard output")
+    export_cmd.add_argument("--no-thinking", action="store_true", help="leave thinking out")
+    export_cmd.add_argument("--notes", action="store_true", help="every note, not just the telling")
+
+
+def run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    if args.command == "serve":
+        return serve(settings, port=args.port, out=out)
+    options = Options(thinking=not args.no_thinking, notes=args.notes)
+    return export_session(
+        settings, args.session_id, Format(args.format), args.output, options, out=out
+    )
+
+
+def serve(settings: Settings, *, port: int, out: TextIO) -> int:
+    service = Service.open(settings)
+    try:
+        server = LoopbackServer(
+            service.engine,
+            AgentRoots(settings.agent_roots),
+            searcher=Searcher(settings.index_path),
+            port=port,
+        )
+    except OSError as exc:
+        service.close()
+        print(f"agentbar: cannot listen on 127.0.0.1:{port}: {exc.strerror}", file=sys.stderr)
+        return 1
+    finished = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: finished.set())
+    try:
+        url = server.start()
+        write_server_file(settings.server_path, server.info())
+        out.write(url + "\n")
+        out.flush()
+        service.start()
+        while not finished.wait(0.5):
+            pass
+    finally:
+        remove_server_file(settings.server_path)
+        server.stop()
+        if server.searcher is not None:
+            server.searcher.close()
+        service.close()
+    return 0
+
+
+def find_session(snapshots: list[SessionSnapshot], wanted: str) -> SessionSnapshot:
+    """The session whose id is ``wanted`` or starts with it; raises ``LookupError``."""
+    exact = [s for s in snapshots if s.key.session_id == wanted]
+    found = exact or [s for s in snapshots if wanted and s.key.session_id.startswith(wanted)]
+    if not found:
+        raise LookupError(f"no session {wanted!r}")
+    if len(found) > 1:
+        names = ", ".join(sorted(f"{s.key.agent}:{s.key.session_id}" for s in found)[:5])
+        raise LookupError(f"{wanted!r} names {len(found)} sessions ({names}): give more of it")
+    return found[0]
+
+
+def export_session(
+    settings: Settings,
+    wanted: str,
+    fmt: Format,
+    output: str | None,
+    options: Options,
+    *,
+    out: TextIO,
+) -> int:
+    service = Service.open(settings)
+    try:
+        service.engine.catch_up()
+        snapshots = service.engine.sessions()
+    finally:
+        service.close()
+    try:
+        snap = find_session(snapshots, wanted)
+    except LookupError as exc:
+        print(f"agentbar: {exc}", file=sys.stderr)
+        return 1
+    chunks = export(Replay(AgentRoots(settings.agent_roots)), snap, fmt, options)
+    try:
+        if output is None:
+            for chunk in chunks:
+                out.write(chunk)
+            out.flush()
+        else:
+            with open(output, "w", encoding="utf-8", newline="\n") as fh:
+                for chunk in chunks:
+                    fh.write(chunk)
+    except NotFound as exc:
+        print(f"agentbar: cannot read the session: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"agentbar: cannot write {output}: {exc.strerror}", file=sys.stderr)
+        return 1
+    return 0
