@@ -1,0 +1,155 @@
+"""Search: the engine keeps an FTS5 index of prompts, answers and tool calls current; queries are
+plain words, ranked, with marked snippets; rows follow rebuilds and deletions."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from claude_lines import ClaudeTranscript, write_lines
+from replay_rig import V10, V20, V21, Home, make_home
+
+from agentbar.core.engine import Engine, PathTouched
+from agentbar.core.model import Agent
+from agentbar.core.search import Searcher, fts_query, snippet_segments
+
+S1 = "51000000-0000-4000-8000-000000000001"
+S2 = "52000000-0000-4000-8000-000000000002"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    return make_home(tmp_path)
+
+
+def found(searcher: Searcher, text: str, **kw: object) -> list[tuple[str, str, str]]:
+    return [(h.kind, h.key.session_id, h.thread) for h in searcher.search(text, **kw)]  # type: ignore[arg-type]
+
+
+def test_prompts_answers_and_commands_are_found_with_their_place(home: Home):
+    engine = home.engine()
+    searcher = Searcher(home.settings.index_path)
+    assert found(searcher, "esbuild") == [("answer", V21, "main")]
+    assert found(searcher, "cli flag") == [("prompt", V20, "main")]
+    assert ("tool", V10, "main") in found(searcher, "grep")
+    assert found(searcher, "minify") == [("answer", V21, "a4c2d9")]  # a sub-agent's answer
+    (hit,) = searcher.search("esbuild")
+    assert hit.key.agent is Agent.CLAUDE and hit.ts is not None
+    # The hit's offset is where its line starts: the replay opens there.
+    replay = home.replay()
+    snap = next(s for s in engine.sessions() if s.key == hit.key)
+    page = replay.page(snap, hit.thread, after=hit.offset, limit=1)
+    assert "esbuild" in page.items[0].text
+    assert [(t, m) for t, m in hit.snippet if m] == [("esbuild", True)]
+    assert "".join(t for t, _ in hit.snippet).startswith("Minification dominates. Should I")
+    counts = searcher.counts()
+    assert counts[snap.key] == {"prompt": 2, "answer": 2, "tool": 2}
+    searcher.close()
+    engine.stop()
+
+
+def test_the_best_match_comes_first_and_filters_apply(home: Home):
+    t = ClaudeTranscript(S1, "/work/rank")
+    path = home.claude / "projects" / "-work-rank" / f"{S1}.jsonl"
+    write_lines(
+        path,
+        [
+            t.prompt("the deploy script"),
+            t.text("deploy deploy deploy: the deploy is ready to deploy"),
+            t.text("Many words here and only one mention of deploy among a great many others"),
+        ],
+    )
+    engine = home.engine()
+    searcher = Searcher(home.settings.index_path)
+    hits = searcher.search("deploy")
+    assert len(hits) == 3
+    assert hits[0].kind == "answer" and hits[0].score >= hits[1].score >= hits[2].score
+    assert "deploy deploy" in "".join(t for t, _ in hits[0].snippet)
+    assert found(searcher, "deploy", session_id=V21) == []
+    assert found(searcher, "deploy", agent=Agent.CODEX) == []
+    assert len(searcher.search("deploy", limit=1)) == 1
+    assert found(searcher, "depl") == found(searcher, "deploy")  # the last word is a prefix
+    assert found(searcher, "deploy script") == [("prompt", S1, "main")]  # every word must match
+    engine.stop()
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"', '""', "*", "NEAR(a b)", "a OR b", "-x", "col:val", "(", "^start", "a AND", "\x02", "'"],
+)
+def test_query_syntax_is_just_text(home: Home, query: str):
+    engine = home.engine()
+    searcher = Searcher(home.settings.index_path)
+    searcher.search(query)  # never raises
+    searcher.search(query + " build")
+    engine.stop()
+
+
+def test_fts_queries_quote_every_word():
+    assert fts_query("  ") is None
+    assert fts_query("*** ---") is None
+    assert fts_query('say "hi" OR NEAR(x)') == '"say" """hi""" "OR" "NEAR(x)"*'
+    assert snippet_segments("a \x02b\x03  c\n\nd") == (("a ", False), ("b", True), (" c d", False))
+
+
+def test_rows_follow_rebuilds_and_deletions(home: Home):
+    t = ClaudeTranscript(S2, "/work/gone")
+    path = home.claude / "projects" / "-work-gone" / f"{S2}.jsonl"
+    write_lines(path, [t.prompt("zebra crossing"), t.text("the zebra answer")])
+    engine = home.engine()
+    searcher = Searcher(home.settings.index_path)
+    assert len(searcher.search("zebra")) == 2
+    # Live lines are searchable at once.
+    write_lines(path, [t.prompt("giraffe question")])
+    engine.post(PathTouched(path))
+    engine.drain()
+    assert found(searcher, "giraffe") == [("prompt", S2, "main")]
+    # Rewritten (truncated and written anew): the old rows go, the new ones come.
+    t2 = ClaudeTranscript(S2, "/work/gone")
+    write_lines(path, [t2.prompt("okapi only")], mode="wb")
+    engine.post(PathTouched(path))
+    engine.drain()
+    assert found(searcher, "zebra") == [] and found(searcher, "giraffe") == []
+    assert found(searcher, "okapi") == [("prompt", S2, "main")]
+    # Deleted: its rows go with it.
+    os.unlink(path)
+    engine.post(PathTouched(path))
+    engine.drain()
+    assert found(searcher, "okapi") == []
+    assert all(key.session_id != S2 for key in searcher.counts())
+    engine.stop()
+
+
+def test_a_cold_start_indexes_in_slices_after_the_catch_up(home: Home, monkeypatch):
+    import agentbar.core.engine as engine_module
+    import agentbar.core.search as search_module
+
+    monkeypatch.setattr(search_module, "STAGING_ROWS", 2)
+    monkeypatch.setattr(engine_module, "SEARCH_SLICE_ROWS", 2)
+    from agentbar.core.index import Index
+    from agentbar.core.procs import FakeProcessTable
+
+    engine = Engine(
+        home.settings.sources(), Index.open(home.settings.index_path), processes=FakeProcessTable()
+    )
+    engine.catch_up()
+    searcher = Searcher(home.settings.index_path)
+    assert engine.index.search_backlog()
+    assert searcher.search("esbuild") == []  # staged, not yet in the full-text index
+    steps = 0
+    while engine.step():
+        steps += 1
+    assert steps > 3 and not engine.index.search_backlog()
+    assert found(searcher, "esbuild") == [("answer", V21, "main")]
+    engine.stop()
+    # A warm start re-indexes nothing and finds the same.
+    again = home.engine()
+    assert found(Searcher(home.settings.index_path), "esbuild") == [("answer", V21, "main")]
+    again.stop()
+
+
+def test_search_without_an_index_file_finds_nothing(tmp_path: Path):
+    searcher = Searcher(tmp_path / "missing.sqlite3")
+    assert searcher.search("anything") == []
+    assert searcher.counts() == {}
