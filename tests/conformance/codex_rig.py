@@ -150,6 +150,20 @@ class CodexRun:
         self.term.submit(text)
         return mark
 
+    def plan_mode(self) -> None:
+        """Shift+Tab into Plan mode. Right after start-up 0.171 may not have its modes yet and
+        drops the key ("Unhandled key event in TextArea" in its log): like a person, press
+        again when nothing happened."""
+        assert self.term is not None
+        for _ in range(5):
+            self.term.press("shift-tab")
+            try:
+                self.term.wait_for("Plan mode (shift+tab to cycle)", timeout=3.0)  # the footer
+                return
+            except AssertionError:
+                continue
+        raise AssertionError(f"Shift+Tab never reached Plan mode; screen:\n{self.term.text()}")
+
     def quit(self) -> float:
         """``/quit``; returns the moment the TUI process was seen gone."""
         assert self.term is not None

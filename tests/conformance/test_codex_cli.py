@@ -76,6 +76,10 @@ def test_answer(codex: CodexRun, record_delay: Any) -> None:
     codex.delay(record_delay, "answer on screen -> done", screen, done)
     codex.recorder.mark("answer on screen", "done", detail="The answer is 4.")
     assert {s.event["session_id"] for s in codex.watch.events()} == {sid}
+    # The tools this version offers the model are the ones codex_rig says it has.
+    offered = [t.get("name") for t in codex.rig.server.main_requests()[0].body["tools"]]
+    assert codex.version.shell_tool in offered, offered
+    assert ("request_user_input" in offered) == codex.version.question_tool, offered
 
 
 # -- 2. a command that needs approval ----------------------------------------------------------
@@ -91,6 +95,8 @@ def approval_turn(codex: CodexRun, record_delay: Any) -> tuple[str, int]:
     mark = codex.submit("make a file called made.txt")
     running = codex.wait("running", after=mark)
     sid, mark = running.event["session_id"], codex.after(running)
+    offered = [t.get("name") for t in codex.rig.server.main_requests()[0].body["tools"]]
+    assert v.shell_tool in offered, offered  # the version's shell tool, as codex_rig says
     screen = codex.term.wait_for(APPROVAL_PROMPT)
     assert "touch made.txt" in codex.term.text()
     if GAP_APPROVAL in v.gaps:
@@ -193,8 +199,7 @@ def test_request_user_input(codex: CodexRun, record_delay: Any) -> None:
         Reply.text("Using tabs."),
     )
     codex.start()
-    codex.term.press("shift-tab")  # Plan mode: the only one where Codex asks with the tool
-    codex.term.wait_for("Plan mode")
+    codex.plan_mode()  # the only mode where Codex asks with the tool
     mark = codex.submit("ask me which style")
     running = codex.wait("running", after=mark)
     sid, mark = running.event["session_id"], codex.after(running)
@@ -283,6 +288,8 @@ def test_exit(codex: CodexRun, record_delay: Any) -> None:
         assert holders, f"no daemon holds {rollout} open (did Codex change?)"
     codex.recorder.mark("TUI exited", "ended")
     assert transcript["state"] == "done"
+    # A separate `agentbar status` (a private copy of the index) agrees.
+    assert [(s["session_id"], s["state"]) for s in _status(codex)] == [(sid, "ended")]
     for daemon in codex.daemons():
         daemon.kill()
 
