@@ -25,10 +25,7 @@ from web_harness import (
     SUBAGENT_ID,
     XSS,
     World,
-    browser,  # noqa: F401  (fixtures)
     open_replay,
-    page,  # noqa: F401
-    world,  # noqa: F401
 )
 
 
@@ -37,10 +34,12 @@ def card(session_id: str, agent: str = "claude") -> str:
 
 
 def in_viewport(page: Any, selector: str) -> bool:
-    return bool(page.locator(selector).last.evaluate(
-        """el => { const r = el.getBoundingClientRect();
+    return bool(
+        page.locator(selector).last.evaluate(
+            """el => { const r = el.getBoundingClientRect();
                    return r.bottom > 0 && r.top < window.innerHeight; }""",
-    ))
+        )
+    )
 
 
 # -- board ------------------------------------------------------------------------------------
@@ -80,8 +79,12 @@ def test_a_state_change_moves_its_card_without_a_reload(page: Any, world: World)
     page.wait_for_selector(f'section[data-group="running"] {card(LIVE_BOARD)}')
     page.evaluate("window.__sameDocument = true")
     t = world.writers[LIVE_BOARD]
-    world.append(LIVE_BOARD, t.tool_result("toolu_live", "built"),
-                 t.text("All finished.", stop_reason="end_turn"), t.turn_duration())
+    world.append(
+        LIVE_BOARD,
+        t.tool_result("toolu_live", "built"),
+        t.text("All finished.", stop_reason="end_turn"),
+        t.turn_duration(),
+    )
     page.wait_for_selector(f'section[data-group="done"] {card(LIVE_BOARD)}', timeout=30_000)
     assert page.locator(f'section[data-group="running"] {card(LIVE_BOARD)}').count() == 0
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
@@ -113,7 +116,9 @@ def test_replay_shows_messages_thinking_tools_subagent_and_the_rest(page: Any, w
     thinking.locator(".thinking-body", has_text="webpack config").wait_for()
 
     # Tool calls carry their input and their result (paired by call id).
-    call = items.locator('.item.kind-tool_call:has(.tool-summary:text("npm run build -- --profile"))')
+    call = items.locator(
+        '.item.kind-tool_call:has(.tool-summary:text("npm run build -- --profile"))'
+    )
     call.locator(".tool-input summary").click()
     assert json.loads(call.locator("pre.input").inner_text())["command"] == (
         "npm run build -- --profile"
@@ -126,12 +131,16 @@ def test_replay_shows_messages_thinking_tools_subagent_and_the_rest(page: Any, w
     assert result.locator("pre.output.folded").count() == 0
 
     # An output cut by the API: "show all" fetches the whole item.
-    cut = items.locator('.item.kind-tool_call:has(.tool-summary:text("cat build.log")) .kind-tool_result')
+    cut = items.locator(
+        '.item.kind-tool_call:has(.tool-summary:text("cat build.log")) .kind-tool_result'
+    )
     assert "chunk 00399" not in cut.inner_text()
     cut.locator("button.show-all").click()
     cut.locator("pre.output", has_text="chunk 00399").wait_for()
 
-    denied = items.locator('.item.kind-tool_call:has(.tool-summary:text("rm -rf /")) .kind-tool_result')
+    denied = items.locator(
+        '.item.kind-tool_call:has(.tool-summary:text("rm -rf /")) .kind-tool_result'
+    )
     assert denied.locator(".result-label").inner_text() == "Denied"
 
     # The sub-agent is nested where it was spawned and loads its thread when expanded.
@@ -248,15 +257,19 @@ def test_each_export_downloads(page: Any, world: World):
         assert download.suggested_filename.endswith(f".{fmt}")
         path = download.path()
         assert path is not None
-        assert check(open(path, encoding="utf-8").read()), fmt
+        assert check(path.read_text(encoding="utf-8")), fmt
 
 
 def test_new_items_appear_when_the_session_changes(page: Any, world: World):
     open_replay(page, world, LIVE_REPLAY)
     assert page.locator(".item", has_text="Fresh answer").count() == 0
     t = world.writers[LIVE_REPLAY]
-    world.append(LIVE_REPLAY, t.tool_result("toolu_live", "built"),
-                 t.text("Fresh answer from the agent.", stop_reason="end_turn"), t.turn_duration())
+    world.append(
+        LIVE_REPLAY,
+        t.tool_result("toolu_live", "built"),
+        t.text("Fresh answer from the agent.", stop_reason="end_turn"),
+        t.turn_duration(),
+    )
     page.locator(".item.kind-assistant", has_text="Fresh answer from the agent.").wait_for(
         timeout=30_000
     )
@@ -272,7 +285,7 @@ INERT_CHECK = """() => {
     for (const attr of el.attributes) {
       if (attr.name.startsWith('on')) bad.push(`${el.tagName} ${attr.name}`);
       if (attr.name === 'style') bad.push(`${el.tagName} style`);
-      if (/^\\s*javascript:/i.test(attr.value)) bad.push(`${el.tagName} ${attr.name}=${attr.value}`);
+      if (/^\\s*javascript:/i.test(attr.value)) bad.push(`${el.tagName} ${attr.name}`);
     }
   }
   for (const sel of ['script', 'img', 'iframe', 'svg', 'object', 'embed']) {

@@ -204,8 +204,15 @@ def transcript(world: World, session_id: str, cwd: str, start: float) -> ClaudeT
     return t
 
 
-def live(world: World, pid: int, session_id: str, cwd: str, status: str | None, now: float,
-         waiting_for: str | None = None) -> None:
+def live(
+    world: World,
+    pid: int,
+    session_id: str,
+    cwd: str,
+    status: str | None,
+    now: float,
+    waiting_for: str | None = None,
+) -> None:
     """A fake live agent process; with ``status``, its registry file too."""
     started = now - 600
     world.processes.add(
@@ -220,8 +227,13 @@ def live(world: World, pid: int, session_id: str, cwd: str, status: str | None, 
     )
     if status is not None:
         entry = registry(
-            pid, session_id, status=status, waiting_for=waiting_for, cwd=cwd,
-            started_at=started, updated_at=now - 5,
+            pid,
+            session_id,
+            status=status,
+            waiting_for=waiting_for,
+            cwd=cwd,
+            started_at=started,
+            updated_at=now - 5,
         )
         path = world.claude / "sessions" / f"{pid}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -235,23 +247,41 @@ def write(world: World, session_id: str, lines: list[dict[str, Any]]) -> None:
 def board_sessions(world: World, now: float) -> None:
     start = now - 300
     t = transcript(world, APPROVE, "/work/alpha", start)
-    write(world, APPROVE, [
-        t.prompt("Clean the build folder and rebuild"),
-        t.bash(APPROVE_COMMAND, "toolu_ap1"),
-    ])
+    write(
+        world,
+        APPROVE,
+        [
+            t.prompt("Clean the build folder and rebuild"),
+            t.bash(APPROVE_COMMAND, "toolu_ap1"),
+        ],
+    )
     live(world, 7001, APPROVE, "/work/alpha", "waiting", now, "permission prompt")
 
     t = transcript(world, QUESTION, "/work/beta", start)
-    write(world, QUESTION, [
-        t.prompt("Set up the tests"),
-        t.tool_use(
-            "AskUserQuestion",
-            {"questions": [{"question": QUESTION_TEXT, "header": "Framework", "multiSelect": False,
-                            "options": [{"label": "pytest", "description": "plain asserts"},
-                                        {"label": "unittest", "description": "stdlib"}]}]},
-            "toolu_q1",
-        ),
-    ])
+    write(
+        world,
+        QUESTION,
+        [
+            t.prompt("Set up the tests"),
+            t.tool_use(
+                "AskUserQuestion",
+                {
+                    "questions": [
+                        {
+                            "question": QUESTION_TEXT,
+                            "header": "Framework",
+                            "multiSelect": False,
+                            "options": [
+                                {"label": "pytest", "description": "plain asserts"},
+                                {"label": "unittest", "description": "stdlib"},
+                            ],
+                        }
+                    ]
+                },
+                "toolu_q1",
+            ),
+        ],
+    )
     live(world, 7002, QUESTION, "/work/beta", "waiting", now, "input needed")
 
     t = transcript(world, RUNNING, "/work/alpha", start)
@@ -263,14 +293,18 @@ def board_sessions(world: World, now: float) -> None:
     live(world, 7004, FAILED, "/work/beta", "idle", now)
 
     t = transcript(world, DONE, "/work/gamma", start)
-    write(world, DONE, [t.prompt("Say hello"), t.text("Hello!", stop_reason="end_turn"),
-                        t.turn_duration()])
+    write(
+        world,
+        DONE,
+        [t.prompt("Say hello"), t.text("Hello!", stop_reason="end_turn"), t.turn_duration()],
+    )
     live(world, 7005, DONE, "/work/gamma", "idle", now)
 
     for session_id, pid in ((LIVE_BOARD, 7006), (LIVE_REPLAY, 7007)):
         t = transcript(world, session_id, "/work/gamma", start)
-        write(world, session_id, [t.prompt(f"Work on {session_id[:2]}"),
-                                  t.bash("make", "toolu_live")])
+        write(
+            world, session_id, [t.prompt(f"Work on {session_id[:2]}"), t.bash("make", "toolu_live")]
+        )
         live(world, pid, session_id, "/work/gamma", None, now)
 
 
@@ -282,38 +316,60 @@ def rich_session(world: World, now: float) -> None:
     lines = [
         t.prompt("Profile the **build** and tell me what is slow"),
         t.thinking("I should look at the webpack config first, then profile."),
-        t.text("Let me check.\n\n| step | time |\n| --- | --- |\n| minify | 80% |\n\n"
-               "```js\nconsole.log('hi')\n```"),
+        t.text(
+            "Let me check.\n\n| step | time |\n| --- | --- |\n| minify | 80% |\n\n"
+            "```js\nconsole.log('hi')\n```"
+        ),
         t.bash("npm run build -- --profile", "toolu_b1"),
         t.tool_result("toolu_b1", long_output),
         t.bash("cat build.log", "toolu_b2"),
         t.tool_result("toolu_b2", huge_output),
         t.bash("rm -rf /", "toolu_b3"),
         t.tool_result("toolu_b3", denied=True),
-        t.tool_use("Agent", {"description": "Dig into minify", "prompt": "why is minify slow",
-                             "subagent_type": "general-purpose"}, "toolu_agent"),
+        t.tool_use(
+            "Agent",
+            {
+                "description": "Dig into minify",
+                "prompt": "why is minify slow",
+                "subagent_type": "general-purpose",
+            },
+            "toolu_agent",
+        ),
         t.tool_result("toolu_agent", "terser is single threaded"),
         t.api_error("Overloaded", 1, 10),
         t.bookkeeping("frobnicate", sessionId=RICH, payload={"mystery": "<b>raw</b>"}),
-        t._base("system", subtype="compact_boundary", content="Conversation compacted",
-                compactMetadata={"trigger": "auto", "preTokens": 150000}),
+        t._base(
+            "system",
+            subtype="compact_boundary",
+            content="Conversation compacted",
+            compactMetadata={"trigger": "auto", "preTokens": 150000},
+        ),
         t.prompt("So what should I do?"),
         t.text("Switch the minifier to **esbuild**.", stop_reason="end_turn"),
         t.turn_duration(),
     ]
     write(world, RICH, lines)
-    sub = ClaudeTranscript(RICH, "/work/rich", start=start + 10, step=0.5, sidechain=True,
-                           agent_id=SUBAGENT_ID)
+    sub = ClaudeTranscript(
+        RICH, "/work/rich", start=start + 10, step=0.5, sidechain=True, agent_id=SUBAGENT_ID
+    )
     folder = world.claude / "projects" / "-work-rich" / RICH / "subagents"
-    write_lines(folder / f"agent-{SUBAGENT_ID}.jsonl", [
-        sub.prompt("why is minify slow"),
-        sub.bash("node --cpu-prof build.js", "toolu_s1"),
-        sub.tool_result("toolu_s1", "terser: 41 s"),
-        sub.text("terser is single threaded", stop_reason="end_turn"),
-    ])
+    write_lines(
+        folder / f"agent-{SUBAGENT_ID}.jsonl",
+        [
+            sub.prompt("why is minify slow"),
+            sub.bash("node --cpu-prof build.js", "toolu_s1"),
+            sub.tool_result("toolu_s1", "terser: 41 s"),
+            sub.text("terser is single threaded", stop_reason="end_turn"),
+        ],
+    )
     (folder / f"agent-{SUBAGENT_ID}.meta.json").write_bytes(
-        orjson.dumps({"agentType": "general-purpose", "description": "Dig into minify",
-                      "toolUseId": "toolu_agent"})
+        orjson.dumps(
+            {
+                "agentType": "general-purpose",
+                "description": "Dig into minify",
+                "toolUseId": "toolu_agent",
+            }
+        )
     )
 
 
@@ -335,15 +391,19 @@ def xss_session(world: World, now: float) -> None:
     start = now - 3600
     cwd = "/work/xss<img src=x onerror=alert(9)>"
     t = transcript(world, XSS, cwd, start)
-    write(world, XSS, [
-        t.prompt(XSS_TEXT),
-        t.thinking(XSS_TEXT),
-        t.text(XSS_TEXT),
-        t.bash("<img src=x onerror=alert(10)>", "toolu_x1"),
-        t.tool_result("toolu_x1", XSS_TEXT),
-        t.bookkeeping("<script>alert(11)</script>", sessionId=XSS, html=XSS_TEXT),
-        t.text("done", stop_reason="end_turn"),
-    ])
+    write(
+        world,
+        XSS,
+        [
+            t.prompt(XSS_TEXT),
+            t.thinking(XSS_TEXT),
+            t.text(XSS_TEXT),
+            t.bash("<img src=x onerror=alert(10)>", "toolu_x1"),
+            t.tool_result("toolu_x1", XSS_TEXT),
+            t.bookkeeping("<script>alert(11)</script>", sessionId=XSS, html=XSS_TEXT),
+            t.text("done", stop_reason="end_turn"),
+        ],
+    )
 
 
 def build_world(root: Path) -> World:
@@ -351,8 +411,11 @@ def build_world(root: Path) -> World:
     settings = Settings(
         claude_roots=(home / ".claude",), codex_home=home / ".codex", data_dir=root / "data"
     )
-    for folder in (home / ".claude" / "projects", home / ".claude" / "sessions",
-                   home / ".codex" / "sessions"):
+    for folder in (
+        home / ".claude" / "projects",
+        home / ".claude" / "sessions",
+        home / ".codex" / "sessions",
+    ):
         folder.mkdir(parents=True, exist_ok=True)
     world = World(root=root, home=home, settings=settings, processes=FakeProcessTable())
     copy_fixtures(world)
@@ -370,7 +433,9 @@ def start_world(world: World) -> None:
     lock = InstanceLock(settings.lock_path)
     assert lock.acquire()
     engine = Engine(
-        settings.sources(), Index.open(settings.index_path), processes=world.processes,
+        settings.sources(),
+        Index.open(settings.index_path),
+        processes=world.processes,
         tick_seconds=1.0,
     )
     world.service = Service(engine=engine, lock=lock, owner=True)
@@ -380,8 +445,13 @@ def start_world(world: World) -> None:
     world.server.start()
     world.service.start()
     expected = {
-        APPROVE: "input_required", QUESTION: "input_required", RUNNING: "running",
-        FAILED: "failed", DONE: "done", LIVE_BOARD: "running", LIVE_REPLAY: "running",
+        APPROVE: "input_required",
+        QUESTION: "input_required",
+        RUNNING: "running",
+        FAILED: "failed",
+        DONE: "done",
+        LIVE_BOARD: "running",
+        LIVE_REPLAY: "running",
     }
 
     def ready() -> bool:
@@ -440,9 +510,7 @@ class PageErrors:
 
 @pytest.fixture
 def page(browser: Any, tmp_path: Path) -> Iterator[Any]:
-    context = browser.new_context(
-        viewport={"width": 1200, "height": 900}, accept_downloads=True
-    )
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, accept_downloads=True)
     context.set_default_timeout(20_000)
     pg = context.new_page()
     problems = PageErrors()
@@ -462,7 +530,69 @@ def page(browser: Any, tmp_path: Path) -> Iterator[Any]:
     assert not problems.dialogs, f"dialogs opened: {problems.dialogs}"
 
 
-def open_replay(page: Any, world: World, session_id: str, query: str = "",
-                agent: str = "claude") -> None:
+def open_replay(
+    page: Any, world: World, session_id: str, query: str = "", agent: str = "claude"
+) -> None:
     page.goto(world.url(f"/session/{agent}/{session_id}{query}"))
     page.wait_for_selector("#app[data-ready='true']")
+
+
+# -- a display for the real window ------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def xvfb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """A private X server (Xvfb picks a free display and says which on a pipe), and the
+    environment a GTK window needs under it."""
+    import subprocess
+
+    if shutil.which("Xvfb") is None:
+        pytest.fail("Xvfb is not installed (apt-get install xvfb)")
+    read_end, write_end = os.pipe()
+    server = subprocess.Popen(
+        [
+            "Xvfb",
+            "-displayfd",
+            str(write_end),
+            "-screen",
+            "0",
+            "1280x800x24",
+            "-nolisten",
+            "tcp",
+            "-noreset",
+        ],
+        pass_fds=(write_end,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write_end)
+    raw = b""
+    try:
+        # Xvfb writes the number and the newline separately: read to the newline, or a
+        # closed pipe makes its second write fail and it dies.
+        while not raw.endswith(b"\n"):
+            chunk = os.read(read_end, 16)
+            if not chunk:
+                raise RuntimeError(f"Xvfb exited ({server.wait(5)}) before naming its display")
+            raw += chunk
+    finally:
+        os.close(read_end)
+    runtime = tmp_path_factory.mktemp("xdg-runtime")
+    runtime.chmod(0o700)
+    env = {
+        "DISPLAY": ":" + raw.decode().strip(),
+        "GDK_BACKEND": "x11",
+        "NO_AT_BRIDGE": "1",
+        "PYWEBVIEW_GUI": "gtk",
+        "XDG_RUNTIME_DIR": str(runtime),
+        "WEBKIT_DISABLE_COMPOSITING_MODE": "1",
+    }
+    try:
+        yield env
+    finally:
+        server.terminate()
+        try:
+            server.wait(5)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(5)

@@ -82,6 +82,7 @@ export class BoardView {
     this.toggle.hidden = !this.showAll && !hidden;
     const ready = this.app.events.status === 'live' || this.app.events.sessions.size > 0;
     this.empty.hidden = !ready || shown.length > 0;
+    if (ready) this.root.dataset.ready = 'true';
 
     const focusedKey = document.activeElement && document.activeElement.dataset
       ? document.activeElement.dataset.key : undefined;

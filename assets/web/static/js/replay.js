@@ -57,6 +57,7 @@ export class ThreadView {
     this.nested = nested;
     this.items = [];
     this.keys = new Set();
+    this.els = new Map(); // "offset:index" -> the item's element
     this.calls = new Map(); // call_id -> the call's element (its result goes inside)
     this.orphans = new Map(); // call_id -> a result element whose call is not loaded yet
     this.start = null;
@@ -223,7 +224,7 @@ export class ThreadView {
   }
 
   element(offset, index) {
-    return this.list.querySelector(`[data-offset="${Number(offset)}"][data-index="${Number(index)}"]`);
+    return this.els.get(`${offset}:${index}`) || null;
   }
 
   lineElements(offset) {
@@ -233,11 +234,13 @@ export class ThreadView {
   // -- rendering ---------------------------------------------------------------------------
 
   shell(item, cls, ...children) {
-    return h('div', {
+    const el = h('div', {
       class: `item kind-${item.kind}${cls ? ` ${cls}` : ''}`,
       dataset: { offset: String(item.offset), index: String(item.index), kind: item.kind },
       tabindex: '-1',
     }, ...children);
+    this.els.set(`${item.offset}:${item.index}`, el);
+    return el;
   }
 
   render(item) {

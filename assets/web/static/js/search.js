@@ -59,6 +59,7 @@ export class SearchView {
     });
     root.append(h('header', { class: 'view-header' }, h('h1', null, 'Search')), form, this.status, this.results);
     app.setTitle('Search');
+    root.dataset.ready = 'true';
     this.input.focus();
     if (this.input.value.trim()) this.search(false);
   }

@@ -1,0 +1,155 @@
+"""``agentbar window``: a real pywebview GTK window under Xvfb, in the child process the command
+starts, on the running server or on one of its own; and what it says without a display."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+from web_harness import DATA, RICH, World
+
+from agentbar.core.config import Settings
+from agentbar.core.server.runner import write_server_file
+from agentbar.tray import window
+
+WINDOW_TIMEOUT = 180
+
+
+def agentbar(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentbar.tray", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WINDOW_TIMEOUT,
+        check=False,
+    )
+
+
+def base_env(home: Path, data: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CLAUDE_", "CODEX_", "XDG_", "WAYLAND_")) and k != "DISPLAY"
+    }
+    env.update(HOME=str(home), AGENTBAR_DATA_DIR=str(data))
+    return env
+
+
+def test_the_window_opens_a_replay_on_the_running_server_and_closing_it_leaves_the_server(
+    world: World, xvfb: dict[str, str], tmp_path: Path
+) -> None:
+    assert world.server is not None
+    write_server_file(world.settings.server_path, world.server.info())
+    try:
+        probe = tmp_path / "probe.json"
+        env = {**base_env(world.home, world.settings.data_dir), **xvfb}
+        done = agentbar(env, "window", RICH[:8], "--probe", str(probe))
+        assert done.returncode == 0, done.stderr
+        result = json.loads(probe.read_text())
+    finally:
+        world.settings.server_path.unlink()
+    assert result["loaded"] is True
+    page = result["page"]
+    assert page["view"] == "replay"
+    assert page["ready"] == "true"
+    assert page["url"] == f"{world.origin}/session/claude/{RICH}"  # the token went to a cookie
+    assert page["title"].startswith("(2) Profile the **build**")
+    assert page["items"] > 5
+    assert page["live"] == "live"  # the WebSocket connected from WebKit too
+    # Closing the window left the server running.
+    assert world.api("/api/health")["ok"] is True
+
+
+def test_without_a_server_the_window_runs_one_until_it_closes(
+    xvfb: dict[str, str], tmp_path: Path
+) -> None:
+    home, data = tmp_path / "home", tmp_path / "data"
+    shutil.copytree(DATA / "synthetic" / "claude" / "v2.1", home / ".claude")
+    probe = tmp_path / "probe.json"
+    started = time.monotonic()
+    done = agentbar({**base_env(home, data), **xvfb}, "window", "--probe", str(probe))
+    assert done.returncode == 0, done.stderr
+    page = json.loads(probe.read_text())["page"]
+    assert page["view"] == "board"
+    assert page["cards"] >= 1
+    assert "token=" not in page["url"]
+    assert not (data / "server.json").exists()  # its server stopped with the window
+    assert time.monotonic() - started < WINDOW_TIMEOUT
+
+
+def test_without_a_display_it_says_so_in_one_line(tmp_path: Path) -> None:
+    done = agentbar(base_env(tmp_path / "home", tmp_path / "data"), "window")
+    assert done.returncode != 0
+    assert done.stderr.count("\n") == 1
+    assert "no display" in done.stderr
+    assert not (tmp_path / "data" / "server.json").exists()
+
+
+def test_an_unknown_session_is_refused_before_a_window_opens(
+    world: World, xvfb: dict[str, str], tmp_path: Path
+) -> None:
+    assert world.server is not None
+    write_server_file(world.settings.server_path, world.server.info())
+    try:
+        env = {**base_env(world.home, world.settings.data_dir), **xvfb}
+        done = agentbar(env, "window", "zzzz-no-such-session")
+    finally:
+        world.settings.server_path.unlink()
+    assert done.returncode == 1
+    assert "no session 'zzzz-no-such-session'" in done.stderr
+
+
+# -- the pieces, without a window ---------------------------------------------------------------
+
+
+def test_target_path_takes_an_id_or_a_unique_prefix() -> None:
+    known = [("claude", "abc-1"), ("codex", "abd-2"), ("claude", "xyz")]
+    assert window.target_path(lambda: known, None) == "/"
+    assert window.target_path(lambda: known, "xyz") == "/session/claude/xyz"
+    assert window.target_path(lambda: known, "abd") == "/session/codex/abd-2"
+    with pytest.raises(LookupError, match="names 2 sessions"):
+        window.target_path(lambda: known, "ab")
+    with pytest.raises(LookupError, match="no session"):
+        window.target_path(lambda: known, "q")
+
+
+def test_page_url_carries_the_token() -> None:
+    assert window.page_url(8123, "t o/k", "/session/claude/x") == (
+        "http://127.0.0.1:8123/session/claude/x?token=t+o%2Fk"
+    )
+
+
+def test_display_problem() -> None:
+    assert "no display" in (window.display_problem({}, "linux") or "")
+    assert window.display_problem({"DISPLAY": ":1"}, "linux") is None
+    assert window.display_problem({"WAYLAND_DISPLAY": "wayland-0"}, "linux") is None
+    assert window.display_problem({}, "darwin") is None
+
+
+def test_a_stale_server_file_is_ignored(tmp_path: Path) -> None:
+    settings = Settings(
+        claude_roots=(tmp_path / "c",), codex_home=tmp_path / "x", data_dir=tmp_path
+    )
+    assert window.running_server(settings) is None  # no file
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    info = {"url": "http://127.0.0.1:9/?token=t", "port": 9, "token": "t", "pid": int(dead.stdout)}
+    settings.server_path.write_bytes(orjson.dumps(info))
+    assert window.running_server(settings) is None  # its process is gone
+    info["pid"] = os.getpid()
+    settings.server_path.write_bytes(orjson.dumps(info))
+    assert window.running_server(settings) is None  # alive, but nothing answers there
+    settings.server_path.write_text("{not json")
+    assert window.running_server(settings) is None
