@@ -480,6 +480,39 @@ def test_a_codex_session_is_live_while_its_tui_runs_not_while_the_daemon_holds_t
     assert rig.state(X, Agent.CODEX) == ("ended", None)
 
 
+def test_a_new_codex_rollout_read_before_its_turn_is_not_reported_done_first(rig: Rig) -> None:
+    """Codex 0.99+ creates the rollout at the first prompt and writes it line by line: a read
+    between session_meta and task_started saw no turn yet. Seen live: "done, waiting for a
+    prompt" just before "running", for every new session. That state now settles first."""
+    rig.codex_process(901, "/work/web")
+    rig.open()
+    path = codex_rollout(rig, X, "/work/web")
+    rig.write(path, *codex_start(X, "/work/web"))
+    rig.settle()
+    assert rig.transitions() == []
+    rig.clock.advance(0.05)
+    rig.write(
+        path,
+        codex_line(T0 + 0.2, "event_msg", {"type": "task_started", "turn_id": "1"}),
+        codex_line(T0 + 0.2, "event_msg", {"type": "user_message", "message": "go"}),
+    )
+    rig.settle()
+    rig.tick()
+    assert rig.transitions() == [(X[:8], None, "running")]
+
+
+def test_a_codex_rollout_made_at_start_up_waits_for_a_prompt(rig: Rig) -> None:
+    """Codex 0.58 writes its rollout when the TUI starts: idle is true there, reported once
+    it has settled."""
+    rig.codex_process(901, "/work/web")
+    rig.open()
+    rig.write(codex_rollout(rig, X, "/work/web"), *codex_start(X, "/work/web"))
+    rig.settle()
+    rig.tick()
+    assert rig.transitions() == [(X[:8], None, "done")]
+    assert rig.sessions()[X].state.detail == "waiting for a prompt"
+
+
 def test_codex_approval_and_completion(rig: Rig) -> None:
     rig.codex_process(901, "/work/web")
     rig.open()

@@ -38,10 +38,14 @@ class AgentTraits:
     # Seconds of silence after answer text before the turn counts as done, for agents whose
     # transcript may carry no end-of-turn marker (Claude 2.0.x). None: wait for the marker.
     quiet_done_after: float | None
+    # A transcript with no turn yet is usually one being created for the turn about to start
+    # (Codex 0.99+ creates its rollout at the first prompt, line by line): "waiting for a
+    # prompt" waits a moment for that turn before it is reported.
+    new_file_settles: bool = False
 
 
 CLAUDE_TRAITS = AgentTraits(quiet_done_after=15.0)
-CODEX_TRAITS = AgentTraits(quiet_done_after=None)
+CODEX_TRAITS = AgentTraits(quiet_done_after=None, new_file_settles=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +261,10 @@ def _from_transcript(
             return _failed(turn)
         case Phase.IDLE:
             return SessionState(
-                state=State.DONE, detail="waiting for a prompt", source=Source.TRANSCRIPT
+                state=State.DONE,
+                detail="waiting for a prompt",
+                source=Source.TRANSCRIPT,
+                provisional=traits.new_file_settles,
             )
         case Phase.RUNNING:
             asking = _asking_call(turn)
