@@ -31,6 +31,7 @@ MAX_WORDS = 16
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 SNIPPET_TOKENS = 16
+RANK_WINDOW = 2000  # the newest matches ranked for a query without filters
 MARK_START, MARK_END = "\x02", "\x03"  # never stored: ``clean_text`` removes them
 MAIN_THREAD = "main"
 _SPACES = re.compile(r"\s+")
@@ -346,23 +347,37 @@ class Searcher:
         sql = (
             "SELECT f.agent, f.session_id, f.thread, d.offset, d.kind, d.ts,"
             f" snippet(search_text, 0, '{MARK_START}', '{MARK_END}', '…', {SNIPPET_TOKENS}),"
-            " bm25(search_text)"
+            " rank"
             " FROM search_text JOIN search_docs d ON d.id = search_text.rowid"
             " JOIN search_files f ON f.id = d.file"
-            " WHERE search_text MATCH ?"
+            " WHERE search_text MATCH ? AND search_text.rowid >= ?"
         )
         args: list[Any] = [query]
         if agent is not None:
             sql += " AND f.agent = ?"
-            args.append(str(agent))
         if session_id is not None:
             sql += " AND f.session_id = ?"
-            args.append(session_id)
-        sql += " ORDER BY bm25(search_text), d.ts DESC LIMIT ?"
-        args.append(limit)
+        sql += " ORDER BY rank, search_text.rowid DESC LIMIT ?"
         with self._lock:
             try:
-                rows = self._connection().execute(sql, args).fetchall()
+                conn = self._connection()
+                # Rank (bm25) the newest RANK_WINDOW matches only: a common word matches tens of
+                # thousands of lines, and scoring them all costs more than a person waits.
+                low = 0
+                if agent is None and session_id is None:
+                    bound = conn.execute(
+                        "SELECT rowid FROM search_text WHERE search_text MATCH ?"
+                        " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                        (query, RANK_WINDOW - 1),
+                    ).fetchone()
+                    low = bound[0] if bound else 0
+                args.append(low)
+                if agent is not None:
+                    args.append(str(agent))
+                if session_id is not None:
+                    args.append(session_id)
+                args.append(limit)
+                rows = conn.execute(sql, args).fetchall()
             except sqlite3.OperationalError as exc:
                 if "no such table" in str(exc) or "unable to open" in str(exc):
                     self._reset()
