@@ -56,6 +56,7 @@ class CodexVersion:
     shell_tool: str  # "exec_command" (unified exec) or "shell" (argv list)
     question_tool: bool  # offers request_user_input (in Plan mode)
     daemon: bool  # starts the managed app-server daemon, which outlives the TUI
+    rollout_at_start: bool = False  # writes its rollout when the TUI starts, not at the prompt
     # Gaps: what this version never writes, so agentbar cannot know it (see README.md).
     gaps: frozenset[str] = field(default_factory=frozenset)
 
@@ -89,7 +90,7 @@ VERSIONS = [
     CodexVersion("0.99.0", ready="? for shortcuts", shell_tool="exec_command", question_tool=True,
                  daemon=False, gaps=frozenset({GAP_ERROR})),
     CodexVersion("0.58.0", ready="? for shortcuts", shell_tool="shell", question_tool=False,
-                 daemon=False, gaps=frozenset({GAP_ERROR, GAP_APPROVAL})),
+                 daemon=False, rollout_at_start=True, gaps=frozenset({GAP_ERROR, GAP_APPROVAL})),
 ]  # fmt: skip
 
 

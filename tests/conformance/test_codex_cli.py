@@ -76,6 +76,12 @@ def test_answer(codex: CodexRun, record_delay: Any) -> None:
     codex.delay(record_delay, "answer on screen -> done", screen, done)
     codex.recorder.mark("answer on screen", "done", detail="The answer is 4.")
     assert {s.event["session_id"] for s in codex.watch.events()} == {sid}
+    # Nothing else was said about it: no "done" while the turn was starting (a rollout made at
+    # start-up does wait for the prompt, and says so if the prompt takes a moment).
+    states = [(s.event["state"], s.event["detail"]) for s in codex.watch.events(sid)]
+    if codex.version.rollout_at_start and states[0] == ("done", "waiting for a prompt"):
+        states = states[1:]
+    assert [state for state, _ in states] == ["running", "done"], states
     # The tools this version offers the model are the ones codex_rig says it has.
     offered = [t.get("name") for t in codex.rig.server.main_requests()[0].body["tools"]]
     assert codex.version.shell_tool in offered, offered
