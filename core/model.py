@@ -118,12 +118,7 @@ class SessionSnapshot:
             "started_at": iso(self.started_at),
             "state_since": iso(self.state_since),
             "model": self.model,
-            "usage": {
-                "input_tokens": self.usage.input_tokens,
-                "output_tokens": self.usage.output_tokens,
-                "cache_read_tokens": self.usage.cache_read_tokens,
-                "cache_creation_tokens": self.usage.cache_creation_tokens,
-            },
+            "usage": self.usage.to_json(),
         }
 
 

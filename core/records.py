@@ -46,6 +46,14 @@ class Usage:
             cache_creation_tokens=self.cache_creation_tokens - other.cache_creation_tokens,
         )
 
+    def to_json(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_creation_tokens": self.cache_creation_tokens,
+        }
+
     def covers(self, other: Usage) -> bool:
         """True when every count is at least ``other``'s (a later copy of the same message)."""
         return (

@@ -7,6 +7,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine_harness import Rig
+
 from agentbar.core.config import Settings
 from agentbar.core.engine import Engine
 from agentbar.core.index import Index
@@ -23,19 +25,11 @@ V21 = "30000000-0000-4000-8000-000000000003"
 
 
 @dataclass
-class Home:
-    root: Path
-    settings: Settings
+class Home(Rig):
+    """The engine harness's throwaway HOME, with the fixture sessions and a replay over it."""
 
-    @property
-    def claude(self) -> Path:
-        return self.settings.claude_roots[0]
-
-    @property
-    def codex(self) -> Path:
-        return self.settings.codex_home
-
-    def engine(self) -> Engine:
+    def caught_up(self) -> Engine:
+        """A new engine that has read everything, full-text index included."""
         engine = Engine(
             self.settings.sources(),
             Index.open(self.settings.index_path),
@@ -61,7 +55,7 @@ def make_home(tmp_path: Path, *, claude: tuple[str, ...] = ("v1.0", "v2.0", "v2.
     root = tmp_path / "home"
     root.mkdir()
     settings = Settings.from_env({"HOME": str(root), "AGENTBAR_DATA_DIR": str(tmp_path / "data")})
-    home = Home(root, settings)
+    home = Home(home=root, settings=settings)
     for version in claude:
         shutil.copytree(SYNTHETIC / "claude" / version / "projects", home.claude / "projects",
                         dirs_exist_ok=True)  # fmt: skip

@@ -36,7 +36,7 @@ class Running:
 
 @contextmanager
 def serving(home: Home, **server_args: Any) -> Iterator[Running]:
-    engine = home.engine()
+    engine = home.caught_up()
     server = LoopbackServer(
         engine,
         AgentRoots(home.settings.agent_roots),

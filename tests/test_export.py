@@ -42,7 +42,7 @@ def home(tmp_path: Path) -> Home:
 
 
 def render(home: Home, session_id: str, fmt: Format, **options: bool) -> str:
-    engine = home.engine()
+    engine = home.caught_up()
     try:
         snap = snapshot(engine, session_id)
         return "".join(export(home.replay(), snap, fmt, Options(**options)))
@@ -128,7 +128,7 @@ def test_html_of_a_session_with_subagents(home: Home):
 
 
 def test_file_names_are_safe(home: Home):
-    engine = home.engine()
+    engine = home.caught_up()
     snap = snapshot(engine, XSS)
     engine.stop()
     name = filename(snap, Format.HTML)

@@ -62,7 +62,7 @@ def home(tmp_path: Path) -> Home:
 
 
 def test_claude_2_1_subagent_file_is_linked_at_its_call_and_paged_as_a_thread(home: Home):
-    engine = home.engine()
+    engine = home.caught_up()
     snap = snapshot(engine, V21)
     replay = home.replay()
     page = replay.page(snap)
@@ -89,7 +89,7 @@ def test_claude_2_1_subagent_file_is_linked_at_its_call_and_paged_as_a_thread(ho
 
 
 def test_claude_2_0_sibling_agent_file_is_linked_by_its_first_prompt(home: Home):
-    engine = home.engine()
+    engine = home.caught_up()
     snap = snapshot(engine, V20)
     assert snap.threads and snap.threads[0][0] == "b7e1"
     page = home.replay().page(snap)
@@ -107,7 +107,7 @@ def test_claude_2_0_sibling_agent_file_is_linked_by_its_first_prompt(home: Home)
 
 
 def test_claude_1_0_inline_sidechain_is_a_thread_of_its_own(home: Home):
-    engine = home.engine()
+    engine = home.caught_up()
     snap = snapshot(engine, V10)
     replay = home.replay()
     page = replay.page(snap)
@@ -203,7 +203,7 @@ def test_codex_subagent_rollout_is_linked_from_the_spawning_call(home: Home):
             parent.complete("The scout found it in src/config.py."),
         ],
     )
-    engine = home.engine()
+    engine = home.caught_up()
     snap = snapshot(engine, CODEX_PARENT)
     assert [thread for thread, _ in snap.threads] == [CODEX_CHILD]
     replay = home.replay()

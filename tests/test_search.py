@@ -28,7 +28,7 @@ def found(searcher: Searcher, text: str, **kw: object) -> list[tuple[str, str, s
 
 
 def test_prompts_answers_and_commands_are_found_with_their_place(home: Home):
-    engine = home.engine()
+    engine = home.caught_up()
     searcher = Searcher(home.settings.index_path)
     assert found(searcher, "esbuild") == [("answer", V21, "main")]
     assert found(searcher, "cli flag") == [("prompt", V20, "main")]
@@ -60,7 +60,7 @@ def test_the_best_match_comes_first_and_filters_apply(home: Home):
             t.text("Many words here and only one mention of deploy among a great many others"),
         ],
     )
-    engine = home.engine()
+    engine = home.caught_up()
     searcher = Searcher(home.settings.index_path)
     hits = searcher.search("deploy")
     assert len(hits) == 3
@@ -79,7 +79,7 @@ def test_the_best_match_comes_first_and_filters_apply(home: Home):
     ['"', '""', "*", "NEAR(a b)", "a OR b", "-x", "col:val", "(", "^start", "a AND", "\x02", "'"],
 )
 def test_query_syntax_is_just_text(home: Home, query: str):
-    engine = home.engine()
+    engine = home.caught_up()
     searcher = Searcher(home.settings.index_path)
     searcher.search(query)  # never raises
     searcher.search(query + " build")
@@ -97,7 +97,7 @@ def test_rows_follow_rebuilds_and_deletions(home: Home):
     t = ClaudeTranscript(S2, "/work/gone")
     path = home.claude / "projects" / "-work-gone" / f"{S2}.jsonl"
     write_lines(path, [t.prompt("zebra crossing"), t.text("the zebra answer")])
-    engine = home.engine()
+    engine = home.caught_up()
     searcher = Searcher(home.settings.index_path)
     assert len(searcher.search("zebra")) == 2
     # Live lines are searchable at once.
@@ -144,7 +144,7 @@ def test_a_cold_start_indexes_in_slices_after_the_catch_up(home: Home, monkeypat
     assert found(searcher, "esbuild") == [("answer", V21, "main")]
     engine.stop()
     # A warm start re-indexes nothing and finds the same.
-    again = home.engine()
+    again = home.caught_up()
     assert found(Searcher(home.settings.index_path), "esbuild") == [("answer", V21, "main")]
     again.stop()
 

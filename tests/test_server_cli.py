@@ -3,7 +3,6 @@ throwaway HOME of fixture sessions."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess
@@ -15,28 +14,15 @@ from pathlib import Path
 import orjson
 import pytest
 from replay_rig import SYNTHETIC, V21
+from test_cli import agentbar, env  # noqa: F401 - env: a fixture
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    shutil.copytree(SYNTHETIC / "claude" / "v2.1" / "projects", home / ".claude" / "projects")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_"))}
-    clean.update(HOME=str(home), AGENTBAR_DATA_DIR=str(tmp_path / "data"))
-    clean.pop("XDG_DATA_HOME", None)
-    clean.pop("XDG_CONFIG_HOME", None)
-    return clean
-
-
-def agentbar(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentbar.tray", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+def sessions_env(env: dict[str, str]) -> dict[str, str]:  # noqa: F811 - the fixture
+    """``agentbar``'s environment over a HOME holding the Claude 2.1 fixture session."""
+    projects = Path(env["HOME"]) / ".claude" / "projects"
+    shutil.copytree(SYNTHETIC / "claude" / "v2.1" / "projects", projects)
+    return env
 
 
 def get(url: str, **headers: str) -> tuple[int, bytes]:
@@ -54,10 +40,10 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def test_serve_prints_its_url_first_and_the_url_works(env: dict[str, str], tmp_path: Path):
+def test_serve_prints_its_url_first_and_the_url_works(sessions_env: dict[str, str], tmp_path: Path):
     server = subprocess.Popen(
         [sys.executable, "-m", "agentbar.tray", "serve"],
-        env=env,
+        env=sessions_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -95,30 +81,30 @@ def test_serve_prints_its_url_first_and_the_url_works(env: dict[str, str], tmp_p
     assert not (tmp_path / "data" / "server.json").exists()
 
 
-def test_serve_on_a_taken_port_fails_cleanly(env: dict[str, str]):
+def test_serve_on_a_taken_port_fails_cleanly(sessions_env: dict[str, str]):
     import socket
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        result = agentbar(env, "serve", "--port", str(taken.getsockname()[1]))
+        result = agentbar(sessions_env, "serve", "--port", str(taken.getsockname()[1]))
     assert result.returncode == 1 and "cannot listen" in result.stderr
 
 
-def test_export_in_each_format(env: dict[str, str], tmp_path: Path):
-    md = agentbar(env, "export", V21[:6])
+def test_export_in_each_format(sessions_env: dict[str, str], tmp_path: Path):
+    md = agentbar(sessions_env, "export", V21[:6])
     assert md.returncode == 0, md.stderr
     assert md.stdout.startswith("# Slow build investigation")
     target = tmp_path / "out.html"
-    html = agentbar(env, "export", V21, "--format", "html", "-o", str(target))
+    html = agentbar(sessions_env, "export", V21, "--format", "html", "-o", str(target))
     assert html.returncode == 0 and html.stdout == ""
     page = target.read_text()
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page
-    doc = orjson.loads(agentbar(env, "export", V21, "--format", "json").stdout)
+    doc = orjson.loads(agentbar(sessions_env, "export", V21, "--format", "json").stdout)
     assert doc["session"]["session_id"] == V21 and doc["threads"][0]["thread"] == "a4c2d9"
-    no_thinking = agentbar(env, "export", V21, "--no-thinking")
+    no_thinking = agentbar(sessions_env, "export", V21, "--no-thinking")
     assert no_thinking.returncode == 0
-    missing = agentbar(env, "export", "ffff")
+    missing = agentbar(sessions_env, "export", "ffff")
     assert missing.returncode == 1 and "no session 'ffff'" in missing.stderr
-    ambiguous = agentbar(env, "export", "", "--format", "md")
+    ambiguous = agentbar(sessions_env, "export", "", "--format", "md")
     assert ambiguous.returncode == 1

@@ -88,15 +88,7 @@ class TranscriptFile:
 
     def _complete_end(self) -> int:
         """Just after the last newline: where the complete lines end."""
-        pos = self._size
-        while pos > 0:
-            start = max(0, pos - BLOCK_BYTES)
-            block = self.pread(pos - start, start)
-            newline = block.rfind(b"\n")
-            if newline >= 0:
-                return start + newline + 1
-            pos = start
-        return 0
+        return self._start_of_line_ending(self._size)
 
     def line_start(self, offset: int) -> int:
         """``offset`` when a line starts there, else the start of the next line (or the end)."""
@@ -211,7 +203,8 @@ class TranscriptFile:
         return [line for line in lines if line.data.strip()]
 
     def _start_of_line_ending(self, newline_at: int) -> int:
-        """Start of the line whose newline is at ``newline_at``."""
+        """Start of the line whose newline is at ``newline_at``: just after the last newline
+        before it (0 when there is none)."""
         pos = newline_at
         while pos > 0:
             start = max(0, pos - BLOCK_BYTES)

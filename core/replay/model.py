@@ -12,7 +12,7 @@ escape or sanitise it).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -54,12 +54,7 @@ class SubagentLink:
     call_id: str | None = None  # the tool call that spawned it, when known
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "thread": self.thread,
-            "description": self.description,
-            "agent_type": self.agent_type,
-            "call_id": self.call_id,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,7 +100,7 @@ class ReplayItem:
             "is_error": self.is_error,
             "denied": self.denied,
             "model": self.model,
-            "usage": None if usage is None else usage_json(usage),
+            "usage": None if usage is None else usage.to_json(),
             "link": None if self.link is None else self.link.to_json(),
         }
 
@@ -120,15 +115,6 @@ class ReplayItem:
 
 
 _OUTPUT_KINDS = frozenset({ItemKind.TOOL_RESULT, ItemKind.UNKNOWN, ItemKind.TOOL_CALL})
-
-
-def usage_json(usage: Usage) -> dict[str, int]:
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_read_tokens": usage.cache_read_tokens,
-        "cache_creation_tokens": usage.cache_creation_tokens,
-    }
 
 
 def cut_text_to(text: str, limit: int) -> tuple[str, bool]:
@@ -179,14 +165,7 @@ class ThreadInfo:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "thread": self.thread,
-            "description": self.description,
-            "agent_type": self.agent_type,
-            "call_id": self.call_id,
-            "first_prompt": self.first_prompt,
-            "started_at": iso(self.started_at),
-        }
+        return {**asdict(self), "started_at": iso(self.started_at)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agentbar.core.model import Agent, SessionSnapshot, State, WaitingFor
 from agentbar.core.replay.files import AgentRoots, Line, OutsideRoots, TranscriptFile
@@ -179,13 +179,7 @@ class Replay:
         parser = self._parser(snap, file, where)
         _prime(parser, file, start)
         items = [item for line in lines for item in _line_items(parser, line)]
-        return Page(
-            thread=where.thread,
-            items=tuple(item.cut() for item in items),
-            start=start,
-            end=end,
-            size=file.complete,
-        )
+        return _page(where, items, start, end, file.complete)
 
     def item(self, snap: SessionSnapshot, thread: str, offset: int, index: int) -> ReplayItem:
         """One item whole (no text cut), by the offset of its line and its index there."""
@@ -291,6 +285,17 @@ class _OpenThread:
             self._file.close()
 
 
+def _page(where: _Thread, items: list[ReplayItem], start: int, end: int, size: int) -> Page:
+    """A page of ``items``, their long texts cut."""
+    return Page(
+        thread=where.thread,
+        items=tuple(item.cut() for item in items),
+        start=start,
+        end=end,
+        size=size,
+    )
+
+
 def _line_items(parser: ReplayParser, line: Line) -> list[ReplayItem]:
     if line.oversized:
         return parser.oversized(line.data, line.length, line.offset)
@@ -322,13 +327,7 @@ def _forward_page(
             break
     else:
         end = file.complete
-    return Page(
-        thread=where.thread,
-        items=tuple(item.cut() for item in items),
-        start=start,
-        end=end,
-        size=file.complete,
-    )
+    return _page(where, items, start, end, file.complete)
 
 
 def _member_page(
@@ -366,13 +365,7 @@ def _member_page(
     start = lines[0].offset if lines else (after or 0)
     end = lines[-1].end if lines else start
     items = [item for group in per_line for item in group]
-    return Page(
-        thread=where.thread,
-        items=tuple(item.cut() for item in items),
-        start=start,
-        end=end,
-        size=size,
-    )
+    return _page(where, items, start, end, size)
 
 
 def _with_focus(page: Page, snap: SessionSnapshot) -> Page:
@@ -394,12 +387,4 @@ def _with_focus(page: Page, snap: SessionSnapshot) -> Page:
     target = list(pending.values())[-1] if pending else last_answer
     if target is None:
         return page
-    focus = Focus(offset=target.offset, index=target.index, reason=reason)
-    return Page(
-        thread=page.thread,
-        items=page.items,
-        start=page.start,
-        end=page.end,
-        size=page.size,
-        focus=focus,
-    )
+    return replace(page, focus=Focus(offset=target.offset, index=target.index, reason=reason))

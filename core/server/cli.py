@@ -19,8 +19,7 @@ from agentbar.core.model import SessionSnapshot
 from agentbar.core.replay.export import Format, Options, export
 from agentbar.core.replay.files import AgentRoots
 from agentbar.core.replay.pages import NotFound, Replay
-from agentbar.core.search import Searcher
-from agentbar.core.server.runner import LoopbackServer, remove_server_file, write_server_file
+from agentbar.core.server.runner import announced_server
 from agentbar.core.service import Service
 
 COMMANDS = ("serve", "export")
@@ -50,33 +49,20 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
 def serve(settings: Settings, *, port: int, out: TextIO) -> int:
     service = Service.open(settings)
-    try:
-        server = LoopbackServer(
-            service.engine,
-            AgentRoots(settings.agent_roots),
-            searcher=Searcher(settings.index_path),
-            port=port,
-        )
-    except OSError as exc:
-        service.close()
-        print(f"agentbar: cannot listen on 127.0.0.1:{port}: {exc.strerror}", file=sys.stderr)
-        return 1
     finished = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: finished.set())
     try:
-        url = server.start()
-        write_server_file(settings.server_path, server.info())
-        out.write(url + "\n")
-        out.flush()
-        service.start()
-        while not finished.wait(0.5):
-            pass
+        with announced_server(service, settings, port=port) as server:
+            out.write(server.url + "\n")
+            out.flush()
+            service.start()
+            while not finished.wait(0.5):
+                pass
+    except OSError as exc:
+        print(f"agentbar: cannot listen on 127.0.0.1:{port}: {exc.strerror}", file=sys.stderr)
+        return 1
     finally:
-        remove_server_file(settings.server_path)
-        server.stop()
-        if server.searcher is not None:
-            server.searcher.close()
         service.close()
     return 0
 

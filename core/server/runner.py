@@ -16,7 +16,7 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +24,14 @@ import orjson
 from aiohttp import web
 
 import agentbar.assets
+from agentbar.core.config import Settings
 from agentbar.core.model import StateChange
 from agentbar.core.replay.files import AgentRoots
 from agentbar.core.replay.pages import Replay
 from agentbar.core.search import Searcher
 from agentbar.core.server.app import Context, Sessions, broadcast, build_app
 from agentbar.core.server.security import Guard, new_token
+from agentbar.core.service import Service
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +147,29 @@ class LoopbackServer:
             await self._stopped.wait()
         finally:
             await runner.cleanup()
+
+
+@contextlib.contextmanager
+def announced_server(
+    service: Service, settings: Settings, *, port: int = 0
+) -> Iterator[LoopbackServer]:
+    """A started server over ``service``'s engine, announced in ``server.json`` while it runs,
+    stopped and unannounced after. Raises ``OSError`` when ``port`` is taken."""
+    server = LoopbackServer(
+        service.engine,
+        AgentRoots(settings.agent_roots),
+        searcher=Searcher(settings.index_path),
+        port=port,
+    )
+    try:
+        server.start()
+        write_server_file(settings.server_path, server.info())
+        yield server
+    finally:
+        remove_server_file(settings.server_path)
+        server.stop()
+        if server.searcher is not None:
+            server.searcher.close()
 
 
 def write_server_file(path: Path, info: dict[str, Any]) -> None:

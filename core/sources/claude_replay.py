@@ -17,37 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agentbar.core import records as rec
 from agentbar.core.facts import NO_USAGE, split_usage_delta
 from agentbar.core.model import Agent
-from agentbar.core.records import (
-    ApiError,
-    AssistantText,
-    Bookkeeping,
-    Compaction,
-    Prompt,
-    Record,
-    Thinking,
-    TitleSet,
-    ToolCall,
-    ToolResult,
-    TurnAborted,
-    TurnEnded,
-    TurnStarted,
-    Unknown,
-    Usage,
-    UsageReport,
-)
+from agentbar.core.replay import model as rm
 from agentbar.core.replay.files import Line
-from agentbar.core.replay.model import (
-    INLINE_PREFIX,
-    ItemKind,
-    LineItems,
-    ReadSide,
-    ReplayItem,
-    ThreadCatalog,
-    ThreadInfo,
-    json_text,
-)
 from agentbar.core.sources.base import (
     MalformedLine,
     StreamKind,
@@ -105,33 +79,33 @@ def _block_with(obj: dict[str, Any], key: str, value: str) -> dict[str, Any]:
 class ClaudeReplayParser:
     """Items of the lines of one page of one Claude transcript."""
 
-    def __init__(self, path: str, catalog: ThreadCatalog, *, thread: str, main: bool) -> None:
+    def __init__(self, path: str, catalog: rm.ThreadCatalog, *, thread: str, main: bool) -> None:
         self.catalog = catalog
         self.main = main
-        inline = thread.startswith(INLINE_PREFIX)
+        inline = thread.startswith(rm.INLINE_PREFIX)
         kind = StreamKind.TRANSCRIPT if main or inline else StreamKind.SUBAGENT
         agent_hint = None if main or inline else thread
         spec = StreamSpec(Agent.CLAUDE, kind, Path(path), agent_id_hint=agent_hint)
         self._records = ClaudeTranscriptParser(spec)
-        self._recent_usage: list[tuple[str, Usage]] = []
+        self._recent_usage: list[tuple[str, rec.Usage]] = []
         self._linked: set[str] = set()
         self._spawns: dict[str, str] = {}  # prompt of a spawning call in this page -> call id
 
-    def items(self, line: bytes, offset: int) -> list[ReplayItem]:
+    def items(self, line: bytes, offset: int) -> list[rm.ReplayItem]:
         try:
             obj = load_json_object(line)
         except MalformedLine as exc:
-            out = LineItems(offset, None, None)
-            out.add(ItemKind.UNKNOWN, line.decode("utf-8", "replace"), name=f"malformed: {exc}")
+            out = rm.LineItems(offset, None, None)
+            out.add(rm.ItemKind.UNKNOWN, line.decode("utf-8", "replace"), name=f"malformed: {exc}")
             return out.items
-        out = LineItems(offset, parse_timestamp(obj.get("timestamp")), None)
+        out = rm.LineItems(offset, parse_timestamp(obj.get("timestamp")), None)
         if self.main and obj.get("isSidechain") is True:
             self._inline_link(obj, out)
             return out.items
-        usage: Usage | None = None  # goes on the line's first answer, thinking or call item
+        usage: rec.Usage | None = None  # goes on the line's first answer, thinking or call item
         for record in self._records.parse_object(obj):
             out.agent_id = record.agent_id
-            if isinstance(record, UsageReport):
+            if isinstance(record, rec.UsageReport):
                 delta = split_usage_delta(self._recent_usage, record.usage, record.key)
                 usage = None if delta == NO_USAGE else delta
                 continue
@@ -140,73 +114,73 @@ class ClaudeReplayParser:
                 usage = None
         return out.items
 
-    def oversized(self, prefix: bytes, length: int, offset: int) -> list[ReplayItem]:
-        out = LineItems(offset, None, None)
+    def oversized(self, prefix: bytes, length: int, offset: int) -> list[rm.ReplayItem]:
+        out = rm.LineItems(offset, None, None)
         for record in self._records.parse_oversized(prefix, length):
             out.ts, out.agent_id = record.ts, record.agent_id
             text = f"[a line of {size_text(length)}, too long to show]"
-            if isinstance(record, ToolResult):
-                out.add(ItemKind.TOOL_RESULT, text, call_id=record.call_id, name="oversized")
+            if isinstance(record, rec.ToolResult):
+                out.add(rm.ItemKind.TOOL_RESULT, text, call_id=record.call_id, name="oversized")
             else:
-                out.add(ItemKind.NOTE, text, name="oversized")
+                out.add(rm.ItemKind.NOTE, text, name="oversized")
         return out.items
 
     # -- one record, with what its line says about it ------------------------------------
 
     def _item(
-        self, record: Record, obj: dict[str, Any], out: LineItems, usage: Usage | None
-    ) -> ReplayItem | None:
+        self, record: rec.Record, obj: dict[str, Any], out: rm.LineItems, usage: rec.Usage | None
+    ) -> rm.ReplayItem | None:
         model = _model(obj)
         match record:
-            case Prompt(text=text):
-                return out.add(ItemKind.USER, text)
-            case AssistantText(text=text):
-                return out.add(ItemKind.ASSISTANT, text, model=model, usage=usage)
-            case Thinking(text=text):
-                return out.add(ItemKind.THINKING, text, model=model, usage=usage)
-            case ToolCall():
+            case rec.Prompt(text=text):
+                return out.add(rm.ItemKind.USER, text)
+            case rec.AssistantText(text=text):
+                return out.add(rm.ItemKind.ASSISTANT, text, model=model, usage=usage)
+            case rec.Thinking(text=text):
+                return out.add(rm.ItemKind.THINKING, text, model=model, usage=usage)
+            case rec.ToolCall():
                 return self._tool_call(record, obj, out, model, usage)
-            case ToolResult():
+            case rec.ToolResult():
                 return self._tool_result(record, obj, out)
-            case TurnEnded():
+            case rec.TurnEnded():
                 duration = obj.get("durationMs")
                 seconds = f" in {duration / 1000:.1f} s" if isinstance(duration, int) else ""
-                return out.add(ItemKind.NOTE, f"Turn finished{seconds}", name="turn_end")
-            case TurnAborted() | TurnStarted():
-                name = "interrupted" if isinstance(record, TurnAborted) else "notification"
-                return out.add(ItemKind.NOTE, content_text(_message_content(obj)), name=name)
-            case ApiError(message=message, retrying=retrying):
-                return out.add(ItemKind.ERROR, message, name="retrying" if retrying else None)
-            case Compaction(trigger=trigger):
+                return out.add(rm.ItemKind.NOTE, f"Turn finished{seconds}", name="turn_end")
+            case rec.TurnAborted() | rec.TurnStarted():
+                name = "interrupted" if isinstance(record, rec.TurnAborted) else "notification"
+                return out.add(rm.ItemKind.NOTE, content_text(_message_content(obj)), name=name)
+            case rec.ApiError(message=message, retrying=retrying):
+                return out.add(rm.ItemKind.ERROR, message, name="retrying" if retrying else None)
+            case rec.Compaction(trigger=trigger):
                 text = nonempty_str(obj.get("content")) or "Conversation compacted"
-                return out.add(ItemKind.COMPACTION, text, name=trigger)
-            case TitleSet(title=title):
-                return out.add(ItemKind.NOTE, title, name="title")
-            case Bookkeeping(kind=kind) if kind in _NOTE_BOOKKEEPING:
-                return out.add(ItemKind.NOTE, content_text(_message_content(obj)), name=kind)
-            case Bookkeeping(kind=kind) if kind.startswith("system/"):
+                return out.add(rm.ItemKind.COMPACTION, text, name=trigger)
+            case rec.TitleSet(title=title):
+                return out.add(rm.ItemKind.NOTE, title, name="title")
+            case rec.Bookkeeping(kind=kind) if kind in _NOTE_BOOKKEEPING:
+                return out.add(rm.ItemKind.NOTE, content_text(_message_content(obj)), name=kind)
+            case rec.Bookkeeping(kind=kind) if kind.startswith("system/"):
                 text = nonempty_str(obj.get("content")) or ""
-                return out.add(ItemKind.NOTE, text, name=kind)
-            case Bookkeeping(kind=kind) if kind in ("permission-mode", "mode"):
+                return out.add(rm.ItemKind.NOTE, text, name=kind)
+            case rec.Bookkeeping(kind=kind) if kind in ("permission-mode", "mode"):
                 mode = nonempty_str(obj.get("permissionMode")) or nonempty_str(obj.get("mode"))
-                return out.add(ItemKind.NOTE, mode or "", name=kind)
-            case Bookkeeping(kind=kind) if kind not in _HIDDEN_BOOKKEEPING:
-                return out.add(ItemKind.NOTE, "", name=kind)
-            case Unknown(kind=kind):
-                return out.add(ItemKind.UNKNOWN, json_text(obj), name=kind)
+                return out.add(rm.ItemKind.NOTE, mode or "", name=kind)
+            case rec.Bookkeeping(kind=kind) if kind not in _HIDDEN_BOOKKEEPING:
+                return out.add(rm.ItemKind.NOTE, "", name=kind)
+            case rec.Unknown(kind=kind):
+                return out.add(rm.ItemKind.UNKNOWN, rm.json_text(obj), name=kind)
         return None
 
     def _tool_call(
         self,
-        record: ToolCall,
+        record: rec.ToolCall,
         obj: dict[str, Any],
-        out: LineItems,
+        out: rm.LineItems,
         model: str | None,
-        usage: Usage | None,
-    ) -> ReplayItem:
+        usage: rec.Usage | None,
+    ) -> rm.ReplayItem:
         tool_input = _block_with(obj, "id", record.call_id).get("input")
         item = out.add(
-            ItemKind.TOOL_CALL,
+            rm.ItemKind.TOOL_CALL,
             name=record.name,
             call_id=record.call_id,
             summary=record.summary,
@@ -224,10 +198,12 @@ class ClaudeReplayParser:
                 out.link(thread, record.call_id)
         return item
 
-    def _tool_result(self, record: ToolResult, obj: dict[str, Any], out: LineItems) -> ReplayItem:
+    def _tool_result(
+        self, record: rec.ToolResult, obj: dict[str, Any], out: rm.LineItems
+    ) -> rm.ReplayItem:
         block = _block_with(obj, "tool_use_id", record.call_id)
         item = out.add(
-            ItemKind.TOOL_RESULT,
+            rm.ItemKind.TOOL_RESULT,
             content_text(block.get("content")),
             call_id=record.call_id,
             is_error=record.is_error,
@@ -241,14 +217,14 @@ class ClaudeReplayParser:
             out.link(thread, record.call_id)
         return item
 
-    def _inline_link(self, obj: dict[str, Any], out: LineItems) -> None:
+    def _inline_link(self, obj: dict[str, Any], out: rm.LineItems) -> None:
         """An inline sub-agent's first line becomes a link to its thread; its other lines
         belong to that thread, not to the main one."""
         if obj.get("parentUuid") is not None or obj.get("type") != "user":
             return
         prompt = content_text(_message_content(obj)).strip()
-        thread = ThreadInfo(
-            thread=f"{INLINE_PREFIX}{out.offset}",
+        thread = rm.ThreadInfo(
+            thread=f"{rm.INLINE_PREFIX}{out.offset}",
             description=prompt or None,
             agent_type=nonempty_str(obj.get("agentId")),
             call_id=self._spawns.get(prompt),
@@ -266,11 +242,13 @@ class ClaudeReplay:
     """The Claude adapter's replay side (``core.replay.model.ReplayAdapter``)."""
 
     def parser(
-        self, path: str, catalog: ThreadCatalog, *, thread: str, main: bool
+        self, path: str, catalog: rm.ThreadCatalog, *, thread: str, main: bool
     ) -> ClaudeReplayParser:
         return ClaudeReplayParser(path, catalog, thread=thread, main=main)
 
-    def thread_info(self, thread: str, lines: Iterator[Line], read_side: ReadSide) -> ThreadInfo:
+    def thread_info(
+        self, thread: str, lines: Iterator[Line], read_side: rm.ReadSide
+    ) -> rm.ThreadInfo:
         meta: dict[str, Any] = {}
         side = read_side(".meta.json")
         if side is not None:
@@ -291,7 +269,7 @@ class ClaudeReplay:
             if obj.get("type") == "user":
                 first_prompt = content_text(_message_content(obj)).strip() or None
                 break
-        return ThreadInfo(
+        return rm.ThreadInfo(
             thread=thread,
             description=nonempty_str(meta.get("description")),
             agent_type=nonempty_str(meta.get("agentType")),

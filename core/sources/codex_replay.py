@@ -19,37 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agentbar.core import records as rec
 from agentbar.core.model import Agent
-from agentbar.core.records import (
-    Activity,
-    ApiError,
-    AssistantText,
-    Bookkeeping,
-    Compaction,
-    ModelSeen,
-    Prompt,
-    Record,
-    SessionMeta,
-    Thinking,
-    TitleSet,
-    ToolCall,
-    ToolResult,
-    TurnAborted,
-    TurnEnded,
-    Unknown,
-    Usage,
-    UsageReport,
-)
+from agentbar.core.replay import model as rm
 from agentbar.core.replay.files import Line
-from agentbar.core.replay.model import (
-    ItemKind,
-    LineItems,
-    ReadSide,
-    ReplayItem,
-    ThreadCatalog,
-    ThreadInfo,
-    json_text,
-)
 from agentbar.core.sources.base import (
     MalformedLine,
     StreamKind,
@@ -80,102 +53,102 @@ def _payload(obj: dict[str, Any]) -> dict[str, Any]:
 class CodexReplayParser:
     """Items of the lines of one page of one rollout."""
 
-    def __init__(self, path: str, catalog: ThreadCatalog, *, thread: str, main: bool) -> None:
+    def __init__(self, path: str, catalog: rm.ThreadCatalog, *, thread: str, main: bool) -> None:
         self.catalog = catalog
         self.thread = None if main else thread
         spec = StreamSpec(Agent.CODEX, StreamKind.TRANSCRIPT, Path(path))
         self._records = CodexRolloutParser(spec)
         self._model: str | None = None
-        self._total: Usage | None = None
+        self._total: rec.Usage | None = None
         self._linked: set[str] = set()
 
-    def items(self, line: bytes, offset: int) -> list[ReplayItem]:
+    def items(self, line: bytes, offset: int) -> list[rm.ReplayItem]:
         try:
             obj = load_json_object(line)
             records = self._records.parse(line)
         except MalformedLine as exc:
-            out = LineItems(offset, None, self.thread)
-            out.add(ItemKind.UNKNOWN, line.decode("utf-8", "replace"), name=f"malformed: {exc}")
+            out = rm.LineItems(offset, None, self.thread)
+            out.add(rm.ItemKind.UNKNOWN, line.decode("utf-8", "replace"), name=f"malformed: {exc}")
             return out.items
-        out = LineItems(offset, records[0].ts if records else None, self.thread)
+        out = rm.LineItems(offset, records[0].ts if records else None, self.thread)
         payload = _payload(obj)
         for record in records:
             self._item(record, obj, payload, out)
         return out.items
 
-    def oversized(self, prefix: bytes, length: int, offset: int) -> list[ReplayItem]:
-        out = LineItems(offset, None, self.thread)
+    def oversized(self, prefix: bytes, length: int, offset: int) -> list[rm.ReplayItem]:
+        out = rm.LineItems(offset, None, self.thread)
         text = f"[a line of {size_text(length)}, too long to show]"
         for record in self._records.parse_oversized(prefix, length):
             out.ts = record.ts
-            if isinstance(record, ToolResult):
-                out.add(ItemKind.TOOL_RESULT, text, call_id=record.call_id, name="oversized")
-            elif isinstance(record, Prompt):
-                out.add(ItemKind.USER, record.text)
+            if isinstance(record, rec.ToolResult):
+                out.add(rm.ItemKind.TOOL_RESULT, text, call_id=record.call_id, name="oversized")
+            elif isinstance(record, rec.Prompt):
+                out.add(rm.ItemKind.USER, record.text)
             else:
-                out.add(ItemKind.NOTE, text, name="oversized")
+                out.add(rm.ItemKind.NOTE, text, name="oversized")
         return out.items
 
     def _item(
-        self, record: Record, obj: dict[str, Any], payload: dict[str, Any], out: LineItems
+        self, record: rec.Record, obj: dict[str, Any], payload: dict[str, Any], out: rm.LineItems
     ) -> None:
         match record:
-            case Prompt(text=text):
-                out.add(ItemKind.USER, text)
-            case AssistantText(text=text):
-                out.add(ItemKind.ASSISTANT, text, model=self._model)
-            case Thinking(text=text):
-                out.add(ItemKind.THINKING, text, model=self._model)
-            case ToolCall():
+            case rec.Prompt(text=text):
+                out.add(rm.ItemKind.USER, text)
+            case rec.AssistantText(text=text):
+                out.add(rm.ItemKind.ASSISTANT, text, model=self._model)
+            case rec.Thinking(text=text):
+                out.add(rm.ItemKind.THINKING, text, model=self._model)
+            case rec.ToolCall():
                 out.add(
-                    ItemKind.TOOL_CALL,
+                    rm.ItemKind.TOOL_CALL,
                     name=record.name,
                     call_id=record.call_id,
                     summary=record.summary,
                     input=_call_input(payload),
                     model=self._model,
                 )
-            case ToolResult(call_id=call_id) if payload.get("type") != "local_shell_call":
+            case rec.ToolResult(call_id=call_id) if payload.get("type") != "local_shell_call":
                 text, _ = _output_text(payload.get("output"))
                 out.add(
-                    ItemKind.TOOL_RESULT,
+                    rm.ItemKind.TOOL_RESULT,
                     text,
                     call_id=call_id,
                     is_error=record.is_error,
                     denied=record.denied,
                 )
                 self._links(text, out, call_id)
-            case ModelSeen(model=model):
+            case rec.ModelSeen(model=model):
                 self._model = model
-            case UsageReport(usage=usage):
+            case rec.UsageReport(usage=usage):
                 self._total = usage
-            case TurnEnded(error=error) if error:
-                out.add(ItemKind.ERROR, error, name="turn_failed", usage=self._total)
-            case TurnEnded():
-                out.add(ItemKind.NOTE, "Turn finished", name="turn_end", usage=self._total)
-            case TurnAborted(reason=reason):
-                out.add(ItemKind.NOTE, reason, name="interrupted")
-            case ApiError(message=message, retrying=retrying):
-                out.add(ItemKind.ERROR, message, name="retrying" if retrying else None)
-            case Compaction():
+            case rec.TurnEnded(error=error) if error:
+                out.add(rm.ItemKind.ERROR, error, name="turn_failed", usage=self._total)
+            case rec.TurnEnded():
+                out.add(rm.ItemKind.NOTE, "Turn finished", name="turn_end", usage=self._total)
+            case rec.TurnAborted(reason=reason):
+                out.add(rm.ItemKind.NOTE, reason, name="interrupted")
+            case rec.ApiError(message=message, retrying=retrying):
+                out.add(rm.ItemKind.ERROR, message, name="retrying" if retrying else None)
+            case rec.Compaction():
                 text = nonempty_str(payload.get("message")) or "Conversation compacted"
-                out.add(ItemKind.COMPACTION, text)
-            case TitleSet(title=title):
-                out.add(ItemKind.NOTE, title, name="title")
-            case SessionMeta(cwd=cwd, cli_version=version, originator=originator):
+                out.add(rm.ItemKind.COMPACTION, text)
+            case rec.TitleSet(title=title):
+                out.add(rm.ItemKind.NOTE, title, name="title")
+            case rec.SessionMeta(cwd=cwd, cli_version=version, originator=originator):
                 parts = [p for p in (cwd, originator, version and f"Codex {version}") if p]
-                out.add(ItemKind.NOTE, " · ".join(parts), name="session_meta")
-            case Bookkeeping(kind="context") if _injected(payload):
-                out.add(ItemKind.NOTE, "\n".join(_texts(payload.get("content"))), name="context")
-            case Activity(kind=kind) if kind in _SHOWN_ACTIVITY:
+                out.add(rm.ItemKind.NOTE, " · ".join(parts), name="session_meta")
+            case rec.Bookkeeping(kind="context") if _injected(payload):
+                out.add(rm.ItemKind.NOTE, "\n".join(_texts(payload.get("content"))), name="context")
+            case rec.Activity(kind=kind) if kind in _SHOWN_ACTIVITY:
                 shown = {k: v for k, v in payload.items() if k not in ("type", "id")}
-                out.add(ItemKind.NOTE, json_text(shown), name=kind)
-            case Activity(kind=kind) if kind.startswith("collab_"):
-                self._links(json_text(payload), out, nonempty_str(payload.get("call_id")))
-            case Unknown(kind=kind):
-                out.add(ItemKind.UNKNOWN, json_text(obj), name=kind)
+                out.add(rm.ItemKind.NOTE, rm.json_text(shown), name=kind)
+            case rec.Activity(kind=kind) if kind.startswith("collab_"):
+                self._links(rm.json_text(payload), out, nonempty_str(payload.get("call_id")))
+            case rec.Unknown(kind=kind):
+                out.add(rm.ItemKind.UNKNOWN, rm.json_text(obj), name=kind)
 
-    def _links(self, text: str, out: LineItems, call_id: str | None) -> None:
+    def _links(self, text: str, out: rm.LineItems, call_id: str | None) -> None:
         for thread in self.catalog.mentioned_in(text):
             if thread.thread not in self._linked:
                 self._linked.add(thread.thread)
@@ -207,11 +180,13 @@ class CodexReplay:
     """The Codex adapter's replay side (``core.replay.model.ReplayAdapter``)."""
 
     def parser(
-        self, path: str, catalog: ThreadCatalog, *, thread: str, main: bool
+        self, path: str, catalog: rm.ThreadCatalog, *, thread: str, main: bool
     ) -> CodexReplayParser:
         return CodexReplayParser(path, catalog, thread=thread, main=main)
 
-    def thread_info(self, thread: str, lines: Iterator[Line], read_side: ReadSide) -> ThreadInfo:
+    def thread_info(
+        self, thread: str, lines: Iterator[Line], read_side: rm.ReadSide
+    ) -> rm.ThreadInfo:
         records = CodexRolloutParser(StreamSpec(Agent.CODEX, StreamKind.TRANSCRIPT, Path(thread)))
         nickname: str | None = None
         role: str | None = None
@@ -231,11 +206,11 @@ class CodexReplay:
                 role = _find_key(payload, "agent_role")
             for record in found:
                 started = started or record.ts
-                if isinstance(record, Prompt):
+                if isinstance(record, rec.Prompt):
                     first_prompt = record.text.strip() or None
             if first_prompt:
                 break
-        return ThreadInfo(
+        return rm.ThreadInfo(
             thread=thread,
             description=nickname,
             agent_type=role,
