@@ -127,8 +127,10 @@ def test_replay_shows_messages_thinking_tools_subagent_and_the_rest(page: Any, w
     assert "line 0:" in result.inner_text()
     # A long output is folded, and unfolds.
     assert result.locator("pre.output.folded").count() == 1
+    assert "line 150:" not in result.inner_text()
     result.locator("button.fold-toggle").click()
     assert result.locator("pre.output.folded").count() == 0
+    assert "line 150:" in result.locator("pre.output").inner_text()
 
     # An output cut by the API: "show all" fetches the whole item.
     cut = items.locator(

@@ -42,16 +42,16 @@ export function ago(iso, now = Date.now()) {
   return `${seconds}s ago`;
 }
 
+const TIME = new Intl.DateTimeFormat([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const DATE_TIME = new Intl.DateTimeFormat([], {
+  year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit',
+});
+
 export function clock(iso) {
   const t = epoch(iso);
   if (t === null) return '';
   const d = new Date(t);
-  const sameDay = new Date().toDateString() === d.toDateString();
-  return sameDay
-    ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' })
-    : d.toLocaleString([], {
-      year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit',
-    });
+  return new Date().toDateString() === d.toDateString() ? TIME.format(d) : DATE_TIME.format(d);
 }
 
 export function shortPath(path) {
