@@ -41,6 +41,7 @@ from agentbar.core.sources.codex_rollout import (
 )
 
 _SHOWN_ACTIVITY = frozenset({"web_search_call", "image_generation_call", "tool_search_call"})
+_TURN_END_EVENTS = frozenset({"task_complete", "turn_complete"})
 THREAD_SCAN_LINES = 60  # lines of a sub-agent's rollout read for its first prompt
 
 
@@ -122,6 +123,8 @@ class CodexReplayParser:
                 self._model = model
             case rec.UsageReport(usage=usage):
                 self._total = usage
+            case rec.TurnEnded() if payload.get("type") not in _TURN_END_EVENTS:
+                pass  # inferred from the running totals: it depends on lines before the page
             case rec.TurnEnded(error=error) if error:
                 out.add(rm.ItemKind.ERROR, error, name="turn_failed", usage=self._total)
             case rec.TurnEnded():
