@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -47,6 +48,8 @@ T = TypeVar("T")
 
 class Sessions(Protocol):
     """What the server needs from the engine (any thread)."""
+
+    ready: threading.Event  # set once the engine has caught up with what is on disk
 
     def sessions(self) -> list[SessionSnapshot]: ...
 
@@ -198,6 +201,7 @@ async def health(request: web.Request) -> web.Response:
             "ok": True,
             "api": API_VERSION,
             "pid": os.getpid(),
+            "ready": ctx.engine.ready.is_set(),
             "sessions": len(ctx.engine.sessions()),
             "search": ctx.searcher is not None,
         }
