@@ -22,7 +22,7 @@ function isWaiting(session) {
 // -- one item --------------------------------------------------------------------------------
 
 // Long text shows its start only (less to lay out), and unfolds on demand.
-function foldable(text, cls = 'output') {
+function foldable(text, cls = 'output', expanded = false) {
   const lines = text.split('\n');
   if (lines.length <= FOLD_LINES && text.length <= FOLD_CHARS) return h('pre', { class: cls }, text);
   let head = lines.slice(0, FOLD_LINES).join('\n');
@@ -30,12 +30,14 @@ function foldable(text, cls = 'output') {
   const pre = h('pre', { class: `${cls} folded` }, `${head}\n…`);
   const more = `Show more (${plural(lines.length, 'line')}, ${text.length.toLocaleString()} characters)`;
   const button = h('button', { type: 'button', class: 'fold-toggle', 'aria-expanded': 'false' }, more);
-  button.addEventListener('click', () => {
-    const folded = pre.classList.toggle('folded');
+  const show = (folded) => {
+    pre.classList.toggle('folded', folded);
     pre.textContent = folded ? `${head}\n…` : text;
     button.setAttribute('aria-expanded', folded ? 'false' : 'true');
     button.textContent = folded ? more : 'Show less';
-  });
+  };
+  button.addEventListener('click', () => show(!pre.classList.contains('folded')));
+  if (expanded) show(false);
   return h('div', { class: 'foldable' }, pre, button);
 }
 
@@ -274,7 +276,7 @@ export class ThreadView {
           sessionPath(this.replay.sessionId, `/items/${item.offset}/${item.index}`),
           { agent: this.replay.agent, thread: this.thread === 'main' ? null : this.thread },
         );
-        fill(body.item);
+        fill(body.item, true);
         button.remove();
       } catch (err) {
         button.disabled = false;
@@ -319,7 +321,8 @@ export class ThreadView {
 
   toolCall(item) {
     const inputPre = h('div', { class: 'tool-input-body' }, foldable(inputText(item.input), 'input'));
-    const fill = (whole) => inputPre.replaceChildren(foldable(inputText(whole.input), 'input'));
+    const fill = (whole, all) => inputPre.replaceChildren(
+      foldable(inputText(whole.input), 'input', all));
     const input = h('details', { class: 'tool-input' },
       h('summary', null, 'Input'), inputPre, this.wholeButton(item, fill));
     const slot = h('div', { class: 'tool-result-slot' });
@@ -345,8 +348,8 @@ export class ThreadView {
 
   toolResult(item) {
     const body = h('div', { class: 'tool-output' });
-    const fill = (whole) => body.replaceChildren(
-      whole.text ? foldable(whole.text) : h('p', { class: 'muted' }, '(no output)'));
+    const fill = (whole, all) => body.replaceChildren(
+      whole.text ? foldable(whole.text, 'output', all) : h('p', { class: 'muted' }, '(no output)'));
     fill(item);
     const status = item.denied ? 'Denied' : (item.is_error ? 'Error' : 'Result');
     const el = this.shell(item, `result${item.is_error ? ' is-error' : ''}${item.denied ? ' denied' : ''}`,
@@ -408,7 +411,8 @@ export class ThreadView {
 
   error(item) {
     const body = h('div');
-    const fill = (whole) => body.replaceChildren(foldable(whole.text || '(no message)', 'error-text'));
+    const fill = (whole, all) => body.replaceChildren(
+      foldable(whole.text || '(no message)', 'error-text', all));
     fill(item);
     const label = item.name === 'retrying' ? 'API error (retrying)'
       : (item.name === 'turn_failed' ? 'Turn failed' : 'Error');
@@ -427,7 +431,7 @@ export class ThreadView {
     let content;
     if (long) {
       const body = h('div');
-      const fill = (whole) => body.replaceChildren(foldable(whole.text, 'note-text'));
+      const fill = (whole, all) => body.replaceChildren(foldable(whole.text, 'note-text', all));
       fill(item);
       content = h('details', null,
         h('summary', null, h('span', { class: 'note-name' }, name), ' ',
@@ -442,7 +446,7 @@ export class ThreadView {
 
   unknown(item) {
     const body = h('div');
-    const fill = (whole) => body.replaceChildren(foldable(whole.text, 'raw'));
+    const fill = (whole, all) => body.replaceChildren(foldable(whole.text, 'raw', all));
     fill(item);
     return this.shell(item, 'unknown',
       h('div', { class: 'result-head' },
