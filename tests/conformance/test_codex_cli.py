@@ -101,7 +101,7 @@ def approval_turn(codex: CodexRun, record_delay: Any) -> tuple[str, int]:
     mark = codex.submit("make a file called made.txt")
     running = codex.wait("running", after=mark)
     sid, mark = running.event["session_id"], codex.after(running)
-    offered = [t.get("name") for t in codex.rig.server.main_requests()[0].body["tools"]]
+    offered = [t.get("name") for t in codex.rig.server.wait_main_requests(1)[0].body["tools"]]
     assert v.shell_tool in offered, offered  # the version's shell tool, as codex_rig says
     screen = codex.term.wait_for(APPROVAL_PROMPT)
     assert "touch made.txt" in codex.term.text()
