@@ -75,7 +75,7 @@ class AgentTerminal:
         while True:
             try:
                 data = self.proc.read(65536)
-            except (EOFError, OSError):
+            except (EOFError, OSError, ValueError):  # ValueError: close() closed it under us
                 break
             if self._log is not None:
                 self._log.write(data)
