@@ -29,6 +29,7 @@ start-up                       one side request      sub-agent "Warmup"   auto-m
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -62,6 +63,7 @@ BULKY_LINE = 2000  # such a line longer than this keeps only its scalars
 READY = "? for shortcuts"  # the footer, once the TUI takes input (every pinned version)
 APPROVAL_PROMPT = "Do you want to proceed?"
 READING_SECONDS = 1.0
+PASTE_SECONDS = 0.5  # longer than the TUI's paste window: a key after this is a key
 
 # Gaps: what a version never writes, so agentbar cannot know it from files (README.md).
 GAP_APPROVAL = "approval"  # no live registry: a pending call is all a permission prompt leaves
@@ -95,8 +97,15 @@ VERSIONS = [
 ]  # fmt: skip
 
 
-def bash(command: str, why: str, *, say: str | None = None) -> Reply:
-    return Reply.tool("Bash", {"command": command, "description": why}, say=say)
+def bash(command: str, why: str) -> Reply:
+    return thinking(Reply.tool("Bash", {"command": command, "description": why}))
+
+
+def thinking(reply: Reply, seconds: float = 1.0) -> Reply:
+    """The model takes a moment, as models do. A tool call answered at once can take the agent
+    from busy to waiting before anyone could see it busy (the registry is rewritten within
+    milliseconds), and the scenario would have no "running" to check."""
+    return dataclasses.replace(reply, delay=seconds)
 
 
 def write_config(home: Path, project: Path) -> None:
@@ -161,10 +170,16 @@ class ClaudeRun:
         return ready
 
     def submit(self, text: str) -> int:
-        """Type a prompt like a person and send it; returns the watch position before it."""
+        """Type a prompt like a person and send it: type, see it in the input box, press Enter;
+        returns the watch position before it. (Enter sent while the TUI is still busy arrives
+        in the same read as the text, which the TUI takes for a paste: Enter then does not
+        send. Waiting for the echo puts it in a read of its own.)"""
         assert self.term is not None
         mark = self.watch.count()
-        self.term.submit(text)
+        self.term.type(text)
+        self.term.wait_for(re.compile(rf"[>❯]\s*{re.escape(text)}"), timeout=30)
+        time.sleep(PASTE_SECONDS)
+        self.term.press("enter")
         return mark
 
     def read_screen(self) -> None:
