@@ -33,6 +33,8 @@ from agentbar.core.replay.pages import PAGE_ITEMS, NotFound, Replay
 from agentbar.core.search import DEFAULT_LIMIT, Searcher
 from agentbar.core.server.security import Guard, error
 
+__all__ = ["CONTEXT", "Context", "Guard", "Sessions", "broadcast", "build_app", "web"]
+
 log = logging.getLogger(__name__)
 
 API_VERSION = 1

@@ -6,6 +6,10 @@ change to the loop with ``call_soon_threadsafe`` and returns, so a slow browser 
 engine up. The socket is bound to 127.0.0.1 alone (port 0: a free one). ``server.json`` in the
 data folder (mode 0600) tells other programs (``agentbar window``, scripts) where the server is
 and its token; it is removed when the server stops.
+
+aiohttp takes about half a second to import (its connector builds an SSL context), so this
+module imports it, and the modules built on it, only when a server is made: every ``agentbar``
+command imports this one, and only ``serve`` and ``window`` run a server.
 """
 
 from __future__ import annotations
@@ -14,14 +18,15 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
 import socket
 import threading
+import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from aiohttp import web
 
 import agentbar.assets
 from agentbar.core.config import Settings
@@ -29,14 +34,22 @@ from agentbar.core.model import StateChange
 from agentbar.core.replay.files import AgentRoots
 from agentbar.core.replay.pages import Replay
 from agentbar.core.search import Searcher
-from agentbar.core.server.app import Context, Sessions, broadcast, build_app
-from agentbar.core.server.security import Guard, new_token
 from agentbar.core.service import Service
+
+if TYPE_CHECKING:
+    from agentbar.core.server.app import Sessions
 
 log = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
 SERVER_FILE = "server.json"
+
+
+def _app_module() -> types.ModuleType:
+    """The aiohttp application module, imported on first use (see the module docstring)."""
+    from agentbar.core.server import app  # noqa: PLC0415 - deferred on purpose
+
+    return app
 
 
 def web_dir() -> Path:
@@ -58,13 +71,14 @@ class LoopbackServer:
         self.engine = engine
         self.roots = roots
         self.searcher = searcher
-        self.token = token or new_token()
+        self.token = token or secrets.token_urlsafe(32)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((HOST, port))  # raises OSError when the port is taken
         self.port: int = self._sock.getsockname()[1]
-        self.guard = Guard(self.port, self.token)
-        self.context = Context(
+        self._app = _app_module()
+        self.guard = self._app.Guard(self.port, self.token)
+        self.context = self._app.Context(
             engine=engine,
             replay=Replay(roots),
             searcher=searcher,
@@ -119,7 +133,7 @@ class LoopbackServer:
         loop = self._loop
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(broadcast, self.context, change)
+                loop.call_soon_threadsafe(self._app.broadcast, self.context, change)
 
     def _run(self) -> None:
         loop = asyncio.new_event_loop()
@@ -138,7 +152,8 @@ class LoopbackServer:
 
     async def _serve(self) -> None:
         self._stopped = asyncio.Event()
-        runner = web.AppRunner(build_app(self.context), access_log=None)
+        web = self._app.web
+        runner = web.AppRunner(self._app.build_app(self.context), access_log=None)
         await runner.setup()
         site = web.SockSite(runner, self._sock)
         await site.start()

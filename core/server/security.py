@@ -17,7 +17,6 @@ thread).
 from __future__ import annotations
 
 import hmac
-import secrets
 from collections.abc import Awaitable, Callable
 
 from aiohttp import hdrs, web
@@ -27,10 +26,6 @@ TOKEN_HEADER = "X-Agentbar-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-def new_token() -> str:
-    return secrets.token_urlsafe(32)
 
 
 def error(status: int, code: str, message: str) -> web.Response:
