@@ -253,6 +253,8 @@ def window_main(url: str, title: str, probe: str | None) -> None:
     """The child's main thread: pywebview's loop until the window closes."""
     import webview  # noqa: PLC0415  (the child alone needs the GUI toolkit)
 
+    # The export buttons download (a save dialog); without this pywebview drops downloads.
+    webview.settings["ALLOW_DOWNLOADS"] = True
     window = webview.create_window(
         title, url, width=SIZE[0], height=SIZE[1], min_size=MIN_SIZE, text_select=True
     )
