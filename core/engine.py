@@ -393,7 +393,7 @@ class Engine:
             stream.last_error = f"internal error: {exc!r}"
             self._unreadable += 1
         if self._search_chars > SEARCH_FLUSH_CHARS and not self._caught_up:
-            self._persist()  # a cold catch-up: keep what waits in memory small
+            self._stage_search()  # a cold catch-up: keep what waits in memory small
 
     def _read_unguarded(self, stream: Stream, budget: int | None) -> None:
         if stream.spec.kind is StreamKind.REGISTRY:
@@ -893,6 +893,28 @@ class Engine:
         batch.gone = list(self._deleted_streams)
         batch.gone_sessions = list(self._deleted_sessions)
         return batch
+
+    def _stage_search(self) -> None:
+        """Save the search rows read so far ahead of the streams' offsets (provisional rows:
+        see ``SearchWriter``), and free them. A stream about to lose its old rows keeps its
+        new ones for the save that drops the old."""
+        batch = SearchBatch(index_now=False, provisional=True)
+        staged = []
+        for stream in self.streams:
+            if stream.search and stream.session is not None and not stream.search_reset:
+                batch.owners[stream.path] = FileOwner(
+                    stream.session, stream.agent_id or MAIN_THREAD
+                )
+                batch.rows[stream.path] = list(stream.search)
+                staged.append(stream)
+        try:
+            self.index.save(search=batch)
+        except sqlite3.Error as exc:
+            log.error("staging search rows failed (%s); they wait for the next save", exc)
+            return
+        for stream in staged:
+            stream.search.clear()
+        self._search_chars = 0
 
     def _persist(self) -> None:
         streams = [s for s in self.streams if s.unsaved]

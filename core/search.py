@@ -65,7 +65,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_text USING fts5(
 CREATE TABLE IF NOT EXISTS search_staging (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL,
-    rows BLOB NOT NULL
+    rows BLOB NOT NULL,
+    provisional INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS search_staging_by_path ON search_staging (path);
 """
@@ -91,6 +92,9 @@ class SearchBatch:
     gone: list[str] = field(default_factory=list)  # files no longer there
     gone_sessions: list[SessionKey] = field(default_factory=list)
     index_now: bool = True  # False (a cold catch-up): stage the rows, index them later
+    # Rows staged ahead of their streams' saved offsets, to bound what a cold catch-up holds
+    # in memory: kept only once a later save commits those offsets, dropped on load otherwise.
+    provisional: bool = False
 
 
 class SearchWriter:
@@ -101,6 +105,11 @@ class SearchWriter:
     saved as one blob per file and slice (``search_staging``), in the same transaction as the
     streams' offsets, and moved into the full-text index afterwards, a slice per engine step
     (``index_backlog``). Live rows, once nothing is staged, go straight in.
+
+    A cold catch-up of a large history also stages rows now and then before its one save of
+    the offsets (``SearchBatch.provisional``), so it never holds them all in memory: such rows
+    become final with the next save (every stream that has them is saved then), and a start
+    drops any left provisional by a crash (their lines are read again).
     """
 
     def __init__(self) -> None:
@@ -108,6 +117,7 @@ class SearchWriter:
         self._staged = False
 
     def load(self, conn: sqlite3.Connection) -> None:
+        conn.execute("DELETE FROM search_staging WHERE provisional = 1")
         self._files = dict(conn.execute("SELECT path, id FROM search_files"))
         self._staged = conn.execute("SELECT EXISTS (SELECT 1 FROM search_staging)").fetchone()[0]
 
@@ -125,6 +135,8 @@ class SearchWriter:
         return bool(self._staged)
 
     def write(self, conn: sqlite3.Connection, batch: SearchBatch) -> None:
+        if not batch.provisional:
+            conn.execute("UPDATE search_staging SET provisional = 0 WHERE provisional = 1")
         dropped = [*batch.reset, *batch.gone]
         for key in batch.gone_sessions:
             dropped += [
@@ -140,14 +152,17 @@ class SearchWriter:
             self._file(conn, path, owner)
         if not batch.rows:
             return
-        if batch.index_now and not self._staged:
+        if batch.index_now and not self._staged and not batch.provisional:
             self._insert(conn, batch.rows)
             return
         staged = []
         for path, rows in batch.rows.items():
             for start in range(0, len(rows), STAGING_ROWS):
-                staged.append((path, orjson.dumps(rows[start : start + STAGING_ROWS])))
-        conn.executemany("INSERT INTO search_staging (path, rows) VALUES (?, ?)", staged)
+                blob = orjson.dumps(rows[start : start + STAGING_ROWS])
+                staged.append((path, blob, int(batch.provisional)))
+        conn.executemany(
+            "INSERT INTO search_staging (path, rows, provisional) VALUES (?, ?, ?)", staged
+        )
         self._staged = True
 
     def index_backlog(self, conn: sqlite3.Connection, max_rows: int) -> bool:
@@ -156,7 +171,7 @@ class SearchWriter:
         rows: dict[str, list[SearchEntry]] = {}
         count = 0
         for staging_id, path, blob in conn.execute(
-            "SELECT id, path, rows FROM search_staging ORDER BY id"
+            "SELECT id, path, rows FROM search_staging WHERE provisional = 0 ORDER BY id"
         ):
             if count >= max_rows:
                 break

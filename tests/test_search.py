@@ -153,3 +153,53 @@ def test_search_without_an_index_file_finds_nothing(tmp_path: Path):
     searcher = Searcher(tmp_path / "missing.sqlite3")
     assert searcher.search("anything") == []
     assert searcher.counts() == {}
+
+
+def _doc_count(home: Home) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(home.settings.index_path)
+    try:
+        return conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_a_cold_catch_up_stages_rows_as_it_goes_and_a_crash_loses_none(home: Home, monkeypatch):
+    import agentbar.core.engine as engine_module
+    from agentbar.core.index import Index
+    from agentbar.core.procs import FakeProcessTable
+
+    whole = home.caught_up()
+    expected = _doc_count(home)
+    assert expected > 10
+    whole.stop()
+    whole.index.close()
+    home.settings.index_path.unlink()
+    monkeypatch.setattr(engine_module, "SEARCH_FLUSH_CHARS", 10)  # stage after every file
+    # A catch-up that dies after reading (and staging) but before saving its offsets...
+    crashed = Engine(
+        home.settings.sources(), Index.open(home.settings.index_path), processes=FakeProcessTable()
+    )
+    crashed._load_index()
+    crashed._rescan()
+    staged = _staged_count(home)
+    assert staged > 0
+    crashed.index.close()
+    # ...leaves nothing behind: the next start reads those lines again, rows once each.
+    again = home.caught_up()
+    assert _doc_count(home) == expected
+    assert found(Searcher(home.settings.index_path), "esbuild") == [("answer", V21, "main")]
+    again.stop()
+
+
+def _staged_count(home: Home) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(home.settings.index_path)
+    try:
+        return conn.execute("SELECT count(*) FROM search_staging WHERE provisional = 1").fetchone()[
+            0
+        ]
+    finally:
+        conn.close()
