@@ -50,6 +50,40 @@ def open_engine(home: Path, data_dir: Path) -> Any:
     )
 
 
+def search_cost(home: Path, pairs: int) -> dict[str, Any]:
+    """CPU seconds of a cold catch-up with and without search rows, ``pairs`` interleaved runs
+    each in this process (search off: the stream table keeps no searchable record). CPU time
+    is steadier than wall time on a shared machine; the median ratio is the cost."""
+    import statistics
+
+    import agentbar.core.streams as streams
+
+    searchable = streams.SEARCHABLE
+    cpu: dict[str, list[float]] = {"off": [], "on": []}
+    try:
+        for n in range(pairs):
+            for mode in ("off", "on") if n % 2 == 0 else ("on", "off"):
+                streams.SEARCHABLE = searchable if mode == "on" else frozenset()
+                data_dir = Path(tempfile.mkdtemp(prefix="agentbar-bench-cost-"))
+                _, engine = open_engine(home, data_dir)
+                watch = Stopwatch()
+                engine.catch_up()
+                cpu[mode].append(watch.stop().cpu)
+                engine.stop()
+                engine.index.close()
+                shutil.rmtree(data_dir, ignore_errors=True)
+    finally:
+        streams.SEARCHABLE = searchable
+    ratios = [on / off for on, off in zip(cpu["on"], cpu["off"], strict=True)]
+    return {
+        "pairs": pairs,
+        "cpu_off_median_s": statistics.median(cpu["off"]),
+        "cpu_on_median_s": statistics.median(cpu["on"]),
+        "median_ratio": statistics.median(ratios),
+        "min_ratio": min(cpu["on"]) / min(cpu["off"]),
+    }
+
+
 def pick(snapshots: list[Any], target: int) -> Any:
     sized = [(os.path.getsize(s.transcript), s) for s in snapshots if s.transcript]
     return min(sized, key=lambda pair: abs(pair[0] - target))[1]
@@ -104,7 +138,23 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, default=OUT_DIR / "bench_replay.json")
+    parser.add_argument(
+        "--search-cost",
+        type=int,
+        default=0,
+        metavar="PAIRS",
+        help="only measure what search rows cost a cold catch-up (interleaved CPU runs)",
+    )
     args = parser.parse_args()
+    if args.search_cost:
+        cost = search_cost(args.corpus, args.search_cost)
+        print(
+            f"cold catch-up CPU, median of {cost['pairs']}: without search rows "
+            f"{cost['cpu_off_median_s']:.2f} s, with {cost['cpu_on_median_s']:.2f} s; "
+            f"ratio median {cost['median_ratio']:.3f}, of the minima {cost['min_ratio']:.3f}"
+        )
+        write_json(args.json, {"machine": machine(), "corpus": str(args.corpus), "cost": cost})
+        return
     if not (args.corpus / "corpus-manifest.json").exists():
         sys.exit(f"no corpus at {args.corpus}: run bench/bench_index.py (or corpus.py) first")
 
