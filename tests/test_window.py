@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -13,13 +12,15 @@ from pathlib import Path
 
 import orjson
 import pytest
-from web_harness import DATA, RICH, World
+from claude_lines import ClaudeTranscript, write_lines
+from web_harness import RICH, World
 
 from agentbar.core.config import Settings
 from agentbar.core.server.runner import write_server_file
 from agentbar.tray import window
 
 WINDOW_TIMEOUT = 180
+RECENT = "c1000000-0000-4000-8000-000000000001"
 
 
 def agentbar(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -72,7 +73,13 @@ def test_without_a_server_the_window_runs_one_until_it_closes(
     xvfb: dict[str, str], tmp_path: Path
 ) -> None:
     home, data = tmp_path / "home", tmp_path / "data"
-    shutil.copytree(DATA / "synthetic" / "claude" / "v2.1", home / ".claude")
+    # A session from a few minutes ago (ended: no process), so the board shows it whatever
+    # today's date is (it lists ended sessions of the last 24 hours).
+    t = ClaudeTranscript(RECENT, "/work/recent", start=time.time() - 300)
+    write_lines(
+        home / ".claude" / "projects" / "-work-recent" / f"{RECENT}.jsonl",
+        [t.prompt("Tidy the README"), t.text("Tidied.", stop_reason="end_turn"), t.turn_duration()],
+    )
     probe = tmp_path / "probe.json"
     started = time.monotonic()
     done = agentbar({**base_env(home, data), **xvfb}, "window", "--probe", str(probe))

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 import pytest
 from claude_lines import ClaudeTranscript, registry, write_lines
+from codex_lines import CodexRollout
 
 from agentbar.core.config import Settings
 from agentbar.core.engine import Engine
@@ -59,6 +60,8 @@ FAILED = "a4000000-0000-4000-8000-000000000004"
 DONE = "a5000000-0000-4000-8000-000000000005"
 LIVE_BOARD = "a6000000-0000-4000-8000-000000000006"
 LIVE_REPLAY = "a7000000-0000-4000-8000-000000000007"
+# Ended a few minutes ago (no process): the board's "Ended recently" group, whatever the date.
+ENDED_CODEX = "019ad3f1-0000-7000-8000-0000000e0d0e"
 RICH = "b1000000-0000-4000-8000-000000000001"
 LONG = "b2000000-0000-4000-8000-000000000002"
 XSS = "b3000000-0000-4000-8000-000000000003"
@@ -306,6 +309,20 @@ def board_sessions(world: World, now: float) -> None:
             world, session_id, [t.prompt(f"Work on {session_id[:2]}"), t.bash("make", "toolu_live")]
         )
         live(world, pid, session_id, "/work/gamma", None, now)
+
+    rollout = CodexRollout(ENDED_CODEX, "/work/gamma", start=start)
+    day = time.strftime("%Y/%m/%d", time.gmtime(start))
+    stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(start))
+    write_lines(
+        world.codex / "sessions" / day / f"rollout-{stamp}-{ENDED_CODEX}.jsonl",
+        [
+            rollout.meta(),
+            rollout.started(),
+            rollout.prompt("Bump the version"),
+            rollout.answer("Bumped to 2.0."),
+            rollout.complete("Bumped to 2.0."),
+        ],
+    )
 
 
 def rich_session(world: World, now: float) -> None:
