@@ -72,7 +72,7 @@ def end_of_gaps(run: ClaudeRun) -> None:
         pytest.xfail(
             f"claude {run.version.version} writes nothing agentbar could see this by: "
             + ", ".join(seen)
-            + " (hooks, issue 4, will tell)"
+            + " without hooks (test_hooks_cli.py: with them it does)"
         )
 
 
