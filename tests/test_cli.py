@@ -12,6 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 from claude_lines import write_lines
+from cli_runner import agentbar
 from engine_harness import new_transcript
 
 from agentbar.core.cli import ago, render_table, select
@@ -19,19 +20,6 @@ from agentbar.core.cli import ago, render_table, select
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"
 X = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"
-
-
-def agentbar(
-    env: dict[str, str], *args: str, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentbar.tray", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 from claude_lines import ClaudeTranscript, write_lines
+from cli_runner import agentbar
 from web_harness import RICH, World
 
 from agentbar.core.config import Settings
@@ -21,17 +22,6 @@ from agentbar.tray import window
 
 WINDOW_TIMEOUT = 180
 RECENT = "c1000000-0000-4000-8000-000000000001"
-
-
-def agentbar(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentbar.tray", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=WINDOW_TIMEOUT,
-        check=False,
-    )
 
 
 def base_env(home: Path, data: Path) -> dict[str, str]:
@@ -52,7 +42,7 @@ def test_the_window_opens_a_replay_on_the_running_server_and_closing_it_leaves_t
     try:
         probe = tmp_path / "probe.json"
         env = {**base_env(world.home, world.settings.data_dir), **xvfb}
-        done = agentbar(env, "window", RICH[:8], "--probe", str(probe))
+        done = agentbar(env, "window", RICH[:8], "--probe", str(probe), timeout=WINDOW_TIMEOUT)
         assert done.returncode == 0, done.stderr
         result = json.loads(probe.read_text())
     finally:
@@ -82,7 +72,9 @@ def test_without_a_server_the_window_runs_one_until_it_closes(
     )
     probe = tmp_path / "probe.json"
     started = time.monotonic()
-    done = agentbar({**base_env(home, data), **xvfb}, "window", "--probe", str(probe))
+    done = agentbar(
+        {**base_env(home, data), **xvfb}, "window", "--probe", str(probe), timeout=WINDOW_TIMEOUT
+    )
     assert done.returncode == 0, done.stderr
     page = json.loads(probe.read_text())["page"]
     assert page["view"] == "board"
@@ -93,7 +85,9 @@ def test_without_a_server_the_window_runs_one_until_it_closes(
 
 
 def test_without_a_display_it_says_so_in_one_line(tmp_path: Path) -> None:
-    done = agentbar(base_env(tmp_path / "home", tmp_path / "data"), "window")
+    done = agentbar(
+        base_env(tmp_path / "home", tmp_path / "data"), "window", timeout=WINDOW_TIMEOUT
+    )
     assert done.returncode != 0
     assert done.stderr.count("\n") == 1
     assert "no display" in done.stderr
@@ -107,7 +101,7 @@ def test_an_unknown_session_is_refused_before_a_window_opens(
     write_server_file(world.settings.server_path, world.server.info())
     try:
         env = {**base_env(world.home, world.settings.data_dir), **xvfb}
-        done = agentbar(env, "window", "zzzz-no-such-session")
+        done = agentbar(env, "window", "zzzz-no-such-session", timeout=WINDOW_TIMEOUT)
     finally:
         world.settings.server_path.unlink()
     assert done.returncode == 1

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +23,7 @@ from claude_rig import (
     bash,
     thinking,
 )
+from cli_runner import agentbar
 from model_server import Reply
 from watch_events import Seen
 
@@ -366,12 +365,5 @@ def test_resume(claude: ClaudeRun, record_delay: Any) -> None:
 
 
 def _status(claude: ClaudeRun) -> list[dict[str, Any]]:
-    out = subprocess.run(
-        [sys.executable, "-m", "agentbar.tray", "status", "--json", "--all"],
-        env=claude.rig.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    out = agentbar(claude.rig.env, "status", "--json", "--all", check=True)
     return [s for s in json.loads(out.stdout)["sessions"] if s["agent"] == "claude"]

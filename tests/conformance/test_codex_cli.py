@@ -9,13 +9,12 @@ naming the gap; should agentbar ever report it, the test fails so the matrix get
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import psutil
 import pytest
+from cli_runner import agentbar
 from codex_rig import GAP_APPROVAL, GAP_ERROR, VERSIONS, CodexRun, CodexVersion
 from model_server import Reply
 
@@ -354,12 +353,5 @@ def test_resume(codex: CodexRun, record_delay: Any) -> None:
 
 
 def _status(codex: CodexRun) -> list[dict[str, Any]]:
-    out = subprocess.run(
-        [sys.executable, "-m", "agentbar.tray", "status", "--json", "--all"],
-        env=codex.rig.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    out = agentbar(codex.rig.env, "status", "--json", "--all", check=True)
     return [s for s in json.loads(out.stdout)["sessions"] if s["agent"] == "codex"]

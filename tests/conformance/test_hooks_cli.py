@@ -19,8 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -29,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from claude_rig import APPROVAL_PROMPT, ClaudeRun, ClaudeVersion, bash
 from claude_rig import VERSIONS as CLAUDE_VERSIONS
+from cli_runner import agentbar
 from codex_rig import VERSIONS as CODEX_VERSIONS
 from codex_rig import CodexRun, CodexVersion
 from model_server import Reply
@@ -44,17 +43,6 @@ pytestmark = pytest.mark.conformance
 DONE_TIMEOUT = 45.0
 CODEX_APPROVAL_PROMPT = "Would you like to run the following command?"
 PERMISSION_REQUEST_SINCE = (2, 0, 45)  # older Claude Codes say it with Notification instead
-
-
-def agentbar(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentbar.tray", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def hook_lines(
