@@ -234,33 +234,44 @@ class TaskManager:
                 if task_id not in self._tasks:
                     return task_id
 
-    def _make_adopted(self, record: Mapping[str, object], term: terminal_mod.Terminal,
-                      scrollback: bytes) -> Task:  # fmt: skip
+    def _make_adopted(
+        self, record: Mapping[str, object], term: terminal_mod.Terminal, scrollback: bytes
+    ) -> Task:
+        """A task for an agent the keeper handed back (``keeper.reclaim``)."""
+
+        def text(name: str) -> str | None:
+            value = record.get(name)
+            return value if isinstance(value, str) and value else None
+
+        def number(name: str, default: float) -> float:
+            value = record.get(name)
+            return float(value) if isinstance(value, int | float) else default
+
         request = LaunchRequest(
             Agent(str(record["agent"])),
             str(record["project"]),
-            prompt=record.get("prompt") if isinstance(record.get("prompt"), str) else None,  # type: ignore[arg-type]
-            mode=Mode(str(record.get("mode", "new"))),
-            source=record.get("source") if isinstance(record.get("source"), str) else None,  # type: ignore[arg-type]
+            prompt=text("prompt"),
+            mode=Mode(text("mode") or "new"),
+            source=text("source"),
         )
-        rows = int(record.get("rows", self.options.rows))  # type: ignore[call-overload]
-        cols = int(record.get("cols", self.options.cols))  # type: ignore[call-overload]
         task = Task(
             str(record["task_id"]),
             request,
             term,
-            rows=rows,
-            cols=cols,
+            rows=int(number("rows", self.options.rows)),
+            cols=int(number("cols", self.options.cols)),
             on_change=self._changed,
             on_prompt=self._screen_changed,
-            started_at=float(record.get("started_at", time.time())),  # type: ignore[arg-type]
+            started_at=number("started_at", time.time()),
             adopted=True,
             scrollback=scrollback,
         )
-        sid = record.get("session_id")
-        if isinstance(sid, str) and sid:
-            task.bind(Binding(sid, BindPath(str(record.get("path", "resume"))), 0.0, True))
-            self._bound(task, task.binding)  # type: ignore[arg-type]
+        sid = text("session_id")
+        if sid is not None:
+            path = BindPath(text("path") or "resume")
+            binding = Binding(sid, path, 0.0, confirmed=True)
+            task.bind(binding)
+            self._bound(task, binding)
         return task
 
     # -- callbacks from tasks and the binder (their threads) ------------------------------------

@@ -34,6 +34,7 @@ READ_BYTES = 64 * 1024
 SCROLLBACK_BYTES = 2 * 1024 * 1024  # raw output kept for a terminal that attaches later
 SCRAPE_BYTES = 64 * 1024  # output kept for the /status scraper since its last send
 PROMPT_CHECK_SECONDS = 0.05
+PROMPT_GONE_SECONDS = 0.25  # a prompt counts as gone once it stayed off the screen this long
 IDLE_WAIT_SECONDS = 0.5  # the reader's wait without output (no pidfd: how often exit is polled)
 DRAIN_SECONDS = 0.2  # after the exit, output still arriving (a child holding the PTY) this long
 MIN_SIZE, MAX_SIZE = 2, 1000
@@ -185,6 +186,7 @@ class Task:
         self._prompt: Prompt | None = None
         self._prompt_since: float | None = None  # monotonic: when the current prompt appeared
         self._prompt_checked = 0.0
+        self._gone_since: float | None = None  # monotonic: the prompt vanished from the screen
         self._unchecked = False  # output arrived since the screen was last read for a prompt
         self.first_output_at: float | None = None  # monotonic
         self.last_input_at: float | None = None  # monotonic: someone typed into it
@@ -301,6 +303,14 @@ class Task:
             self._prompt_checked = now
             self._unchecked = False
             prompt = self._screen.prompt()
+            if prompt is None and self._prompt is not None:
+                # Gone, or only between two frames of a redraw: believe it once it stays gone.
+                if self._gone_since is None:
+                    self._gone_since = now
+                if now - self._gone_since < PROMPT_GONE_SECONDS:
+                    self._unchecked = True  # look again shortly
+                    return
+            self._gone_since = None
             if prompt == self._prompt:
                 return
             appeared = self._prompt is None or prompt is None or prompt.rows != self._prompt.rows
