@@ -97,6 +97,26 @@ class LaunchRig:
 
         return wait_for(look, timeout, "the session's state")
 
+    @contextmanager
+    def serving(self, manager: TaskManager, quits: list[str] | None = None) -> Iterator[Any]:
+        """A loopback server over the engine and ``manager`` (``quits``: what
+        ``POST /api/quit`` asked for)."""
+        from agentbar.core.replay.files import AgentRoots
+        from agentbar.core.server.runner import LoopbackServer
+
+        assert self.service is not None
+        server = LoopbackServer(
+            self.service.engine,
+            AgentRoots(self.settings.agent_roots),
+            tasks=manager,
+            quit=None if quits is None else quits.append,
+        )
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
+
     def close(self) -> None:
         for manager in self.managers:
             manager.shutdown(keep=False)

@@ -14,25 +14,15 @@ import orjson
 import pytest
 from launch_rig import LaunchRig, launch_rig, wait_for
 
-from agentbar.core.replay.files import AgentRoots
-from agentbar.core.server.runner import LoopbackServer
-
 pytestmark = pytest.mark.slow
 
 
 class Served:
-    def __init__(self, rig: LaunchRig) -> None:
-        assert rig.service is not None
+    def __init__(self, rig: LaunchRig, server: Any, quits: list[str]) -> None:
         self.rig = rig
-        self.manager = rig.manager()
-        self.quits: list[str] = []
-        self.server = LoopbackServer(
-            rig.service.engine,
-            AgentRoots(rig.settings.agent_roots),
-            tasks=self.manager,
-            quit=self.quits.append,
-        )
-        self.server.start()
+        self.manager = server.tasks
+        self.quits = quits
+        self.server = server
 
     @property
     def base(self) -> str:
@@ -55,11 +45,9 @@ class Served:
 @pytest.fixture
 def served(tmp_path: Path):
     with launch_rig(tmp_path) as rig:
-        served = Served(rig)
-        try:
-            yield served
-        finally:
-            served.server.stop()
+        quits: list[str] = []
+        with rig.serving(rig.manager(), quits) as server:
+            yield Served(rig, server, quits)
 
 
 async def call(

@@ -48,7 +48,7 @@ _INLINE = re.compile(r"^inline:[0-9]{1,15}$")
 MAX_OFFSET = 1 << 50
 WS_QUEUE = 256  # messages waiting for one slow client before it is dropped
 EXPORT_CHUNK_BYTES = 256 * 1024
-SPA_ROUTES = ("/", "/session/{tail:.*}", "/search", "/board", "/task/{tail:.*}")
+SPA_ROUTES = ("/", "/session/{tail:.*}", "/search", "/board")
 
 T = TypeVar("T")
 
@@ -96,6 +96,7 @@ def build_app(ctx: Context) -> web.Application:
         web.get("/api/events", events),
     ]
     routes += task_routes.routes(_ctx)
+    routes.append(web.get("/terminal/{task_id}", terminal_page))
     routes += [web.get(route, page) for route in SPA_ROUTES]
     app.add_routes(routes)
     static = ctx.web_dir / "static"
@@ -340,10 +341,18 @@ def _take(chunks: Iterator[str]) -> bytes:
 
 
 async def page(request: web.Request) -> web.StreamResponse:
-    index = _ctx(request).web_dir / "index.html"
-    if not index.is_file():
+    return _html(_ctx(request).web_dir / "index.html")
+
+
+async def terminal_page(request: web.Request) -> web.StreamResponse:
+    """A launched task's live terminal: a document of its own (its CSP differs)."""
+    return _html(_ctx(request).web_dir / "terminal.html")
+
+
+def _html(path: Path) -> web.StreamResponse:
+    if not path.is_file():
         return error(404, "not_found", "the web UI is not installed")
-    return web.FileResponse(index, headers={"Content-Type": "text/html; charset=utf-8"})
+    return web.FileResponse(path, headers={"Content-Type": "text/html; charset=utf-8"})
 
 
 # -- the WebSocket -----------------------------------------------------------------------------

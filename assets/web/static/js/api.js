@@ -39,6 +39,36 @@ export async function getJSON(path, params, { signal } = {}) {
   return body;
 }
 
+// A request that changes something: JSON body, our own Origin (the browser sends it).
+export async function postJSON(path, body, { method = 'POST', params } = {}) {
+  const response = await fetch(apiUrl(path, params), {
+    method,
+    credentials: 'same-origin',
+    headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
+    body: JSON.stringify(body || {}),
+  });
+  let reply = null;
+  try {
+    reply = await response.json();
+  } catch (err) {
+    reply = null;
+  }
+  if (!response.ok) {
+    const error = (reply && reply.error) || {};
+    throw new ApiError(response.status, error.code || `http_${response.status}`,
+      error.message || response.statusText);
+  }
+  return reply;
+}
+
+export function taskPath(taskId, tail = '') {
+  return `/api/tasks/${encodeURIComponent(taskId)}${tail}`;
+}
+
+export function terminalHref(taskId) {
+  return `/terminal/${encodeURIComponent(taskId)}`;
+}
+
 export function sessionPath(sessionId, tail = '') {
   return `/api/sessions/${encodeURIComponent(sessionId)}${tail}`;
 }
@@ -138,7 +168,7 @@ export class Events {
     } else if (message.type === 'change' && message.session) {
       const s = message.session;
       this.sessions.set(`${s.agent}:${s.session_id}`, s);
-    } else {
+    } else if (message.type !== 'task') { // a launched task changed: its listeners look
       return;
     }
     this.emit(message);
