@@ -49,6 +49,9 @@ PIDS_SECONDS = 0.25  # how often a task's process family is re-read
 TYPE_TO_ENTER_SECONDS = 0.3  # a TUI takes text and Enter in one read for a paste
 CLOSE_PANEL_AFTER_SECONDS = 0.3
 PROCESS_START_SLACK = 5.0
+# The engine's match of a process to a session (by folder and start time) is the weakest of the
+# fast ways: the hook and the registry get this long to speak first.
+PROCESS_AFTER = 1.5
 MAX_EVENT_READ = 1 << 20
 FOLLOWED_SOURCES = frozenset({"clear", "startup"})  # a new session in the same process
 
@@ -179,7 +182,7 @@ class Binder:
         if found is not None:
             self._settle(watch, *found)
             return
-        engine_sid = self._from_engine(watch, pids)
+        engine_sid = self._from_engine(watch, pids) if task.since_start() >= PROCESS_AFTER else None
         if engine_sid is not None:
             self._settle(watch, engine_sid, BindPath.PROCESS, None)
             return
@@ -306,6 +309,10 @@ class Binder:
     def _from_status(self, watch: _Watch, now: float) -> str | None:
         task = watch.task
         agent = task.request.agent
+        if task.expects_hook and task.request.prompt is None and task.last_input_at is None:
+            # Its SessionStart hook comes with the first prompt (Codex starts its session then):
+            # no need to type anything before someone has.
+            return None
         with task.lock:
             output = bytes(task.scrape.buffer) if task.scrape.sends else b""
             first_output, last_input = task.first_output_at, task.last_input_at

@@ -194,6 +194,8 @@ class TaskManager:
             on_prompt=self._screen_changed,
             started_at=started_at,
             started_mono=started_mono,
+            expects_hook=hooks is not None
+            and (request.agent is Agent.CLAUDE or self.options.codex_bypass_hook_trust),
         )
         log.info("task %s: %s in %s (pid %s)", task_id, request.agent, project, term.pid)
         known = None

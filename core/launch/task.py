@@ -164,6 +164,7 @@ class Task:
         started_mono: float | None = None,
         adopted: bool = False,
         scrollback: bytes = b"",
+        expects_hook: bool = False,
     ) -> None:
         self.task_id = task_id
         self.request = request
@@ -173,6 +174,7 @@ class Task:
         self.started_at = time.time() if started_at is None else started_at
         self.started_mono = time.monotonic() if started_mono is None else started_mono
         self.adopted = adopted
+        self.expects_hook = expects_hook  # agentbar's hooks run in it (its SessionStart binds it)
         self._on_change = on_change
         self._on_prompt = on_prompt
         self._rows, self._cols = rows, cols
