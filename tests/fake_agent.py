@@ -371,13 +371,20 @@ class Agent:
     def run(self) -> None:
         deaf = env_flag("FAKE_AGENT_DEAF") == "1"
         line = ""
+        pasting = False
         while True:
             data = os.read(0, 4096).decode("utf-8", "replace")
             if not data:
                 self.leave()
-            data = data.replace(f"{ESC}[200~", "").replace(f"{ESC}[201~", "")
+            # Inside a bracketed paste, Enter is a newline in the input, as in the real TUIs.
+            data = data.replace(f"{ESC}[200~", "\x01").replace(f"{ESC}[201~", "\x02")
             for char in data:
-                if char == "\x03":
+                if char in "\x01\x02":
+                    pasting = char == "\x01"
+                elif pasting and char == "\r":
+                    line += "\n"
+                    self.out("\n")
+                elif char == "\x03":
                     if deaf:
                         continue
                     if time.monotonic() - self.interrupts < 2.0:

@@ -46,8 +46,8 @@ def test_claude_is_bound_by_its_preassigned_id_and_the_engine_names_the_task(tmp
         assert bound.binding.path is BindPath.SESSION_ID and bound.binding.seconds == 0.0
         # Confirmed by the agent's own SessionStart hook (the per-launch layer) or registry.
         assert bound.binding.confirmed_seconds is not None
-        snap = rig.state(bound, lambda s: s.state.state is State.DONE)
-        assert snap.task_id == info.task_id
+        snap = rig.state(bound, lambda s: s.state.detail == "You said: hello there")
+        assert snap.task_id == info.task_id and snap.state.state is State.DONE
         assert snap.process is not None and snap.process.pid == info.pid
         assert snap.state.detail == "You said: hello there"
         assert snap.project == str(rig.project)
@@ -126,7 +126,7 @@ def test_a_resumed_session_is_bound_at_once_and_a_fork_gets_a_new_id(tmp_path: P
     with launch_rig(tmp_path) as rig:
         manager = rig.manager()
         first = rig.bound(manager, rig.launch(manager, Agent.CLAUDE, prompt="one").task_id)
-        rig.state(first, lambda s: s.state.state is State.DONE)
+        rig.state(first, lambda s: s.state.detail == "You said: one")
         manager.stop(first.task_id)
         source = first.session_id
         assert source is not None
@@ -241,8 +241,10 @@ def test_text_is_typed_as_a_paste_then_sent(tmp_path: Path):
         manager = rig.manager()
         info = rig.bound(manager, rig.launch(manager, Agent.CLAUDE).task_id)
         manager.send_text(info.task_id, "two\nlines")
-        snap = rig.state(info, lambda s: s.state.state is State.DONE)
-        assert snap.state.detail == "You said: two\rlines".replace("\r", "") or snap.state.detail
+        # One prompt of two lines (a paste), not two prompts: its answer's last line.
+        snap = rig.state(info, lambda s: s.state.detail == "lines")
+        assert snap.transcript is not None
+        assert b'"content": "two\\nlines"' in Path(snap.transcript).read_bytes()
         manager.send_keys(info.task_id, ["h", "i", "enter"])
         rig.state(info, lambda s: s.state.detail == "You said: hi")
 

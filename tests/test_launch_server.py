@@ -94,6 +94,7 @@ def test_launch_list_type_and_approve_over_http(served: Served):
             return mine and mine[0]["session"] and mine[0]["session"]["state"] == "done" and mine[0]
 
         listed = await until(listed_with_session)
+        assert (await call(client, "GET", f"{base}/api/projects"))["recent"] == [project]
         assert listed["session"]["task_id"] == task_id
         assert listed["binding"]["path"] == "hook"
         none = await call(client, "POST", f"{base}/api/tasks/{task_id}/approve", {}, 409)
@@ -150,7 +151,7 @@ def test_the_terminal_websocket(served: Served):
             final = [orjson.loads(m.data) for m in closing if m.type is aiohttp.WSMsgType.TEXT]
             assert final and final[-1]["type"] == "task"
             assert final[-1]["task"]["status"] == "exited"
-        assert served.manager.get(task_id).clients == 0
+        await until(lambda: asyncio.sleep(0, served.manager.get(task_id).clients == 0))
 
     served.run(test)
 
@@ -163,9 +164,9 @@ def test_resume_fork_and_hand_off_a_session(served: Served):
         made = await call(client, "POST", f"{base}/api/tasks", body, 201)
         task_id = made["task"]["task_id"]
 
-        async def done() -> Any:
+        async def done() -> Any:  # (a new session is "done" before its first turn, too)
             one = (await call(client, "GET", f"{base}/api/tasks/{task_id}"))["task"]
-            return one["session"] and one["session"]["state"] == "done" and one
+            return one["session"] and one["session"]["detail"] == "You said: plan it" and one
 
         session_id = (await until(done))["session_id"]
         busy = await call(client, "POST", f"{base}/api/sessions/{session_id}/resume", {}, 409)

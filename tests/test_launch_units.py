@@ -357,3 +357,26 @@ def test_a_task_that_exited_is_ended_by_the_pty():
     assert (state.state, state.source, state.detail) == (
         State.ENDED, Source.PTY, "agent exited (exit status 0)",
     )  # fmt: skip
+
+
+# -- projects ------------------------------------------------------------------------------
+
+
+def test_recent_projects_newest_first_existing_only_and_pinned_first(tmp_path):
+    from dataclasses import replace
+
+    from agentbar.core.launch.projects import menu_projects, recent_projects
+
+    a, b, c = (tmp_path / name for name in "abc")
+    a.mkdir()
+    b.mkdir()
+    snaps = [
+        replace(snapshot(), project=str(a), last_activity=10.0),
+        replace(snapshot(), project=str(b), last_activity=30.0),
+        replace(snapshot(), project=str(a), last_activity=20.0),
+        replace(snapshot(), project=str(c), last_activity=40.0),  # gone
+        replace(snapshot(), project=None, last_activity=50.0),
+    ]
+    assert recent_projects(snaps) == [str(b), str(a)]
+    assert recent_projects(snaps, limit=1) == [str(b)]
+    assert menu_projects([str(a)], [str(b), str(a)]) == [(str(a), True), (str(b), False)]

@@ -104,7 +104,7 @@ def test_closing_the_page_leaves_the_task_running(site: Site, browser: Any):
 def test_resume_fork_and_hand_off_from_the_replay(site: Site, page: Any):
     manager, rig = site.manager, site.rig
     first = rig.bound(manager, rig.launch(manager, Agent.CLAUDE, prompt="plan the work").task_id)
-    rig.state(first, lambda s: s.state.state is State.DONE)
+    rig.state(first, lambda s: s.state.detail == "You said: plan the work")
     manager.stop(first.task_id)
     rig.state(first, lambda s: s.state.state is State.ENDED)
     replay = site.url(f"/session/claude/{first.session_id}")

@@ -24,6 +24,7 @@ from aiohttp import WSMsgType, web
 from agentbar.core.launch.commands import BadLaunch, LaunchRequest, Mode
 from agentbar.core.launch.handoff import NothingToHandOff, What, handoff_text
 from agentbar.core.launch.manager import NoSuchTask, NotRunning, NotWaiting, TaskManager
+from agentbar.core.launch.projects import recent_projects
 from agentbar.core.launch.task import TaskInfo
 from agentbar.core.model import Agent, SessionKey, SessionSnapshot
 from agentbar.core.replay.pages import NotFound
@@ -60,6 +61,7 @@ def routes(ctx_of: Callable[[web.Request], Context]) -> list[web.RouteDef]:
         web.get("/api/sessions/{session_id}/handoff", handlers.preview_handoff),
         web.post("/api/sessions/{session_id}/handoff", handlers.handoff),
         web.post("/api/quit", handlers.quit),
+        web.get("/api/projects", handlers.projects),
     ]
 
 
@@ -350,6 +352,18 @@ class _Handlers:
             status=status,
         )
 
+    async def projects(self, request: web.Request) -> web.StreamResponse:
+        async def handler(request: web.Request) -> web.StreamResponse:
+            ctx = self._ctx_of(request)
+            tasks = [] if ctx.tasks is None else ctx.tasks.tasks()
+            sessions = ctx.engine.sessions()
+            recent = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: recent_projects(sessions, tasks)
+            )
+            return _json({"recent": recent})
+
+        return await self._run(request, handler)
+
     async def quit(self, request: web.Request) -> web.StreamResponse:
         async def handler(request: web.Request) -> web.StreamResponse:
             ctx = self._ctx_of(request)
@@ -397,6 +411,7 @@ class _Handlers:
                 loop.call_soon_threadsafe(offer, data)
 
         backlog, detach = task.attach(on_output)
+
         def on_task(info: TaskInfo) -> None:  # any thread
             if info.task_id == task.task_id and not info.alive:
                 with contextlib.suppress(RuntimeError):

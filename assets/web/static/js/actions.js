@@ -188,9 +188,12 @@ export class TasksPanel {
         session ? h('span', { class: 'detail' }, session.detail || session.state) : null,
         h('span', { class: 'task-id' }, task.task_id)));
     }
-    const folders = new Set();
-    for (const s of this.app.events.sessions.values()) if (s.project) folders.add(s.project);
-    clear(this.projects);
-    for (const folder of [...folders].sort()) this.projects.append(h('option', { value: folder }));
+    try {
+      const { recent } = await getJSON('/api/projects');
+      clear(this.projects);
+      for (const folder of recent) this.projects.append(h('option', { value: folder }));
+    } catch (err) {
+      // the list of recent folders is a convenience: typing one works as well
+    }
   }
 }
