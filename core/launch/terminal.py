@@ -164,27 +164,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-class PosixTerminal:
-    """Our own child, forked by ptyprocess."""
+class _Master:
+    """What both POSIX terminals share: a master descriptor and the program's pid."""
 
-    def __init__(self, proc: Any) -> None:
-        self._proc = proc  # a ptyprocess.PtyProcess
-        self._fd: int = proc.fd
-        self._pid: int = proc.pid
-        self._create_time = _create_time(self._pid)
-        self._exit_fd = _pidfd(self._pid)
+    def __init__(self, fd: int, pid: int, create_time: float) -> None:
+        self._fd = fd
+        self._pid = pid
+        self._create_time = create_time
+        self._exit_fd = _pidfd(pid)
         self._exit: Exit | None = None
         self._owned = True  # the master is open
-        self._detached = False  # someone else keeps the child now: never wait for it here
-
-    @classmethod
-    def spawn(
-        cls, argv: Sequence[str], *, cwd: str, env: Mapping[str, str], rows: int, cols: int
-    ) -> PosixTerminal:
-        from ptyprocess import PtyProcess  # noqa: PLC0415 - POSIX only
-
-        proc = PtyProcess.spawn(list(argv), cwd=cwd, env=dict(env), dimensions=(rows, cols))
-        return cls(proc)
 
     @property
     def pid(self) -> int:
@@ -209,6 +198,24 @@ class PosixTerminal:
     def resize(self, rows: int, cols: int) -> None:
         with contextlib.suppress(OSError):
             _set_winsize(self._fd, rows, cols)
+
+
+class PosixTerminal(_Master):
+    """Our own child, forked by ptyprocess."""
+
+    def __init__(self, proc: Any) -> None:
+        super().__init__(proc.fd, proc.pid, _create_time(proc.pid))
+        self._proc = proc  # a ptyprocess.PtyProcess
+        self._detached = False  # someone else keeps the child now: never wait for it here
+
+    @classmethod
+    def spawn(
+        cls, argv: Sequence[str], *, cwd: str, env: Mapping[str, str], rows: int, cols: int
+    ) -> PosixTerminal:
+        from ptyprocess import PtyProcess  # noqa: PLC0415 - POSIX only
+
+        proc = PtyProcess.spawn(list(argv), cwd=cwd, env=dict(env), dimensions=(rows, cols))
+        return cls(proc)
 
     def poll_exit(self) -> Exit | None:
         if self._exit is not None or self._detached:
@@ -264,42 +271,13 @@ class PosixTerminal:
             self._exit_fd = -1
 
 
-class AdoptedTerminal:
+class AdoptedTerminal(_Master):
     """A program started by an earlier agentbar, its master handed back by the keeper: not our
     child (init reaps it), so it is watched by pid and start time."""
 
     def __init__(self, fd: int, pid: int, create_time: float) -> None:
-        self._fd = fd
-        self._pid = pid
-        self._create_time = create_time
-        self._exit_fd = _pidfd(pid)
-        self._exit: Exit | None = None
-        self._owned = True
+        super().__init__(fd, pid, create_time)
         os.set_blocking(fd, True)
-
-    @property
-    def pid(self) -> int:
-        return self._pid
-
-    @property
-    def create_time(self) -> float:
-        return self._create_time
-
-    def fileno(self) -> int:
-        return self._fd
-
-    def exit_fd(self) -> int:
-        return self._exit_fd
-
-    def read(self, size: int) -> bytes:
-        return _read_master(self._fd, size)
-
-    def write(self, data: bytes) -> None:
-        _write_all(self._fd, data)
-
-    def resize(self, rows: int, cols: int) -> None:
-        with contextlib.suppress(OSError):
-            _set_winsize(self._fd, rows, cols)
 
     def _alive(self) -> bool:
         try:

@@ -19,6 +19,7 @@ from claude_rig import write_config as write_claude_config
 from cli_install import ensure_installed
 from codex_rig import VERSIONS as CODEX_VERSIONS
 from codex_rig import write_config as write_codex_config
+from launch_rig import wait_for
 from model_server import Reply
 
 from agentbar.core.config import Settings
@@ -46,18 +47,36 @@ class Launcher:
     manager: TaskManager
 
     def wait(self, what: str, check: Any, timeout: float = 60.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            value = check()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                screens = "\n\n".join(
-                    f"--- task {t.task_id} ---\n{self.manager.task(t.task_id).screen_text()}"
-                    for t in self.manager.tasks()
-                )
-                raise AssertionError(f"{what}: not within {timeout} s\n{screens}")
-            time.sleep(0.05)
+        try:
+            return wait_for(check, timeout, what)
+        except AssertionError as exc:
+            screens = "\n\n".join(
+                f"--- task {t.task_id} ---\n{self.manager.task(t.task_id).screen_text()}"
+                for t in self.manager.tasks()
+            )
+            raise AssertionError(f"{exc}\n{screens}") from None
+
+    def approve_and_finish(
+        self, info: TaskInfo, made: Path, answer: str, record_delay: Any, label: str
+    ) -> None:
+        """The prompt up, the session waiting for approval; approve(): the prompt goes, the
+        command runs, the turn ends with ``answer``; stop(): by its own exit keys."""
+        self.waiting(info)
+        snap = self.state(info, lambda s: s.state.state is State.INPUT_REQUIRED)
+        assert snap.state.waiting_for is WaitingFor.APPROVAL and snap.task_id == info.task_id
+        started = time.monotonic()
+        answered = self.manager.approve(info.task_id)
+        assert answered.cleared, self.manager.task(info.task_id).screen_text()
+        record(record_delay, label, "approve() -> prompt gone", time.monotonic() - started)
+        self.wait("the approved command", made.exists)
+        done = self.state(info, lambda s: s.state.state is State.DONE)
+        assert done.state.detail == answer
+        assert done.process is not None and done.process.pid == info.pid
+        started = time.monotonic()
+        stopped = self.manager.stop(info.task_id)
+        record(record_delay, label, "stop() (its own exit keys)", time.monotonic() - started)
+        assert stopped.status is Status.EXITED
+        assert stopped.exit is not None and stopped.exit.code == 0, stopped.exit  # not a signal
 
     def screen(self, info: TaskInfo, text: str, timeout: float = 90.0) -> None:
         task = self.manager.task(info.task_id)
@@ -144,23 +163,11 @@ def test_claude_launch_bind_approve_stop(claude: Launcher, record_delay: Any) ->
     assert bound.binding.confirmed_seconds is not None
     record(record_delay, CLAUDE.label, "launch -> session id confirmed",
            bound.binding.confirmed_seconds)  # fmt: skip
-    claude.waiting(info)
-    snap = claude.state(bound, lambda s: s.state.state is State.INPUT_REQUIRED)
-    assert snap.state.waiting_for is WaitingFor.APPROVAL and snap.task_id == info.task_id
-    assert "touch approved.txt" in snap.state.detail
-    started = time.monotonic()
-    answer = manager.approve(info.task_id)
-    assert answer.cleared, manager.task(info.task_id).screen_text()
-    record(record_delay, CLAUDE.label, "approve() -> prompt gone", time.monotonic() - started)
-    claude.wait("the approved command", (rig.project / "approved.txt").exists)
-    done = claude.state(bound, lambda s: s.state.state is State.DONE)
-    assert done.state.detail == "Made approved.txt."
-    assert done.process is not None and done.process.pid == info.pid
-    started = time.monotonic()
-    stopped = manager.stop(info.task_id)
-    record(record_delay, CLAUDE.label, "stop() (its own exit keys)", time.monotonic() - started)
-    assert stopped.status is Status.EXITED
-    assert stopped.exit is not None and stopped.exit.code == 0  # Ctrl-C twice, not a signal
+    waiting = claude.state(bound, lambda s: s.state.state is State.INPUT_REQUIRED)
+    assert "touch approved.txt" in waiting.state.detail
+    claude.approve_and_finish(
+        bound, rig.project / "approved.txt", "Made approved.txt.", record_delay, CLAUDE.label
+    )
     claude.state(bound, lambda s: s.state.state is State.ENDED)
 
 
@@ -205,19 +212,9 @@ def test_codex_launch_bind_approve_stop(codex: Launcher, record_delay: Any) -> N
     bound = codex.bound(info)
     assert bound.binding is not None and bound.binding.path is BindPath.HOOK
     record(record_delay, CODEX.label, "launch -> SessionStart hook", bound.binding.seconds)
-    codex.waiting(info)
-    snap = codex.state(bound, lambda s: s.state.state is State.INPUT_REQUIRED)
-    assert snap.state.waiting_for is WaitingFor.APPROVAL and snap.task_id == info.task_id
-    started = time.monotonic()
-    answer = manager.approve(info.task_id)
-    assert answer.cleared, manager.task(info.task_id).screen_text()
-    record(record_delay, CODEX.label, "approve() -> prompt gone", time.monotonic() - started)
-    codex.wait("the approved command", (rig.project / "made.txt").exists)
-    done = codex.state(bound, lambda s: s.state.state is State.DONE)
-    assert done.state.detail == "Created made.txt."
-    stopped = manager.stop(info.task_id)
-    assert stopped.status is Status.EXITED
-    assert stopped.exit is not None and stopped.exit.code == 0, stopped.exit
+    codex.approve_and_finish(
+        bound, rig.project / "made.txt", "Created made.txt.", record_delay, CODEX.label
+    )
 
 
 def test_codex_deny_resume_and_fork(codex: Launcher) -> None:

@@ -19,12 +19,8 @@ export function apiUrl(path, params) {
   return url;
 }
 
-export async function getJSON(path, params, { signal } = {}) {
-  const response = await fetch(apiUrl(path, params), {
-    credentials: 'same-origin',
-    headers: { Accept: 'application/json' },
-    signal,
-  });
+// The JSON a response carries; its `error` as an ApiError when it is not a success.
+async function replyOf(response) {
   let body = null;
   try {
     body = await response.json();
@@ -39,26 +35,22 @@ export async function getJSON(path, params, { signal } = {}) {
   return body;
 }
 
+export async function getJSON(path, params, { signal } = {}) {
+  return replyOf(await fetch(apiUrl(path, params), {
+    credentials: 'same-origin',
+    headers: { Accept: 'application/json' },
+    signal,
+  }));
+}
+
 // A request that changes something: JSON body, our own Origin (the browser sends it).
 export async function postJSON(path, body, { method = 'POST', params } = {}) {
-  const response = await fetch(apiUrl(path, params), {
+  return replyOf(await fetch(apiUrl(path, params), {
     method,
     credentials: 'same-origin',
     headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
     body: JSON.stringify(body || {}),
-  });
-  let reply = null;
-  try {
-    reply = await response.json();
-  } catch (err) {
-    reply = null;
-  }
-  if (!response.ok) {
-    const error = (reply && reply.error) || {};
-    throw new ApiError(response.status, error.code || `http_${response.status}`,
-      error.message || response.statusText);
-  }
-  return reply;
+  }));
 }
 
 export function taskPath(taskId, tail = '') {
