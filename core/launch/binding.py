@@ -44,6 +44,7 @@ from agentbar.core.sources.claude import ClaudeSource
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.02  # while some task is unbound
+EAGER_SECONDS = 60.0  # a task not bound by then is looked at every FOLLOW_SECONDS / 4 only
 FOLLOW_SECONDS = 1.0  # once every task is bound
 PIDS_SECONDS = 0.25  # how often a task's process family is re-read
 TYPE_TO_ENTER_SECONDS = 0.3  # a TUI takes text and Enter in one read for a paste
@@ -156,7 +157,8 @@ class Binder:
                 except Exception:
                     log.exception("binding task %s failed; trying again", watch.task.task_id)
                 binding = watch.task.binding
-                unbound = unbound or binding is None or not binding.confirmed
+                eager = watch.task.since_start() < EAGER_SECONDS  # then only now and then
+                unbound = unbound or (eager and (binding is None or not binding.confirmed))
                 unbound = unbound or watch.enter_due is not None or watch.close_due is not None
             with self._lock:
                 if not self._stopping:

@@ -231,7 +231,9 @@ class Task:
                 except (EOFError, OSError):
                     return
                 continue
-            timeout = IDLE_WAIT_SECONDS if not self._unchecked else PROMPT_CHECK_SECONDS
+            # Idle, with a pidfd to wake it on exit: no timeout at all (no wake-ups).
+            idle = None if exit_fd >= 0 else IDLE_WAIT_SECONDS
+            timeout = PROMPT_CHECK_SECONDS if self._unchecked else idle
             try:
                 ready, _, _ = select.select(waits, [], [], timeout)
             except (OSError, ValueError):
