@@ -18,10 +18,13 @@ confirmed it: ``confirmed_seconds``). The paths, each forced by what the fake ag
 Baseline, measured in the same runs: the time to the fake agent's first output (its banner),
 which every path waits for at least: Python's start-up and the spawn.
 
+``--idle S`` then measures this process's CPU over S seconds with five bound, idle tasks (the
+readers and the binder, what launched agents cost agentbar while nobody types).
+
 ``--real`` also times the real CLIs from the conformance cache (Claude's ``session-id`` and
 Codex's ``hook`` and ``status`` paths) against the conformance suite's scripted model server.
 
-    python bench/bench_launch.py [--runs 30] [--slow-runs 5] [--real] [--json out/launch.json]
+    python bench/bench_launch.py [--runs 30] [--slow-runs 5] [--idle 20] [--real] [--json F]
 """
 
 from __future__ import annotations
@@ -178,12 +181,34 @@ def measure_real(runs: int) -> dict[str, Any]:
     return results
 
 
+def measure_idle(tasks: int, seconds: float) -> dict[str, Any]:
+    """CPU of this process (the task manager: readers, binder) with ``tasks`` idle, bound
+    fake agents: what launched agents cost agentbar while nobody types."""
+    import resource
+
+    tmp = tempfile.TemporaryDirectory(prefix="bench-launch-idle-")
+    with tmp, launch_rig(Path(tmp.name), engine=False) as rig:
+        manager = rig.manager(engine=False)
+        agents = [Agent.CLAUDE, Agent.CODEX] * tasks
+        infos = [rig.launch(manager, agent) for agent in agents[:tasks]]
+        for info in infos:
+            rig.bound(manager, info.task_id)
+        time.sleep(2.0)  # past the start-up output
+        before, started = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
+        time.sleep(seconds)
+        after, ended = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {"tasks": tasks, "seconds": round(ended - started, 1),
+            "cpu_percent_of_one_core": round(100 * cpu / (ended - started), 3)}  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=30, help="launches per fast path")
     parser.add_argument("--slow-runs", type=int, default=5, help="launches per slow path")
     parser.add_argument("--real", action="store_true", help="also the real CLIs (npm cache)")
     parser.add_argument("--real-runs", type=int, default=5)
+    parser.add_argument("--idle", type=float, default=20.0, help="seconds of 5 idle tasks")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     started = time.monotonic()
@@ -196,6 +221,11 @@ def main() -> int:
     print("fake agent (tests/fake_agent.py) on a real PTY:")
     print(table(rows, ["path", "runs", "bind p50 ms", "bind p99 ms", "first output p50 ms"]))
     result: dict[str, Any] = {"machine": machine(), "fake": fake}
+    if args.idle > 0:
+        idle = measure_idle(5, args.idle)
+        result["idle"] = idle
+        print(f"\n5 idle launched tasks: {idle['cpu_percent_of_one_core']}% of one core "
+              f"over {idle['seconds']} s (readers and binder)")  # fmt: skip
     if args.real:
         real = measure_real(args.real_runs)
         result["real"] = real
