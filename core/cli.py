@@ -20,6 +20,7 @@ import orjson
 
 from agentbar.core.config import Settings
 from agentbar.core.hooks import cli as hooks_cli
+from agentbar.core.launch import cli as launch_cli
 from agentbar.core.listing import diagnostics, select
 from agentbar.core.model import SessionSnapshot, StateChange
 from agentbar.core.server import cli as server_cli
@@ -40,6 +41,7 @@ def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
     watch.add_argument("--json", action="store_true", help="one JSON object per line")
     hooks_cli.add_parser(commands)
     server_cli.add_parsers(commands)
+    launch_cli.add_parsers(commands)
     return parser
 
 
@@ -55,7 +57,22 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return hooks_cli.run(args, settings, out)
     if args.command in server_cli.COMMANDS:
         return server_cli.run(args, settings, out)
+    if args.command in launch_cli.COMMANDS:
+        return launch_cli.run(args, settings, out)
     raise SystemExit(f"unknown command {args.command!r}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The headless commands alone (``python -m agentbar.core.cli``: how ``agentbar launch``
+    starts a background ``serve``; the ``agentbar`` entry point is ``agentbar.tray``)."""
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        build_parser().print_help()
+        return 2
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        return 130
 
 
 def setup_logging(settings: Settings, *, verbose: bool) -> None:
@@ -213,3 +230,7 @@ def human_change(event: dict[str, Any]) -> str:
     project = short_path(event["project"])
     detail = f"  {event['detail']}" if event["detail"] else ""
     return f"{when}  {event['agent']:<6}  {project}  {prev} → {state}{detail}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

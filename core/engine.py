@@ -90,7 +90,44 @@ class IndexSearch:
     """Put the next slice of the search rows a cold catch-up saved into the full-text index."""
 
 
-Message = PathTouched | Tick | Rescan | Stop | IndexSearch
+@dataclass(frozen=True, slots=True)
+class TaskBound:
+    """A task agentbar launched runs session ``key`` in process ``process`` (its PTY's child):
+    the session's snapshot names the task, and its liveness is that process's."""
+
+    task_id: str
+    key: SessionKey
+    process: Process
+
+
+@dataclass(frozen=True, slots=True)
+class TaskScreen:
+    """What a launched task's screen shows: an approval prompt came up, or went (``at``: when,
+    epoch seconds)."""
+
+    task_id: str
+    waiting: bool
+    question: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class TaskExited:
+    task_id: str
+    at: float
+    detail: str  # "exit status 0", "ended by SIGTERM"
+
+
+Message = PathTouched | Tick | Rescan | Stop | IndexSearch | TaskBound | TaskScreen | TaskExited
+
+
+@dataclass(eq=False)
+class _TaskLink:
+    """A launched task's hold on its session (the engine thread's own record)."""
+
+    key: SessionKey
+    process: Process
+    pty: fusion.PtyView = field(default_factory=fusion.PtyView)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +225,8 @@ class Engine:
         self._exiting: set[Process] = set()  # agents that removed their registry, still exiting
         self._unreadable = 0
         self._search_chars = 0  # search text read and not yet saved
+        self._task_links: dict[str, _TaskLink] = {}  # by task id
+        self._task_of: dict[SessionKey, str] = {}
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self.ready = threading.Event()  # set once the first catch-up is done
@@ -293,6 +332,8 @@ class Engine:
                     rescans.append(folder)
                 case Stop():
                     self._stopping.set()
+                case TaskBound() | TaskScreen() | TaskExited():
+                    self._on_task(message)
         for path in touched.values():
             stream = self.streams.lookup_or_add(path)
             if stream is not None:
@@ -479,7 +520,68 @@ class Engine:
             session = _Session(key)
             self._sessions[key] = session
             self._deleted_sessions.discard(key)
+            task_id = self._task_of.get(key)
+            if task_id is not None:
+                self._hold(session, self._task_links[task_id])
         return session
+
+    # -- launched tasks ------------------------------------------------------------------------
+
+    def _on_task(self, message: TaskBound | TaskScreen | TaskExited) -> None:
+        if isinstance(message, TaskBound):
+            link = self._task_links.get(message.task_id)
+            if link is not None and link.key != message.key:
+                self._let_go(link)  # bound anew (``/clear``): the old session is over
+            if link is None or link.key != message.key:
+                link = _TaskLink(key=message.key, process=message.process)
+                self._task_links[message.task_id] = link
+                self._task_of[message.key] = message.task_id
+            link.process = message.process
+            session = self._sessions.get(message.key)
+            if session is not None:
+                self._hold(session, link)
+            return
+        link = self._task_links.get(message.task_id)
+        if link is None:
+            return
+        if isinstance(message, TaskScreen):
+            link.pty = fusion.PtyView(
+                waiting=message.waiting,
+                changed_at=message.at,
+                question=message.question,
+            )
+        else:
+            link.pty = fusion.PtyView(
+                changed_at=link.pty.changed_at, exited=True, detail=message.detail
+            )
+            self._exiting.add(link.process)
+        session = self._sessions.get(link.key)
+        if session is None:
+            return
+        if link.pty.exited and session.process is not None:
+            session.process = None
+            session.alive = False
+        session.mark()
+        self._unpublished.add(session.key)
+
+    def _hold(self, session: _Session, link: _TaskLink) -> None:
+        """The task's process is the session's (unless the task already exited)."""
+        if link.pty.exited:
+            return
+        session.process = link.process
+        session.alive = True
+        session.had_process = True
+        session.mark()
+        self._unpublished.add(session.key)
+
+    def _let_go(self, link: _TaskLink) -> None:
+        self._task_of.pop(link.key, None)
+        session = self._sessions.get(link.key)
+        if session is not None and session.process == link.process:
+            session.process = None
+            session.alive = False
+            session.mark()
+            self._unpublished.add(session.key)
 
     def _rebuild(self, key: SessionKey) -> None:
         """Fold the session again from the top of every one of its files."""
@@ -735,12 +837,14 @@ class Engine:
                 reg.status, reg.waiting_for, reg.updated_at, session.registry_active_at
             )
         )
+        task_id = self._task_of.get(session.key)
         signals = fusion.Signals(
             turn=session.turn,
             registry=registry,
             hook=session.hooks.view,
             alive=session.alive,
             last_activity=session.facts.last_activity,
+            pty=None if task_id is None else self._task_links[task_id].pty,
         )
         new = fusion.decide(signals, now, TRAITS[session.key.agent])
         if not new.same_transition(session.state):
@@ -792,6 +896,7 @@ class Engine:
             usage=facts.usage,
             transcript=session.transcript or session.hooks.transcript_path,
             process=session.process,
+            task_id=self._task_of.get(session.key),
             threads=self._threads(session),
         )
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from cli_runner import agentbar
 from replay_rig import SYNTHETIC, V21
-from test_cli import agentbar, env  # noqa: F401 - env: a fixture
+from test_cli import env  # noqa: F401 - env: a fixture
 
 
 @pytest.fixture
@@ -61,6 +62,7 @@ def test_serve_prints_its_url_first_and_the_url_works(sessions_env: dict[str, st
             "port": int(origin.rsplit(":", 1)[1]),
             "token": token,
             "pid": server.pid,
+            "tasks": True,  # it launches agents (/api/tasks)
         }
         assert info_path.stat().st_mode & 0o777 == 0o600
         status, _ = get(first)

@@ -13,6 +13,7 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,11 +73,14 @@ def claude_events(version: str | None) -> list[str]:
     return [name for name, first in CLAUDE_EVENTS if parsed is None or parsed >= first]
 
 
-def detect_version(agent: Agent, timeout: float = 15.0) -> str | None:
-    """``claude --version`` / ``codex --version``, or None when it cannot be run."""
+def detect_version(
+    agent: Agent, timeout: float = 15.0, program: Sequence[str] | None = None
+) -> str | None:
+    """``claude --version`` / ``codex --version`` (or ``<program> --version``), or None when it
+    cannot be run."""
     try:
         result = subprocess.run(
-            [str(agent), "--version"],
+            [*(program or [str(agent)]), "--version"],
             capture_output=True,
             text=True,
             timeout=timeout,

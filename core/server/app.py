@@ -25,15 +25,20 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from agentbar.core.engine import EngineStats
+from agentbar.core.launch.manager import TaskManager
+from agentbar.core.launch.task import TaskInfo
 from agentbar.core.listing import diagnostics, select
 from agentbar.core.model import Agent, SessionKey, SessionSnapshot, StateChange
 from agentbar.core.replay.export import MEDIA_TYPES, Format, Options, export, filename
 from agentbar.core.replay.model import MAIN_THREAD
 from agentbar.core.replay.pages import PAGE_ITEMS, NotFound, Replay
 from agentbar.core.search import DEFAULT_LIMIT, Searcher
+from agentbar.core.server import task_routes
 from agentbar.core.server.security import Guard, error
 
-__all__ = ["CONTEXT", "Context", "Guard", "Sessions", "broadcast", "build_app", "web"]
+__all__ = [
+    "CONTEXT", "Context", "Guard", "Sessions", "broadcast", "broadcast_task", "build_app", "web",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +73,8 @@ class Context:
     guard: Guard
     web_dir: Path
     clients: set[asyncio.Queue[bytes | None]] = field(default_factory=set)
+    tasks: TaskManager | None = None  # launched agents, when this process owns them
+    quit: Callable[[str], None] | None = None  # ask the process to quit ("keep"/"stop" tasks)
 
 
 CONTEXT = web.AppKey("context", Context)
@@ -88,6 +95,8 @@ def build_app(ctx: Context) -> web.Application:
         web.get("/api/search", search),
         web.get("/api/events", events),
     ]
+    routes += task_routes.routes(_ctx)
+    routes.append(web.get("/terminal/{task_id}", terminal_page))
     routes += [web.get(route, page) for route in SPA_ROUTES]
     app.add_routes(routes)
     static = ctx.web_dir / "static"
@@ -332,10 +341,18 @@ def _take(chunks: Iterator[str]) -> bytes:
 
 
 async def page(request: web.Request) -> web.StreamResponse:
-    index = _ctx(request).web_dir / "index.html"
-    if not index.is_file():
+    return _html(_ctx(request).web_dir / "index.html")
+
+
+async def terminal_page(request: web.Request) -> web.StreamResponse:
+    """A launched task's live terminal: a document of its own (its CSP differs)."""
+    return _html(_ctx(request).web_dir / "terminal.html")
+
+
+def _html(path: Path) -> web.StreamResponse:
+    if not path.is_file():
         return error(404, "not_found", "the web UI is not installed")
-    return web.FileResponse(index, headers={"Content-Type": "text/html; charset=utf-8"})
+    return web.FileResponse(path, headers={"Content-Type": "text/html; charset=utf-8"})
 
 
 # -- the WebSocket -----------------------------------------------------------------------------
@@ -374,8 +391,7 @@ async def _send_all(ws: web.WebSocketResponse, queue: asyncio.Queue[bytes | None
 
 
 def broadcast(ctx: Context, change: StateChange) -> None:
-    """On the server's loop: queue one state change for every client; a client too slow to
-    keep up is disconnected rather than buffered without end."""
+    """On the server's loop: queue one state change for every client."""
     message = orjson.dumps(
         {
             "type": "change",
@@ -383,6 +399,18 @@ def broadcast(ctx: Context, change: StateChange) -> None:
             "session": session_json(change.snapshot, None),
         }
     )
+    _fan_out(ctx, message)
+
+
+def broadcast_task(ctx: Context, info: TaskInfo) -> None:
+    """On the server's loop: queue a launched task's change for every client."""
+    sessions = {s.key: s for s in ctx.engine.sessions()}
+    message = orjson.dumps({"type": "task", "task": task_routes.task_json(info, sessions)})
+    _fan_out(ctx, message)
+
+
+def _fan_out(ctx: Context, message: bytes) -> None:
+    """A client too slow to keep up is disconnected rather than buffered without end."""
     for queue in list(ctx.clients):
         try:
             queue.put_nowait(message)

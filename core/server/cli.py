@@ -12,7 +12,7 @@ import argparse
 import signal
 import sys
 import threading
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agentbar.core.config import Settings
 from agentbar.core.model import SessionSnapshot
@@ -22,6 +22,9 @@ from agentbar.core.replay.pages import NotFound, Replay
 from agentbar.core.server.runner import announced_server
 from agentbar.core.service import Service
 
+if TYPE_CHECKING:
+    from agentbar.core.launch.manager import TaskManager
+
 COMMANDS = ("serve", "export")
 
 
@@ -30,6 +33,13 @@ def add_parsers(commands: Any) -> None:
         "serve", help="run the engine and the loopback server (web UI and API), no tray"
     )
     serve_cmd.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: free)")
+    serve_cmd.add_argument(
+        "--on-exit",
+        choices=["ask", "keep", "stop"],
+        default="ask",
+        help="launched agents still running when it exits: keep them running without agentbar,"
+        " stop them, or ask (the default; keep when there is no terminal to ask in)",
+    )
     export_cmd = commands.add_parser("export", help="write one session as Markdown, JSON or HTML")
     export_cmd.add_argument("session_id", metavar="SESSION_ID", help="the id or a unique prefix")
     export_cmd.add_argument("--format", choices=[f.value for f in Format], default="md")
@@ -40,31 +50,65 @@ def add_parsers(commands: Any) -> None:
 
 def run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     if args.command == "serve":
-        return serve(settings, port=args.port, out=out)
+        return serve(settings, port=args.port, out=out, on_exit=args.on_exit)
     options = Options(thinking=not args.no_thinking, notes=args.notes)
     return export_session(
         settings, args.session_id, Format(args.format), args.output, options, out=out
     )
 
 
-def serve(settings: Settings, *, port: int, out: TextIO) -> int:
+def serve(settings: Settings, *, port: int, out: TextIO, on_exit: str = "ask") -> int:
+    """Engine, server and the launched agents' task manager until SIGINT, SIGTERM or
+    ``POST /api/quit``; then the agents still running are kept or stopped (``on_exit``)."""
+    from agentbar.core.launch.manager import TaskManager  # noqa: PLC0415 - serve only
+
     service = Service.open(settings)
+    tasks = TaskManager(settings, engine=service.engine)
     finished = threading.Event()
+    chosen: list[str] = []
+
+    def quit_with(choice: str) -> None:
+        chosen.append(choice)
+        finished.set()
+
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: finished.set())
     try:
-        with announced_server(service, settings, port=port) as server:
+        with announced_server(service, settings, port=port, tasks=tasks, quit=quit_with) as server:
             out.write(server.url + "\n")
             out.flush()
             service.start()
+            tasks.start()
             while not finished.wait(0.5):
                 pass
     except OSError as exc:
         print(f"agentbar: cannot listen on 127.0.0.1:{port}: {exc.strerror}", file=sys.stderr)
         return 1
     finally:
+        keep = keep_tasks(tasks, chosen[0] if chosen else on_exit, out)
+        tasks.shutdown(keep=keep)
         service.close()
     return 0
+
+
+def keep_tasks(tasks: TaskManager, choice: str, out: TextIO) -> bool:
+    """Whether the agents still running go on without agentbar: as chosen, or asked on the
+    terminal (kept when there is none to ask on)."""
+    running = tasks.running()
+    if not running or choice != "ask":
+        return choice != "stop"
+    if not sys.stdin.isatty():
+        return True
+    out.write(f"{len(running)} launched agent(s) still running:\n")
+    for info in running:
+        out.write(f"  {info.task_id}  {info.agent}  {info.project}\n")
+    out.write("Keep them running without agentbar (k), or stop them (s)? [K/s] ")
+    out.flush()
+    try:
+        answer = sys.stdin.readline().strip().lower()
+    except (OSError, KeyboardInterrupt):
+        answer = ""
+    return not answer.startswith("s")
 
 
 def find_session(snapshots: list[SessionSnapshot], wanted: str) -> SessionSnapshot:

@@ -37,6 +37,8 @@ from agentbar.core.search import Searcher
 from agentbar.core.service import Service
 
 if TYPE_CHECKING:
+    from agentbar.core.launch.manager import TaskManager
+    from agentbar.core.launch.task import TaskInfo
     from agentbar.core.server.app import Sessions
 
 log = logging.getLogger(__name__)
@@ -67,8 +69,11 @@ class LoopbackServer:
         port: int = 0,
         token: str | None = None,
         static: Path | None = None,
+        tasks: TaskManager | None = None,
+        quit: Callable[[str], None] | None = None,
     ) -> None:
         self.engine = engine
+        self.tasks = tasks
         self.roots = roots
         self.searcher = searcher
         self.token = token or secrets.token_urlsafe(32)
@@ -84,6 +89,8 @@ class LoopbackServer:
             searcher=searcher,
             guard=self.guard,
             web_dir=static or web_dir(),
+            tasks=tasks,
+            quit=quit,
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -91,6 +98,7 @@ class LoopbackServer:
         self._failed: BaseException | None = None
         self._stopped: asyncio.Event | None = None
         self._unsubscribe: Callable[[], None] | None = None
+        self._unsubscribe_tasks: Callable[[], None] | None = None
 
     @property
     def origin(self) -> str:
@@ -102,7 +110,13 @@ class LoopbackServer:
         return f"{self.origin}/?token={self.token}"
 
     def info(self) -> dict[str, Any]:
-        return {"url": self.url, "port": self.port, "token": self.token, "pid": os.getpid()}
+        return {
+            "url": self.url,
+            "port": self.port,
+            "token": self.token,
+            "pid": os.getpid(),
+            "tasks": self.tasks is not None,  # this process launches agents (/api/tasks)
+        }
 
     def start(self, timeout: float = 10.0) -> str:
         self._thread = threading.Thread(target=self._run, name="agentbar-server", daemon=True)
@@ -112,13 +126,16 @@ class LoopbackServer:
         if self._failed is not None:
             raise RuntimeError(f"the server failed to start: {self._failed}")
         self._unsubscribe = self.engine.subscribe(self._on_change)
+        if self.tasks is not None:
+            self._unsubscribe_tasks = self.tasks.subscribe(self._on_task)
         return self.url
 
     def stop(self, timeout: float = 5.0) -> None:
-        if self._unsubscribe is not None:
-            with contextlib.suppress(ValueError):
-                self._unsubscribe()
-            self._unsubscribe = None
+        for unsubscribe in (self._unsubscribe, self._unsubscribe_tasks):
+            if unsubscribe is not None:
+                with contextlib.suppress(ValueError):
+                    unsubscribe()
+        self._unsubscribe = self._unsubscribe_tasks = None
         loop, stopped = self._loop, self._stopped
         if loop is not None and stopped is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
@@ -134,6 +151,13 @@ class LoopbackServer:
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._app.broadcast, self.context, change)
+
+    def _on_task(self, info: TaskInfo) -> None:
+        """On a task's thread: hand the task's change to the server's loop."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._app.broadcast_task, self.context, info)
 
     def _run(self) -> None:
         loop = asyncio.new_event_loop()
@@ -166,15 +190,24 @@ class LoopbackServer:
 
 @contextlib.contextmanager
 def announced_server(
-    service: Service, settings: Settings, *, port: int = 0
+    service: Service,
+    settings: Settings,
+    *,
+    port: int = 0,
+    tasks: TaskManager | None = None,
+    quit: Callable[[str], None] | None = None,
 ) -> Iterator[LoopbackServer]:
-    """A started server over ``service``'s engine, announced in ``server.json`` while it runs,
-    stopped and unannounced after. Raises ``OSError`` when ``port`` is taken."""
+    """A started server over ``service``'s engine (and ``tasks``, the launched agents of this
+    process), announced in ``server.json`` while it runs, stopped and unannounced after.
+    ``quit(choice)`` is what ``POST /api/quit`` calls. Raises ``OSError`` when ``port`` is
+    taken."""
     server = LoopbackServer(
         service.engine,
         AgentRoots(settings.agent_roots),
         searcher=Searcher(settings.index_path),
         port=port,
+        tasks=tasks,
+        quit=quit,
     )
     try:
         server.start()

@@ -10,8 +10,9 @@ thread).
 - WebSocket handshakes and every method that can change something (anything but GET, HEAD and
   OPTIONS) must come from our own origin (``Origin`` present and equal to it); a browser's
   ``Sec-Fetch-Site: cross-site`` is refused on every request.
-- Every response carries a strict Content-Security-Policy (no inline script), ``frame-ancestors
-  'none'``, ``nosniff``, ``no-referrer``, and ``no-store`` for the API.
+- Every response carries a strict Content-Security-Policy (no inline script; inline styles only
+  on the terminal page, for xterm.js), ``frame-ancestors 'none'``, ``nosniff``,
+  ``no-referrer``, and ``no-store`` for the API.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from aiohttp import hdrs, web
 TOKEN_COOKIE = "agentbar_token"
 TOKEN_HEADER = "X-Agentbar-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+TERMINAL_PAGE = "/terminal/"  # a launched task's live terminal (its own document)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -41,10 +43,14 @@ class Guard:
         self.hosts = frozenset({f"127.0.0.1:{port}", f"localhost:{port}"})
         self.origins = frozenset(f"http://{host}" for host in self.hosts)
 
-    def csp(self) -> str:
+    def csp(self, *, inline_styles: bool = False) -> str:
+        """The policy; ``inline_styles`` for the terminal page alone: xterm.js sizes and colours
+        its rows with ``<style>`` elements it writes itself (scripts stay ``'self'`` only, and
+        that page puts no transcript HTML anywhere: the terminal draws text)."""
         sockets = " ".join(f"ws://{host}" for host in sorted(self.hosts))
+        styles = "'self' 'unsafe-inline'" if inline_styles else "'self'"
         return (
-            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            f"default-src 'self'; script-src 'self'; style-src {styles}; img-src 'self' data:; "
             f"font-src 'self'; connect-src 'self' {sockets}; object-src 'none'; "
             "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
         )
@@ -103,7 +109,9 @@ class Guard:
     async def on_response_prepare(self, request: web.Request, response: web.StreamResponse) -> None:
         """The same hardening headers on every response, streamed ones included."""
         headers = response.headers
-        headers["Content-Security-Policy"] = self.csp()
+        headers["Content-Security-Policy"] = self.csp(
+            inline_styles=request.path.startswith(TERMINAL_PAGE)
+        )
         headers["X-Content-Type-Options"] = "nosniff"
         headers["Referrer-Policy"] = "no-referrer"
         headers["X-Frame-Options"] = "DENY"

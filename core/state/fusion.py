@@ -1,7 +1,8 @@
 """Fuse every signal about a session into one state, naming the signal that decided (pure).
 
 Strongest first: process liveness (a session whose process is gone is ``ended``), hook events,
-the agent's live registry, then the transcript. Weaker signals still refine stronger ones: the
+the agent's live registry, the screen of our own PTY when agentbar launched the agent, then the
+transcript. Weaker signals still refine stronger ones: the
 registry says "waiting", the transcript says for which command; the registry says "idle", the
 transcript says whether the turn failed or ended on a question.
 
@@ -80,12 +81,25 @@ TURN_OVER_EVENTS = frozenset(
 
 
 @dataclass(frozen=True, slots=True)
+class PtyView:
+    """What the screen of a task agentbar launched shows (its own PTY): an approval prompt is
+    up, or went away at ``changed_at``; or the program exited."""
+
+    waiting: bool = False
+    changed_at: float | None = None  # when a prompt last came or went (None: never one)
+    question: str = ""
+    exited: bool = False
+    detail: str = ""  # how it exited
+
+
+@dataclass(frozen=True, slots=True)
 class Signals:
     turn: TurnState
     registry: RegistryView | None = None
     hook: HookView | None = None
     alive: bool | None = None  # None: liveness not known yet
     last_activity: float | None = None  # the latest record's time (the agent's clock)
+    pty: PtyView | None = None  # set for a session a launched task runs
 
 
 def decide(signals: Signals, now: float, traits: AgentTraits) -> SessionState:
@@ -93,6 +107,11 @@ def decide(signals: Signals, now: float, traits: AgentTraits) -> SessionState:
     if signals.alive is False:
         if hook is not None and hook.state is State.ENDED and not _hook_outdated(hook, signals):
             return _from_hook(hook, signals, now)  # it said so itself before it went
+        if signals.pty is not None and signals.pty.exited:
+            detail = f"agent exited ({signals.pty.detail})" if signals.pty.detail else ""
+            return SessionState(
+                state=State.ENDED, source=Source.PTY, detail=detail or "agent exited"
+            )
         return SessionState(state=State.ENDED, source=Source.PROCESS, detail="agent exited")
     fallback = _without_hook(signals, now, traits)
     if hook is None or _superseded(hook, fallback, signals):
@@ -105,7 +124,38 @@ def _without_hook(signals: Signals, now: float, traits: AgentTraits) -> SessionS
         decided = _from_registry(signals.registry, signals.turn, now)
         if decided is not None:
             return decided
-    return _from_transcript(signals.turn, signals.last_activity, now, traits)
+    transcript = _from_transcript(signals.turn, signals.last_activity, now, traits)
+    if signals.pty is not None:
+        return _from_pty(signals.pty, signals.turn, transcript, now)
+    return transcript
+
+
+def _from_pty(pty: PtyView, turn: TurnState, transcript: SessionState, now: float) -> SessionState:
+    """Our own screen: an approval prompt on it is an approval wait, whatever the transcript
+    can tell (Codex never writes the request down). Once it went away, and until the
+    transcript moves on, the call it asked about runs (approved) or is about to be refused."""
+    if pty.waiting:
+        asking = _asking_call(turn) or (turn.pending[-1] if turn.pending else None)
+        detail = describe_call(asking) if asking else pty.question or "waiting for approval"
+        return SessionState(
+            state=State.INPUT_REQUIRED,
+            waiting_for=WaitingFor.APPROVAL,
+            detail=detail,
+            source=Source.PTY,
+        )
+    gone_at = pty.changed_at
+    if (
+        gone_at is not None
+        and turn.phase is Phase.RUNNING
+        and (turn.moved_at is None or turn.moved_at < gone_at)
+        and transcript.state in (State.RUNNING, State.INPUT_REQUIRED)
+        and transcript.waiting_for is not WaitingFor.QUESTION
+    ):
+        open_subs = turn.open_subagents(now, SUBAGENT_STALE_SECONDS)
+        return SessionState(
+            state=State.RUNNING, detail=_running_detail(turn, open_subs), source=Source.PTY
+        )
+    return transcript
 
 
 def _superseded(hook: HookView, fallback: SessionState, signals: Signals) -> bool:
@@ -126,6 +176,8 @@ def _superseded(hook: HookView, fallback: SessionState, signals: Signals) -> boo
     reg = signals.registry
     if fallback.source is Source.REGISTRY:
         evidence = None if reg is None else reg.updated_at
+    elif fallback.source is Source.PTY:
+        evidence = None if signals.pty is None else signals.pty.changed_at
     else:
         evidence = signals.turn.moved_at
     if evidence is None or evidence <= hook.at:

@@ -127,6 +127,23 @@ def write_config(home: Path, project: Path) -> None:
     )
 
 
+def claude_env(server_url: str) -> dict[str, str]:
+    """What Claude needs in its environment to run against the scripted model."""
+    env = {
+        "ANTHROPIC_BASE_URL": server_url,
+        "ANTHROPIC_API_KEY": API_KEY,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        # A model error fails after one retry instead of ten with backoff.
+        "CLAUDE_CODE_MAX_RETRIES": "1",
+    }
+    if os.environ.get("AGENTBAR_CONFORMANCE_PYTHONPATH"):
+        # Check another build of agentbar (a snapshot of a commit) than the installed one.
+        env["PYTHONPATH"] = os.environ["AGENTBAR_CONFORMANCE_PYTHONPATH"]
+    return env
+
+
 class ClaudeRun:
     """One scenario: the rig, the watch, Claude TUIs in the project folder, and the recorder."""
 
@@ -135,20 +152,7 @@ class ClaudeRun:
         self.version = version
         self.scenario = scenario
         self.binary = ensure_installed(version.cli)
-        rig.env.update(
-            {
-                "ANTHROPIC_BASE_URL": rig.server.url,
-                "ANTHROPIC_API_KEY": API_KEY,
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-                "DISABLE_TELEMETRY": "1",
-                "DISABLE_AUTOUPDATER": "1",
-                # A model error fails after one retry instead of ten with backoff.
-                "CLAUDE_CODE_MAX_RETRIES": "1",
-            }
-        )
-        if os.environ.get("AGENTBAR_CONFORMANCE_PYTHONPATH"):
-            # Check another build of agentbar (a snapshot of a commit) than the installed one.
-            rig.env["PYTHONPATH"] = os.environ["AGENTBAR_CONFORMANCE_PYTHONPATH"]
+        rig.env.update(claude_env(rig.server.url))
         write_config(rig.home, rig.project)
         self.watch: WatchEvents = rig.start_watch()
         self.term: AgentTerminal | None = None

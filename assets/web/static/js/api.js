@@ -19,12 +19,8 @@ export function apiUrl(path, params) {
   return url;
 }
 
-export async function getJSON(path, params, { signal } = {}) {
-  const response = await fetch(apiUrl(path, params), {
-    credentials: 'same-origin',
-    headers: { Accept: 'application/json' },
-    signal,
-  });
+// The JSON a response carries; its `error` as an ApiError when it is not a success.
+async function replyOf(response) {
   let body = null;
   try {
     body = await response.json();
@@ -37,6 +33,32 @@ export async function getJSON(path, params, { signal } = {}) {
       error.message || response.statusText);
   }
   return body;
+}
+
+export async function getJSON(path, params, { signal } = {}) {
+  return replyOf(await fetch(apiUrl(path, params), {
+    credentials: 'same-origin',
+    headers: { Accept: 'application/json' },
+    signal,
+  }));
+}
+
+// A request that changes something: JSON body, our own Origin (the browser sends it).
+export async function postJSON(path, body, { method = 'POST', params } = {}) {
+  return replyOf(await fetch(apiUrl(path, params), {
+    method,
+    credentials: 'same-origin',
+    headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
+    body: JSON.stringify(body || {}),
+  }));
+}
+
+export function taskPath(taskId, tail = '') {
+  return `/api/tasks/${encodeURIComponent(taskId)}${tail}`;
+}
+
+export function terminalHref(taskId) {
+  return `/terminal/${encodeURIComponent(taskId)}`;
 }
 
 export function sessionPath(sessionId, tail = '') {
@@ -138,7 +160,7 @@ export class Events {
     } else if (message.type === 'change' && message.session) {
       const s = message.session;
       this.sessions.set(`${s.agent}:${s.session_id}`, s);
-    } else {
+    } else if (message.type !== 'task') { // a launched task changed: its listeners look
       return;
     }
     this.emit(message);

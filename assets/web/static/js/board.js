@@ -1,6 +1,7 @@
 // The board: every live and recent session, those that need you first, grouped by project, kept
 // current by the WebSocket (a state change moves its card without a reload).
 
+import { TasksPanel } from './actions.js';
 import { h, clear } from './dom.js';
 import {
   ago, epoch, sessionHref, sessionKey, shortPath, stateLabel, number, plural,
@@ -45,11 +46,13 @@ export class BoardView {
       type: 'button', class: 'link-button', onclick: () => this.toggleAll(),
     });
     this.summary = h('p', { class: 'board-summary', 'aria-live': 'polite' });
+    this.tasks = new TasksPanel(app);
     root.append(
       h('header', { class: 'view-header' },
         h('h1', null, 'Sessions'),
         this.summary,
         this.toggle),
+      this.tasks.el,
       this.empty,
       this.sections,
     );
@@ -60,6 +63,7 @@ export class BoardView {
 
   destroy() {
     this.unsubscribe();
+    this.tasks.destroy();
     window.clearInterval(this.timer);
   }
 

@@ -2,6 +2,7 @@
 // whole file), opened at the end, at the item that needs the user, or at a search hit; sub-agent
 // threads expand where they were spawned; new items arrive live.
 
+import { sessionActions } from './actions.js';
 import { ApiError, exportUrl, getJSON, sessionPath } from './api.js';
 import { append, clear, h } from './dom.js';
 import {
@@ -656,6 +657,7 @@ export class ReplayView {
       threads.length ? h('details', { class: 'thread-list' },
         h('summary', null, `Sub-agents (${threads.length})`), h('ul', null, threads)) : null,
       h('div', { class: 'exports' }, h('span', null, 'Export:'), exports),
+      sessionActions(s),
     ]);
     this.app.setTitle(s.title || s.session_id);
   }

@@ -1,0 +1,199 @@
+// What can be done with a session or started from the board: resume or fork it in a terminal
+// agentbar owns, hand its last answer or a brief of it to another agent, approve or deny what
+// its launched task waits for, launch a new agent in a folder (docs/api.md, the task routes).
+
+import { ApiError, getJSON, postJSON, sessionPath, taskPath, terminalHref } from './api.js';
+import { append, clear, h } from './dom.js';
+import { shortPath } from './format.js';
+
+function openTerminal(task) {
+  window.location.assign(terminalHref(task.task_id));
+}
+
+async function runningTasks() {
+  try {
+    const body = await getJSON('/api/tasks');
+    return body.tasks.filter((t) => t.status === 'running');
+  } catch (err) {
+    return null; // this agentbar launches no agents (503), or it is away
+  }
+}
+
+// The Resume / Fork / Hand-off controls of a replay, and its task's Approve / Deny.
+export function sessionActions(session) {
+  const note = h('span', { class: 'action-note', 'aria-live': 'polite' });
+  const box = h('div', { class: 'session-actions', dataset: { session: session.session_id } });
+  const params = { agent: session.agent };
+  const act = async (button, work) => {
+    button.disabled = true;
+    note.textContent = '';
+    try {
+      await work();
+    } catch (err) {
+      note.textContent = err instanceof ApiError ? err.message : String(err);
+    } finally {
+      button.disabled = false;
+    }
+  };
+  const relaunch = (mode) => h('button', {
+    type: 'button', class: `button ${mode}`, dataset: { action: mode },
+    onclick: (event) => act(event.currentTarget, async () => {
+      const reply = await postJSON(sessionPath(session.session_id, `/${mode}`), {}, { params });
+      openTerminal(reply.task);
+    }),
+  }, mode === 'resume' ? 'Resume' : 'Fork');
+  const form = handoffForm(session, note);
+  const handoff = h('button', {
+    type: 'button', class: 'button handoff', dataset: { action: 'handoff' }, 'aria-expanded': 'false',
+    onclick: async (event) => {
+      const opening = form.hidden;
+      form.hidden = !opening;
+      event.currentTarget.setAttribute('aria-expanded', opening ? 'true' : 'false');
+      if (opening) await form.refresh();
+    },
+  }, 'Hand off…');
+  append(box, [relaunch('resume'), relaunch('fork'), handoff, note]);
+  const taskBox = h('span', { class: 'session-task' });
+  box.append(taskBox);
+  showTask(session, taskBox, note);
+  return h('div', null, box, form);
+}
+
+async function showTask(session, box, note) {
+  const tasks = await runningTasks();
+  if (!tasks) return;
+  const task = tasks.find((t) => t.session_id === session.session_id && t.agent === session.agent);
+  if (!task) return;
+  box.dataset.task = task.task_id;
+  const controls = [h('a', { class: 'button open-terminal', href: terminalHref(task.task_id) }, 'Open terminal')];
+  if (task.waiting) {
+    for (const [path, label] of [['/approve', 'Approve'], ['/deny', 'Deny']]) {
+      controls.push(h('button', {
+        type: 'button', class: `button ${label.toLowerCase()}`,
+        onclick: async (event) => {
+          event.currentTarget.disabled = true;
+          try {
+            const reply = await postJSON(taskPath(task.task_id, path), {});
+            note.textContent = `${label === 'Approve' ? 'Approved' : 'Denied'}: ${reply.answer.question}`;
+          } catch (err) {
+            note.textContent = err.message;
+          }
+        },
+      }, label));
+    }
+  }
+  append(box, controls);
+}
+
+function handoffForm(session, note) {
+  const what = h('select', { name: 'what', 'aria-label': 'What to hand off' },
+    h('option', { value: 'brief' }, 'a brief of the session'),
+    h('option', { value: 'answer' }, 'its last answer'));
+  const target = h('select', { name: 'to', 'aria-label': 'Who to hand it to' });
+  const send = h('button', { type: 'submit', class: 'button' }, 'Send');
+  const form = h('form', { class: 'handoff-form', hidden: true },
+    h('span', null, 'Send'), what, h('span', null, 'to'), target, send);
+  form.refresh = async () => {
+    clear(target);
+    target.append(h('option', { value: 'agent:claude' }, `a new Claude in ${shortPath(session.project)}`));
+    target.append(h('option', { value: 'agent:codex' }, `a new Codex in ${shortPath(session.project)}`));
+    for (const task of (await runningTasks()) || []) {
+      if (task.session_id === session.session_id) continue;
+      target.append(h('option', { value: `task:${task.task_id}` },
+        `running ${task.agent} ${task.task_id} in ${shortPath(task.project)}`));
+    }
+  };
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    send.disabled = true;
+    const [kind, id] = target.value.split(':');
+    const to = kind === 'task' ? { task: id } : { agent: id };
+    try {
+      const reply = await postJSON(sessionPath(session.session_id, '/handoff'),
+        { what: what.value, to }, { params: { agent: session.agent } });
+      if (kind === 'task') note.textContent = `Sent ${reply.chars} characters to task ${id}.`;
+      else openTerminal(reply.task);
+    } catch (err) {
+      note.textContent = err.message;
+    } finally {
+      send.disabled = false;
+    }
+  });
+  return form;
+}
+
+// The board's panel: the agents agentbar launched, and a form to launch one in a folder.
+export class TasksPanel {
+  constructor(app) {
+    this.app = app;
+    this.list = h('ul', { class: 'task-list' });
+    this.note = h('span', { class: 'action-note', 'aria-live': 'polite' });
+    this.el = h('section', { class: 'tasks-panel', hidden: true, 'aria-label': 'Launched agents' },
+      h('h2', null, 'Launched agents'), this.list, this.form());
+    this.unsubscribe = app.events.on((message) => {
+      if (message.type === 'task' || message.type === 'sessions') this.refresh();
+    });
+    this.refresh();
+  }
+
+  destroy() {
+    this.unsubscribe();
+  }
+
+  form() {
+    const agent = h('select', { name: 'agent', 'aria-label': 'Agent' },
+      h('option', { value: 'claude' }, 'Claude Code'), h('option', { value: 'codex' }, 'Codex'));
+    const projects = h('datalist', { id: 'launch-projects' });
+    const project = h('input', {
+      name: 'project', type: 'text', placeholder: '/path/to/project', list: 'launch-projects',
+      'aria-label': 'Project folder', required: true,
+    });
+    const prompt = h('input', { name: 'prompt', type: 'text', placeholder: 'First prompt (optional)', 'aria-label': 'First prompt' });
+    const go = h('button', { type: 'submit', class: 'button launch' }, 'Launch');
+    const form = h('form', { class: 'launch-form' }, agent, project, projects, prompt, go, this.note);
+    this.projects = projects;
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      go.disabled = true;
+      this.note.textContent = '';
+      try {
+        const reply = await postJSON('/api/tasks', {
+          agent: agent.value, project: project.value.trim(), prompt: prompt.value || null,
+        });
+        openTerminal(reply.task);
+      } catch (err) {
+        this.note.textContent = err.message;
+      } finally {
+        go.disabled = false;
+      }
+    });
+    return form;
+  }
+
+  async refresh() {
+    let tasks;
+    try {
+      tasks = (await getJSON('/api/tasks')).tasks;
+    } catch (err) {
+      this.el.hidden = true; // this agentbar launches no agents
+      return;
+    }
+    this.el.hidden = false;
+    clear(this.list);
+    for (const task of tasks.filter((t) => t.status === 'running' || t.status === 'stopping')) {
+      const session = task.session;
+      this.list.append(h('li', { dataset: { task: task.task_id } },
+        h('a', { href: terminalHref(task.task_id) }, `${task.agent} in ${shortPath(task.project)}`),
+        task.waiting ? h('span', { class: 'state-badge state-input_required' }, 'Approval') : null,
+        session ? h('span', { class: 'detail' }, session.detail || session.state) : null,
+        h('span', { class: 'task-id' }, task.task_id)));
+    }
+    try {
+      const { recent } = await getJSON('/api/projects');
+      clear(this.projects);
+      for (const folder of recent) this.projects.append(h('option', { value: folder }));
+    } catch (err) {
+      // the list of recent folders is a convenience: typing one works as well
+    }
+  }
+}

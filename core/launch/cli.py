@@ -1,0 +1,301 @@
+"""``agentbar launch``, ``tasks``, ``send``, ``approve``, ``deny``, ``stop``, ``resume``, ``fork``,
+``handoff`` and ``quit``: launched agents from the shell, through the running agentbar's API
+(main thread; ``client.py`` finds or starts that agentbar).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from typing import Any, TextIO
+
+import orjson
+
+from agentbar.core.config import Settings
+from agentbar.core.launch.client import ApiError, Client, NoServer, connect
+
+COMMANDS = ("launch", "tasks", "send", "approve", "deny", "stop", "resume", "fork", "handoff",
+            "quit")  # fmt: skip
+BIND_WAIT_SECONDS = 10.0
+
+
+def add_parsers(commands: Any) -> None:
+    launch = commands.add_parser("launch", help="start an agent in a terminal agentbar owns")
+    launch.add_argument("agent", choices=["claude", "codex"])
+    launch.add_argument("--project", metavar="DIR", help="the folder to run it in (default: here)")
+    launch.add_argument("--prompt", metavar="TEXT", help="the first prompt")
+    _output_args(launch)
+    tasks = commands.add_parser("tasks", help="the agents agentbar launched")
+    tasks.add_argument("--json", action="store_true", help="machine-readable output")
+    send = commands.add_parser("send", help="type into a launched agent")
+    send.add_argument("task_id", metavar="TASK_ID", help="the task (or a unique start of its id)")
+    send.add_argument("--text", help="text to type and send ('-': read it from standard input)")
+    send.add_argument(
+        "--key",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="press a key (enter, escape, tab, up, ctrl-c, y, ...); repeatable",
+    )
+    send.add_argument("--no-enter", action="store_true", help="type the text without Enter")
+    for name, what in (("approve", "allow"), ("deny", "refuse")):
+        answer = commands.add_parser(name, help=f"{what} what a launched agent asks approval for")
+        answer.add_argument("task_id", metavar="TASK_ID")
+    stop = commands.add_parser("stop", help="stop a launched agent (its own exit, then signals)")
+    stop.add_argument("task_id", metavar="TASK_ID")
+    stop.add_argument("--force", action="store_true", help="signals at once, no exit keys")
+    for name, what in (("resume", "resume"), ("fork", "fork")):
+        again = commands.add_parser(name, help=f"{what} a session in a new terminal")
+        again.add_argument("session_id", metavar="SESSION_ID", help="the id or a unique prefix")
+        again.add_argument("--prompt", metavar="TEXT", help="a prompt to send with it")
+        _output_args(again)
+    handoff = commands.add_parser(
+        "handoff", help="send a session's last answer or a brief of it to another agent"
+    )
+    handoff.add_argument("session_id", metavar="SESSION_ID", help="the id or a unique prefix")
+    handoff.add_argument("--what", choices=["brief", "answer"], default="brief")
+    target = handoff.add_mutually_exclusive_group(required=True)
+    target.add_argument("--to-task", metavar="TASK_ID", help="type it into this running task")
+    target.add_argument("--to-agent", choices=["claude", "codex"], help="a new agent, same folder")
+    target.add_argument("--print", action="store_true", help="only print it")
+    _output_args(handoff)
+    quit_cmd = commands.add_parser("quit", help="stop the running agentbar")
+    choice = quit_cmd.add_mutually_exclusive_group()
+    choice.add_argument("--keep", action="store_true",
+                        help="its launched agents run on without it (the default)")  # fmt: skip
+    choice.add_argument("--stop", action="store_true", help="stop its launched agents too")
+
+
+def _output_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the task as JSON")
+    parser.add_argument("--no-start", action="store_true",
+                        help="fail instead of starting agentbar serve when none runs")  # fmt: skip
+
+
+def run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    try:
+        return _run(args, settings, out)
+    except NoServer as exc:
+        print(f"agentbar: {exc}", file=sys.stderr)
+        return 3
+    except ApiError as exc:
+        print(f"agentbar: {exc}", file=sys.stderr)
+        return 1 if exc.status < 500 else 2
+    except (OSError, TimeoutError) as exc:
+        print(f"agentbar: cannot reach the running agentbar: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    command = args.command
+    starts = command in ("launch", "resume", "fork", "handoff") and not args.no_start
+    client = connect(settings, start=starts)
+    if command == "launch":
+        project = os.path.abspath(args.project or os.getcwd())
+        body = {"agent": args.agent, "project": project, "prompt": args.prompt}
+        task = client.request("POST", "/api/tasks", body)["task"]
+        return _show_launched(client, task, args.json, out)
+    if command == "tasks":
+        return _list(client, args.json, out)
+    if command == "send":
+        return _send(client, args, out)
+    if command in ("approve", "deny"):
+        task_id = _task_id(client, args.task_id)
+        reply = client.request("POST", f"/api/tasks/{task_id}/{command}", {})
+        answer = reply["answer"]
+        verb = "approved" if command == "approve" else "denied"
+        note = "" if answer["cleared"] else " (the prompt is still on its screen)"
+        out.write(f"{verb}: {answer['question']}{note}\n")
+        return 0
+    if command == "stop":
+        task_id = _task_id(client, args.task_id)
+        task = client.request(
+            "POST", f"/api/tasks/{task_id}/stop", {"graceful": not args.force}, timeout=60
+        )["task"]
+        out.write(f"task {task_id}: {task['status']} ({_exit_text(task)})\n")
+        return 0
+    if command in ("resume", "fork"):
+        session_id = _session_id(client, args.session_id)
+        body = {"prompt": args.prompt}
+        task = client.request("POST", f"/api/sessions/{session_id}/{command}", body)["task"]
+        return _show_launched(client, task, args.json, out)
+    if command == "handoff":
+        return _handoff(client, args, out)
+    if command == "quit":
+        choice = "stop" if args.stop else "keep"
+        reply = client.request("POST", "/api/quit", {"tasks": choice})
+        running = reply.get("running", 0)
+        kept = f"; its {running} running agent(s) {'stopped' if choice == 'stop' else 'kept'}"
+        out.write(f"agentbar (pid {client.pid}) is quitting{kept if running else ''}\n")
+        return 0
+    raise SystemExit(f"unknown command {command!r}")
+
+
+# -- launching -----------------------------------------------------------------------------
+
+
+def _show_launched(client: Client, task: dict[str, Any], as_json: bool, out: TextIO) -> int:
+    """Wait (briefly) for the task to learn its session, then say what was started."""
+    deadline = time.monotonic() + BIND_WAIT_SECONDS
+    while task.get("session_id") is None and task["status"] == "running":
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+        task = client.request("GET", f"/api/tasks/{task['task_id']}")["task"]
+    if as_json:
+        out.write(orjson.dumps({"task": task}, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0 if task["status"] == "running" else 1
+    out.write(
+        f"task {task['task_id']}: {task['agent']} in {_short(task['project'])} "
+        f"(pid {task['pid']}), {_binding_text(task)}\n"
+    )
+    if task["status"] != "running":
+        out.write(f"  it has already exited ({_exit_text(task)})\n")
+        return 1
+    out.write(
+        f"  agentbar send {task['task_id']} --text '...'  ·  agentbar window "
+        f"{task.get('session_id') or ''}".rstrip()
+        + "\n"
+    )
+    return 0
+
+
+def _binding_text(task: dict[str, Any]) -> str:
+    binding = task.get("binding")
+    if binding is None:
+        return "session not known yet"
+    seconds = binding["confirmed_seconds"] or binding["seconds"]
+    return f"session {binding['session_id']} ({binding['path']}, {seconds:.2f} s)"
+
+
+def _exit_text(task: dict[str, Any]) -> str:
+    exit_status = task.get("exit")
+    if not exit_status:
+        return "running" if task["status"] == "running" else task["status"]
+    if exit_status["code"] is not None:
+        return f"exit status {exit_status['code']}"
+    if exit_status["signal"] is not None:
+        return f"signal {exit_status['signal']}"
+    return "exited"
+
+
+# -- listing -------------------------------------------------------------------------------
+
+
+def _list(client: Client, as_json: bool, out: TextIO) -> int:
+    tasks = client.request("GET", "/api/tasks")["tasks"]
+    if as_json:
+        out.write(orjson.dumps({"tasks": tasks}, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0
+    out.write(render_tasks(tasks, width=shutil.get_terminal_size((120, 24)).columns))
+    return 0
+
+
+def render_tasks(tasks: list[dict[str, Any]], *, width: int) -> str:
+    from agentbar.core.cli import cut  # noqa: PLC0415 - core.cli imports this module
+
+    if not tasks:
+        return "No launched agents.\n"
+    header = ("TASK", "AGENT", "STATUS", "STATE", "PROJECT", "SESSION", "PROMPT")
+    rows = []
+    for task in tasks:
+        session = task.get("session") or {}
+        state = session.get("state") or ""
+        if task.get("waiting"):
+            state = "input_required (approval)"
+        elif session.get("waiting_for"):
+            state = f"{state} ({session['waiting_for']})"
+        status = task["status"] if task["status"] == "running" else _exit_text(task)
+        rows.append(
+            (
+                task["task_id"],
+                task["agent"],
+                status,
+                state,
+                _short(task["project"]),
+                (task.get("session_id") or "")[:8],
+                task.get("prompt") or "",
+            )
+        )
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    budget = max(width - sum(widths[:6]) - 2 * 6, 10)
+    widths[6] = min(widths[6], budget)
+    lines = []
+    for row in [header, *rows]:
+        cells = [cut(cell, widths[i]).ljust(widths[i]) for i, cell in enumerate(row)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _short(path: str) -> str:
+    from agentbar.core.cli import short_path  # noqa: PLC0415 - core.cli imports this module
+
+    return short_path(path)
+
+
+# -- typing --------------------------------------------------------------------------------
+
+
+def _send(client: Client, args: argparse.Namespace, out: TextIO) -> int:
+    task_id = _task_id(client, args.task_id)
+    text = args.text
+    if text == "-":
+        text = sys.stdin.read()
+    if text is None and not args.key:
+        print("agentbar: give --text TEXT or --key NAME", file=sys.stderr)
+        return 2
+    body: dict[str, Any] = {"text": text or "", "enter": not args.no_enter}
+    if args.key:
+        body["keys"] = args.key
+        if text:
+            # Text first (with Enter unless --no-enter), then the keys.
+            client.request("POST", f"/api/tasks/{task_id}/input", {**body, "keys": None})
+            body = {"keys": args.key, "enter": False}
+    client.request("POST", f"/api/tasks/{task_id}/input", body)
+    out.write(f"sent to task {task_id}\n")
+    return 0
+
+
+def _task_id(client: Client, wanted: str) -> str:
+    """The full id of the task ``wanted`` names (or starts)."""
+    tasks = client.request("GET", "/api/tasks")["tasks"]
+    return _unique(wanted, [t["task_id"] for t in tasks], "task")
+
+
+def _session_id(client: Client, wanted: str) -> str:
+    sessions = client.request("GET", "/api/sessions?all=1")["sessions"]
+    return _unique(wanted, [s["session_id"] for s in sessions], "session")
+
+
+def _unique(wanted: str, ids: list[str], what: str) -> str:
+    if wanted in ids:
+        return wanted
+    found = sorted({i for i in ids if wanted and i.startswith(wanted)})
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ApiError(404, "not_found", f"no {what} {wanted!r}")
+    raise ApiError(400, "ambiguous", f"{wanted!r} names {len(found)} {what}s: give more of it")
+
+
+# -- hand-off ------------------------------------------------------------------------------
+
+
+def _handoff(client: Client, args: argparse.Namespace, out: TextIO) -> int:
+    session_id = _session_id(client, args.session_id)
+    if args.print:
+        reply = client.request("GET", f"/api/sessions/{session_id}/handoff?what={args.what}")
+        out.write(reply["text"].rstrip("\n") + "\n")
+        return 0
+    target = {"task": _task_id(client, args.to_task)} if args.to_task else {"agent": args.to_agent}
+    reply = client.request(
+        "POST", f"/api/sessions/{session_id}/handoff", {"what": args.what, "to": target}
+    )
+    task = reply["task"]
+    if args.to_task:
+        out.write(f"sent the {args.what} ({reply['chars']} characters) to task {task['task_id']}\n")
+        return 0
+    return _show_launched(client, task, args.json, out)

@@ -1,0 +1,141 @@
+"""The shell's way to the running agentbar: its loopback API, found through ``server.json``,
+started in the background when none runs (the calling thread; standard library HTTP).
+
+Launched agents live in the long-lived agentbar process (the tray, or ``agentbar serve``), so
+``agentbar launch``, ``tasks``, ``send``... are requests to it. When no agentbar runs,
+``agentbar launch`` (and resume, fork, hand-off) starts ``agentbar serve --on-exit keep``
+detached from the terminal (a session of its own, output to ``serve.log`` in the data folder)
+and launches through it; ``agentbar quit`` ends it. Requests carry the token and the server's
+own ``Origin``, which the server requires of anything that changes something.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from agentbar.core.config import Settings
+
+START_TIMEOUT = 30.0
+SERVE_LOG = "serve.log"
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+class NoServer(Exception):
+    """No agentbar runs (or the one in ``server.json`` does not answer)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    origin: str  # http://127.0.0.1:PORT
+    token: str
+    pid: int
+    tasks: bool  # the server launches agents
+
+    @classmethod
+    def find(cls, settings: Settings) -> Client:
+        """The agentbar ``server.json`` names, if it answers; ``NoServer`` else."""
+        try:
+            info = json.loads(settings.server_path.read_text())
+            client = cls(
+                origin=f"http://127.0.0.1:{int(info['port'])}",
+                token=str(info["token"]),
+                pid=int(info["pid"]),
+                tasks=bool(info.get("tasks", False)),
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            raise NoServer("no agentbar is running") from None
+        try:
+            client.request("GET", "/api/health", timeout=5.0)
+        except (ApiError, OSError):
+            raise NoServer(f"the agentbar in {settings.server_path} does not answer") from None
+        return client
+
+    def request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, *, timeout: float = 60.0
+    ) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.origin + path, data=data, method=method)
+        request.add_header("Authorization", f"Bearer {self.token}")
+        request.add_header("Origin", self.origin)
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with _opener().open(request, timeout=timeout) as response:
+                return json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            try:
+                problem = json.loads(exc.read())["error"]
+                code, message = str(problem["code"]), str(problem["message"])
+            except (ValueError, KeyError, TypeError, OSError):
+                code, message = "http", f"HTTP {exc.code}"
+            raise ApiError(exc.code, code, message) from None
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    """No proxies: the server is on the loopback address, whatever ``http_proxy`` says."""
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def connect(settings: Settings, *, start: bool) -> Client:
+    """The running agentbar that launches agents; with ``start``, one started now if none
+    runs. Raises ``NoServer`` with what to do."""
+    try:
+        client = Client.find(settings)
+    except NoServer:
+        if not start:
+            raise NoServer(
+                "no agentbar is running: start the tray (agentbar) or agentbar serve"
+            ) from None
+        client = start_server(settings)
+    if not client.tasks:
+        raise NoServer(
+            f"the running agentbar (pid {client.pid}) does not launch agents (agentbar window"
+            " runs its own server): start the tray (agentbar) or agentbar serve"
+        )
+    return client
+
+
+def start_server(settings: Settings) -> Client:
+    """``agentbar serve --on-exit keep`` in the background, detached from this terminal (it
+    keeps running after this command, and so do the agents it launches)."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        settings.server_path.unlink()  # a leftover of a server that is gone
+    log = open(settings.data_dir / SERVE_LOG, "ab")  # noqa: SIM115 - handed to the child
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentbar.core.cli", "serve", "--on-exit", "keep"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,  # no SIGHUP when this terminal closes
+            close_fds=True,
+            env={**os.environ, "AGENTBAR_DATA_DIR": str(settings.data_dir)},
+        )
+    finally:
+        log.close()
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise NoServer(
+                f"agentbar serve exited at start (status {proc.returncode}); "
+                f"see {settings.data_dir / SERVE_LOG}"
+            )
+        with contextlib.suppress(NoServer):
+            return Client.find(settings)
+        time.sleep(0.1)
+    raise NoServer(f"agentbar serve did not start in time; see {settings.data_dir / SERVE_LOG}")

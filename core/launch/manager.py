@@ -1,0 +1,561 @@
+"""The task manager: launches agents in PTYs this process owns, binds them to their sessions,
+types into them, answers their approval prompts, stops them, and on quit keeps or stops them
+(any thread calls it; each task has its reader thread, the binder has its own).
+
+The long-lived agentbar process owns one: ``agentbar serve`` (``core/server/cli.py``) and the
+tray. Tell it about the engine (``engine``) and launched sessions carry their ``task_id``, their
+liveness is the PTY's child, and the task's screen is a signal (``TaskScreen``). Everything it
+does is here as plain Python, and over HTTP in ``core/server/task_routes.py``:
+
+    manager = TaskManager(settings, engine=service.engine)
+    manager.start()
+    info = manager.launch(LaunchRequest(Agent.CLAUDE, "/src/api", prompt="fix the tests"))
+    manager.approve(info.task_id)         # only when its own screen shows the prompt
+    manager.shutdown(keep=True)           # on quit: the tasks run on without agentbar
+
+Keys only ever go to a task's own PTY: there is no way here to type into a terminal agentbar
+did not start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import psutil
+
+from agentbar.core.config import Settings
+from agentbar.core.engine import Message, TaskBound, TaskExited, TaskScreen
+from agentbar.core.hooks.spec import HookCommand, detect_version
+from agentbar.core.launch import keys as keys_mod
+from agentbar.core.launch import terminal as terminal_mod
+from agentbar.core.launch.binding import Binder, Places
+from agentbar.core.launch.commands import (
+    BadLaunch,
+    LaunchRequest,
+    Mode,
+    Program,
+    child_env,
+    command_line,
+    preassigned_id,
+)
+from agentbar.core.launch.options import LaunchOptions
+from agentbar.core.launch.screen import Prompt
+from agentbar.core.launch.task import (
+    Binding,
+    BindPath,
+    Status,
+    Task,
+    TaskInfo,
+    new_task_id,
+)
+from agentbar.core.model import Agent, Process, SessionKey, SessionSnapshot
+
+log = logging.getLogger(__name__)
+
+EXIT_WAIT_SECONDS = 4.0  # after the agent's own exit keys
+TERM_WAIT_SECONDS = 3.0  # after SIGTERM, before SIGKILL
+ANSWER_WAIT_SECONDS = 2.5  # for an answered prompt to go
+ECHO_WAIT_SECONDS = 1.5  # for typed text to show before Enter
+
+
+class EngineLink(Protocol):
+    """What the manager needs from the engine (any thread)."""
+
+    def post(self, message: Message) -> None: ...
+
+    def sessions(self) -> list[SessionSnapshot]: ...
+
+
+class NoSuchTask(LookupError):
+    pass
+
+
+class NotRunning(RuntimeError):
+    pass
+
+
+class NotWaiting(RuntimeError):
+    """The task's screen shows no approval prompt: nothing was typed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    task_id: str
+    answer: str  # "approve" or "deny"
+    question: str
+    cleared: bool  # the prompt went away after the keys
+
+
+class TaskManager:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        engine: EngineLink | None = None,
+        options: LaunchOptions | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.options = options or LaunchOptions.from_env(os.environ if env is None else env)
+        self._env = dict(os.environ if env is None else env)
+        self._tasks: dict[str, Task] = {}
+        self._lock = threading.RLock()
+        self._listeners: list[Callable[[TaskInfo], None]] = []
+        self._versions: dict[tuple[str, ...], str | None] = {}
+        self._version_lock = threading.Lock()
+        places = Places(
+            events_dirs={agent: settings.events_dir(agent) for agent in Agent},
+            claude_roots=settings.claude_roots,
+            sessions=None if engine is None else engine.sessions,
+        )
+        self.binder = Binder(places, self._bound, scrape=self.options.scrape_status)
+        self._started = False
+
+    # -- life ----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the binder; take back tasks an earlier agentbar kept running (``keeper``)."""
+        if self._started:
+            return
+        self._started = True
+        self.binder.start()
+        from agentbar.core.launch import keeper  # noqa: PLC0415 - imports the manager back
+
+        for task in keeper.reclaim(self.settings, self._make_adopted):
+            self._register(task, offsets=self.binder.snapshot(task.request.agent))
+
+    def subscribe(self, callback: Callable[[TaskInfo], None]) -> Callable[[], None]:
+        """``callback(info)`` on any thread whenever a task changes (status, binding, prompt,
+        attached clients). It must return quickly."""
+        self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback)
+
+    # -- launching -----------------------------------------------------------------------------
+
+    def program(self, agent: Agent) -> Program:
+        """How ``agent`` runs here, its version probed once (``--version``)."""
+        argv = self.options.program(agent)
+        with self._version_lock:
+            if argv not in self._versions:
+                self._versions[argv] = detect_version(agent, program=argv)
+            return Program(argv=argv, version=self._versions[argv])
+
+    def launch(self, request: LaunchRequest) -> TaskInfo:
+        """Start ``request``'s agent in a new PTY; raises ``BadLaunch`` with the reason."""
+        project = Path(request.project)
+        if not project.is_absolute() or not project.is_dir():
+            raise BadLaunch(f"{request.project} is not a folder")
+        program = self.program(request.agent)
+        session_id = preassigned_id(request, program)
+        hooks = HookCommand.current(self.settings.data_dir) if self.options.hooks else None
+        line = command_line(
+            request,
+            program,
+            hooks=hooks,
+            session_id=session_id,
+            codex_bypass_trust=self.options.codex_bypass_hook_trust,
+        )
+        task_id = self._fresh_id()
+        env = child_env(self._env, task_id, self.options.extra_env)
+        offsets = self.binder.snapshot(request.agent)
+        started_mono, started_at = time.monotonic(), time.time()
+        try:
+            term = terminal_mod.spawn(
+                line.argv,
+                cwd=str(project),
+                env=env,
+                rows=self.options.rows,
+                cols=self.options.cols,
+            )
+        except FileNotFoundError:
+            raise BadLaunch(
+                f"{line.argv[0]} is not installed here (not on PATH; "
+                f"set AGENTBAR_{str(request.agent).upper()} to its path)"
+            ) from None
+        except OSError as exc:
+            raise BadLaunch(f"cannot start {line.argv[0]}: {exc}") from None
+        task = Task(
+            task_id,
+            request,
+            term,
+            rows=self.options.rows,
+            cols=self.options.cols,
+            on_change=self._changed,
+            on_prompt=self._screen_changed,
+            started_at=started_at,
+            started_mono=started_mono,
+            expects_hook=hooks is not None
+            and (request.agent is Agent.CLAUDE or self.options.codex_bypass_hook_trust),
+        )
+        log.info("task %s: %s in %s (pid %s)", task_id, request.agent, project, term.pid)
+        known = None
+        if request.mode is Mode.RESUME and request.source is not None:
+            known = Binding(request.source, BindPath.RESUME, 0.0, confirmed=True)
+        elif session_id is not None:
+            known = Binding(session_id, BindPath.SESSION_ID, 0.0, confirmed=False)
+        self._register(task, offsets=offsets, known=known)
+        return task.info()
+
+    def launch_from(
+        self, session: SessionSnapshot, mode: Mode, *, prompt: str | None = None
+    ) -> TaskInfo:
+        """Resume or fork a discovered session, in the folder it ran in."""
+        if session.project is None:
+            raise BadLaunch("the session's folder is not known")
+        if not Path(session.project).is_dir():
+            raise BadLaunch(f"the session's folder {session.project} is gone")
+        request = LaunchRequest(
+            session.key.agent, session.project, prompt=prompt, mode=mode,
+            source=session.key.session_id,
+        )  # fmt: skip
+        return self.launch(request)
+
+    def _register(
+        self, task: Task, *, offsets: dict[str, int], known: Binding | None = None
+    ) -> None:
+        with self._lock:
+            self._tasks[task.task_id] = task
+        task.start()
+        self.binder.add(task, offsets, known)
+        self._changed(task)
+
+    def _fresh_id(self) -> str:
+        with self._lock:
+            while True:
+                task_id = new_task_id()
+                if task_id not in self._tasks:
+                    return task_id
+
+    def _make_adopted(
+        self, record: Mapping[str, object], term: terminal_mod.Terminal, scrollback: bytes
+    ) -> Task:
+        """A task for an agent the keeper handed back (``keeper.reclaim``)."""
+
+        def text(name: str) -> str | None:
+            value = record.get(name)
+            return value if isinstance(value, str) and value else None
+
+        def number(name: str, default: float) -> float:
+            value = record.get(name)
+            return float(value) if isinstance(value, int | float) else default
+
+        request = LaunchRequest(
+            Agent(str(record["agent"])),
+            str(record["project"]),
+            prompt=text("prompt"),
+            mode=Mode(text("mode") or "new"),
+            source=text("source"),
+        )
+        task = Task(
+            str(record["task_id"]),
+            request,
+            term,
+            rows=int(number("rows", self.options.rows)),
+            cols=int(number("cols", self.options.cols)),
+            on_change=self._changed,
+            on_prompt=self._screen_changed,
+            started_at=number("started_at", time.time()),
+            adopted=True,
+            scrollback=scrollback,
+        )
+        sid = text("session_id")
+        if sid is not None:
+            path = BindPath(text("path") or "resume")
+            binding = Binding(sid, path, 0.0, confirmed=True)
+            task.bind(binding)
+            self._bound(task, binding)
+        return task
+
+    # -- callbacks from tasks and the binder (their threads) ------------------------------------
+
+    def _bound(self, task: Task, binding: Binding) -> None:
+        log.info(
+            "task %s: session %s (%s, %.3f s)",
+            task.task_id, binding.session_id, binding.path, binding.seconds,
+        )  # fmt: skip
+        if self.engine is None:
+            return
+        key = SessionKey(task.request.agent, binding.session_id)
+        process = Process(pid=task.terminal.pid, create_time=task.terminal.create_time)
+        self.engine.post(TaskBound(task.task_id, key, process))
+        prompt, _since = task.prompt()
+        if prompt is not None:
+            self._screen_changed(task, prompt)
+
+    def _screen_changed(self, task: Task, prompt: Prompt | None) -> None:
+        if self.engine is None or task.binding is None:
+            return
+        if task.status is Status.EXITED:
+            exit_status = task.info().exit
+            detail = "exited" if exit_status is None else exit_status.describe()
+            self.engine.post(TaskExited(task.task_id, time.time(), detail))
+            return
+        question = "" if prompt is None else prompt.question
+        self.engine.post(TaskScreen(task.task_id, prompt is not None, question, time.time()))
+
+    def _changed(self, task: Task) -> None:
+        if not self._listeners:
+            return
+        info = task.info()
+        for callback in list(self._listeners):
+            try:
+                callback(info)
+            except Exception:
+                log.exception("a task listener failed")
+
+    # -- looking ---------------------------------------------------------------------------------
+
+    def tasks(self) -> list[TaskInfo]:
+        """Every task of this run, newest first."""
+        with self._lock:
+            found = [task.info() for task in self._tasks.values()]
+        return sorted(found, key=lambda t: t.started_at, reverse=True)
+
+    def running(self) -> list[TaskInfo]:
+        return [t for t in self.tasks() if t.alive]
+
+    def waiting(self) -> list[TaskInfo]:
+        """Running tasks whose screen shows an approval prompt (for the menu's Approve/Deny)."""
+        return [t for t in self.running() if t.waiting is not None]
+
+    def task(self, task_id: str) -> Task:
+        """The task named by its id or a unique start of it; ``NoSuchTask`` else."""
+        with self._lock:
+            found = self._tasks.get(task_id)
+            if found is None and task_id:
+                matches = [t for i, t in self._tasks.items() if i.startswith(task_id)]
+                if len(matches) > 1:
+                    raise NoSuchTask(f"{task_id!r} names {len(matches)} tasks: give more of it")
+                found = matches[0] if matches else None
+        if found is None:
+            raise NoSuchTask(f"no task {task_id!r}")
+        return found
+
+    def get(self, task_id: str) -> TaskInfo:
+        return self.task(task_id).info()
+
+    def for_session(self, key: SessionKey) -> TaskInfo | None:
+        """The running task bound to this session, if any."""
+        for info in self.running():
+            if info.agent is key.agent and info.session_id == key.session_id:
+                return info
+        return None
+
+    # -- typing ----------------------------------------------------------------------------------
+
+    def _live(self, task_id: str) -> Task:
+        task = self.task(task_id)
+        if task.status is not Status.RUNNING:
+            raise NotRunning(f"task {task.task_id} is {task.status}")
+        return task
+
+    def send_text(self, task_id: str, text: str, *, enter: bool = True) -> TaskInfo:
+        """Type ``text`` into the task (as a paste), then Enter unless ``enter`` is False.
+        Blocks for the pause the TUIs need between the two (about a second)."""
+        task = self._live(task_id)
+        if text:
+            task.write(keys_mod.typed(text, bracketed=task.bracketed_paste() and "\n" in text))
+        if enter:
+            if text:
+                self._wait_echo(task, text)
+                time.sleep(keys_mod.AGENT_KEYS[task.request.agent].enter_pause)
+            task.write(keys_mod.KEYS["enter"])
+        return task.info()
+
+    def send_keys(self, task_id: str, names: Iterable[str]) -> TaskInfo:
+        """Press named keys (``enter``, ``escape``, ``ctrl-c``, a single character, ...)."""
+        task = self._live(task_id)
+        try:
+            data = b"".join(keys_mod.named(name) for name in names)
+        except KeyError as exc:
+            raise BadLaunch(f"no key named {exc.args[0]!r}") from None
+        task.write(data)
+        return task.info()
+
+    def send_bytes(self, task_id: str, data: bytes) -> None:
+        """What a terminal attached to the task typed, as it is."""
+        self._live(task_id).write(data)
+
+    def _wait_echo(self, task: Task, text: str) -> None:
+        """Until the end of ``text`` shows on the task's screen (a long paste may show as a
+        placeholder instead: then the wait simply runs out)."""
+        tail = " ".join(text.split())[-20:]
+        deadline = time.monotonic() + ECHO_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            if tail and tail in " ".join(task.screen_text().split()):
+                return
+            time.sleep(0.03)
+
+    def resize(self, task_id: str, rows: int, cols: int) -> TaskInfo:
+        task = self.task(task_id)
+        task.resize(rows, cols)
+        return task.info()
+
+    def attach(
+        self, task_id: str, listener: Callable[[bytes], None]
+    ) -> tuple[bytes, Callable[[], None]]:
+        """The task's scrollback, then its output as it comes (``Task.attach``)."""
+        return self.task(task_id).attach(listener)
+
+    # -- answering ------------------------------------------------------------------------------
+
+    def approve(self, task_id: str) -> Answer:
+        return self._answer(task_id, approve=True)
+
+    def deny(self, task_id: str) -> Answer:
+        return self._answer(task_id, approve=False)
+
+    def _answer(self, task_id: str, *, approve: bool) -> Answer:
+        """Answer the approval prompt on the task's own screen, and only if there is one."""
+        task = self._live(task_id)
+        prompt = task.refresh_prompt()
+        _, since = task.prompt()
+        if prompt is None or since is None:
+            raise NotWaiting(f"task {task.task_id} shows no approval prompt")
+        settle = keys_mod.DIALOG_SETTLE_SECONDS - (time.monotonic() - since)
+        if settle > 0:
+            time.sleep(settle)  # the dialog would drop a key that comes this early
+        agent = task.request.agent
+        data = (
+            keys_mod.approve_keys(agent, prompt.rows)
+            if approve
+            else keys_mod.AGENT_KEYS[agent].deny
+        )
+        cleared = False
+        for attempt in range(2):
+            current = task.refresh_prompt()
+            if current is None or current.rows != prompt.rows:
+                cleared = attempt > 0
+                break
+            task.write(data, person=False)
+            cleared = self._wait_prompt_gone(task, prompt)
+            if cleared:
+                break
+        log.info("task %s: %s %r (cleared: %s)", task.task_id,
+                 "approved" if approve else "denied", prompt.question, cleared)  # fmt: skip
+        return Answer(task.task_id, "approve" if approve else "deny", prompt.question, cleared)
+
+    def _wait_prompt_gone(self, task: Task, prompt: Prompt) -> bool:
+        deadline = time.monotonic() + ANSWER_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            current = task.refresh_prompt()
+            if current is None or current.rows != prompt.rows:
+                return True
+            time.sleep(0.03)
+        return False
+
+    # -- stopping -------------------------------------------------------------------------------
+
+    def stop(self, task_id: str, *, graceful: bool = True) -> TaskInfo:
+        """Stop the task: the agent's own exit keys, then SIGTERM, then SIGKILL, to its
+        program and every process still in its terminal's session; reaped, all of them."""
+        task = self.task(task_id)
+        if task.status in (Status.EXITED, Status.DETACHED):
+            return task.info()
+        stop_task(task, graceful=graceful)
+        return task.info()
+
+    def forget(self, task_id: str) -> None:
+        """Drop an exited task from the list."""
+        task = self.task(task_id)
+        if task.status is Status.RUNNING or task.status is Status.STOPPING:
+            raise NotRunning(f"task {task.task_id} still runs: stop it first")
+        with self._lock:
+            self._tasks.pop(task.task_id, None)
+        self.binder.remove(task.task_id)
+
+    def shutdown(self, *, keep: bool) -> list[TaskInfo]:
+        """On quit. ``keep``: hand every running task to a keeper process, so it runs on
+        without agentbar and a later agentbar takes it back; else stop them all. Returns the
+        tasks it kept or stopped."""
+        running = [self.task(info.task_id) for info in self.running()]
+        done: list[TaskInfo] = []
+        if keep and running:
+            from agentbar.core.launch import keeper  # noqa: PLC0415 - imports the manager back
+
+            try:
+                keeper.keep(self.settings, running)
+                done = [task.info() for task in running]
+                running = []
+            except OSError as exc:
+                log.error("cannot keep the tasks running (%s): stopping them instead", exc)
+        threads = [
+            threading.Thread(target=stop_task, args=(task,), name="agentbar-stop", daemon=True)
+            for task in running
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(EXIT_WAIT_SECONDS + 2 * TERM_WAIT_SECONDS + 2)
+        done += [task.info() for task in running]
+        self.binder.stop()
+        return done
+
+
+def session_family(pid: int) -> list[psutil.Process]:
+    """The program and its descendants that are still in its terminal's session (a daemon it
+    started and that left the session, such as Codex's shared app-server, is not the task's)."""
+    try:
+        root = psutil.Process(pid)
+        found = [root, *root.children(recursive=True)]
+    except (psutil.Error, OSError):
+        return []
+    family = []
+    for proc in found:
+        with contextlib.suppress(OSError, psutil.Error):
+            if proc.pid == pid or os.getsid(proc.pid) == pid:
+                family.append(proc)
+    return family
+
+
+def stop_task(task: Task, *, graceful: bool = True) -> None:
+    """Stop one task and everything in its session; wait until its reader reaped it."""
+    task.mark_stopping()
+    pid = task.terminal.pid
+    family = session_family(pid)
+    if graceful:
+        with contextlib.suppress(OSError, ProcessLookupError):
+            for data, pause in keys_mod.AGENT_KEYS[task.request.agent].exit_keys:
+                task.write(data, person=False)
+                if task.exited.wait(pause):
+                    break
+        task.exited.wait(EXIT_WAIT_SECONDS)
+    _signal_all(task, family, signal.SIGTERM)
+    if not task.exited.wait(TERM_WAIT_SECONDS):
+        _signal_all(task, family, signal.SIGKILL)
+        task.exited.wait(TERM_WAIT_SECONDS)
+    # The rest of the session: what survived its parent's SIGTERM.
+    survivors = [p for p in family if p.pid != pid and _running(p)]
+    for proc in survivors:
+        with contextlib.suppress(psutil.Error):
+            proc.terminate()
+    _gone, alive = psutil.wait_procs(survivors, timeout=TERM_WAIT_SECONDS)
+    for proc in alive:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    task.join(2.0)
+
+
+def _signal_all(task: Task, family: list[psutil.Process], signum: int) -> None:
+    task.terminal.send_signal(signum)  # our child: by its Terminal, which knows when it is gone
+    for proc in family:
+        if proc.pid != task.terminal.pid and _running(proc):
+            with contextlib.suppress(psutil.Error):
+                proc.send_signal(signum)
+
+
+def _running(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

@@ -1,0 +1,127 @@
+"""``agentbar launch``, ``tasks``, ``send``, ``approve``, ``stop``, ``handoff`` and ``quit`` as a
+person runs them: real subprocesses against a real background ``agentbar serve`` that the first
+``launch`` starts by itself, running the fake agent (``AGENTBAR_CLAUDE`` / ``AGENTBAR_CODEX``)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import psutil
+import pytest
+from cli_runner import agentbar
+from launch_rig import FAKE_AGENT, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def shell(tmp_path: Path):
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_"))}
+    env.pop("XDG_DATA_HOME", None)
+    env.update(HOME=str(home), AGENTBAR_DATA_DIR=str(tmp_path / "data"))
+    for agent in ("claude", "codex"):
+        program = [sys.executable, str(FAKE_AGENT), "--agent", agent]
+        env[f"AGENTBAR_{agent.upper()}"] = shlex.join(program)
+    yield env, project
+    # Whatever a failed test left: the background server, and anything run from the HOME.
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        info = orjson.loads((tmp_path / "data" / "server.json").read_bytes())
+        os.kill(int(info["pid"]), signal.SIGKILL)
+    for proc in psutil.process_iter(["environ"]):
+        with contextlib.suppress(psutil.Error, TypeError):
+            if (proc.info["environ"] or {}).get("HOME") == str(home) and proc.pid != os.getpid():
+                proc.kill()
+
+
+def tasks(env: dict[str, str]) -> list[dict]:
+    result = agentbar(env, "tasks", "--json")
+    assert result.returncode == 0, result.stderr
+    return orjson.loads(result.stdout)["tasks"]
+
+
+def test_without_a_running_agentbar_only_launch_starts_one(shell):
+    env, project = shell
+    result = agentbar(env, "tasks")
+    assert result.returncode == 3 and "no agentbar is running" in result.stderr
+    result = agentbar(env, "launch", "codex", "--project", str(project), "--no-start")
+    assert result.returncode == 3
+
+
+def test_launch_send_approve_handoff_and_quit_from_the_shell(shell):
+    env, project = shell
+    launched = agentbar(env, "launch", "claude", "--project", str(project), "--prompt", "hi")
+    assert launched.returncode == 0, launched.stderr
+    first = launched.stdout.splitlines()[0]
+    assert first.startswith("task ") and "claude in" in first and "session " in first
+    task_id = first.split()[1].rstrip(":")
+    info = orjson.loads((Path(env["AGENTBAR_DATA_DIR"]) / "server.json").read_bytes())
+    server = psutil.Process(info["pid"])
+    assert server.is_running() and os.getsid(server.pid) != os.getsid(0)  # detached
+    assert "--on-exit" in server.cmdline()
+
+    listed = wait_for(
+        lambda: [t for t in tasks(env) if t["session"] and t["session"]["state"] == "done"],
+        15,
+        "the first turn",
+    )
+    assert listed[0]["task_id"] == task_id and listed[0]["session"]["detail"] == "You said: hi"
+    table = agentbar(env, "tasks").stdout
+    assert task_id in table and "done" in table and "hi" in table
+
+    sent = agentbar(env, "send", task_id[:4], "--text", "run: touch from-shell.txt")
+    assert sent.returncode == 0, sent.stderr
+    wait_for(lambda: tasks(env)[0]["waiting"], 10, "the approval prompt")
+    approved = agentbar(env, "approve", task_id)
+    assert approved.returncode == 0 and approved.stdout.startswith("approved: Do you want")
+    wait_for((project / "from-shell.txt").exists, 10, "the approved command")
+    again = agentbar(env, "deny", task_id)
+    assert again.returncode == 1 and "no approval prompt" in again.stderr
+
+    session_id = tasks(env)[0]["session_id"]
+    printed = agentbar(env, "handoff", session_id[:8], "--what", "brief", "--print")
+    assert printed.returncode == 0 and "## Goal\n\nhi" in printed.stdout
+    handed = agentbar(env, "handoff", session_id, "--what", "answer", "--to-agent", "codex")
+    assert handed.returncode == 0, handed.stderr
+    assert "codex in" in handed.stdout
+    assert {t["agent"] for t in tasks(env)} == {"claude", "codex"}
+    pids = [t["pid"] for t in tasks(env)]
+
+    quit_result = agentbar(env, "quit", "--stop")
+    assert quit_result.returncode == 0 and "2 running agent(s) stopped" in quit_result.stdout
+    wait_for(lambda: not server.is_running(), 20, "the server to exit")
+    for pid in pids:
+        assert not psutil.pid_exists(pid)
+    assert not (Path(env["AGENTBAR_DATA_DIR"]) / "server.json").exists()
+
+
+def test_quit_keeps_the_agents_and_the_next_launch_takes_them_back(shell):
+    env, project = shell
+    launched = agentbar(env, "launch", "codex", "--project", str(project), "--json")
+    assert launched.returncode == 0, launched.stderr
+    task = orjson.loads(launched.stdout)["task"]
+    assert task["binding"]["path"] == "hook"
+    assert agentbar(env, "quit").returncode == 0  # --keep is the default
+    server_file = Path(env["AGENTBAR_DATA_DIR"]) / "server.json"
+    wait_for(lambda: not server_file.exists(), 20, "the server to go")
+    time.sleep(0.3)
+    assert psutil.Process(task["pid"]).is_running()  # no agentbar now: the agent runs on
+    # The next command that starts agentbar finds it again.
+    other = agentbar(env, "launch", "claude", "--project", str(project))
+    assert other.returncode == 0, other.stderr
+    back = {t["task_id"]: t for t in tasks(env)}
+    assert back[task["task_id"]]["adopted"] is True
+    assert back[task["task_id"]]["session_id"] == task["session_id"]
+    stop = agentbar(env, "stop", task["task_id"])
+    assert stop.returncode == 0 and "exited" in stop.stdout
+    assert agentbar(env, "quit", "--stop").returncode == 0
+    wait_for(lambda: not psutil.pid_exists(task["pid"]), 10, "the kept agent to be gone")
