@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentbar.core.model import SessionKey, SessionSnapshot, State, StateChange, WaitingFor
+from agentbar.core.model import SessionKey, State, StateChange, WaitingFor
 from agentbar.tray import actions
 from agentbar.tray.actions import Action
 from agentbar.tray.presenter import AGENT_NAMES, project_name, shorten
@@ -35,11 +35,7 @@ class Transition:
 
     @classmethod
     def of(cls, change: StateChange) -> Transition:
-        return cls.settled(change.snapshot)
-
-    @classmethod
-    def settled(cls, snap: SessionSnapshot) -> Transition:
-        """The state a session is in (at start: known already, so never told)."""
+        snap = change.snapshot
         return cls(
             key=snap.key,
             project=snap.project,

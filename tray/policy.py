@@ -3,8 +3,9 @@ coalesced into one summary, muted projects, the global pause, and no notice for 
 window is in front (a pure state machine over a clock; driven by the tray's worker thread).
 
 - A transition is told at most once: a session's (state, waiting_for, since) is remembered, so
-  the same state seen again (a poll, a re-publish, the snapshots read after a restart through
-  ``prime``) says nothing. The engine itself settles a restart's catch-up silently.
+  the same state seen again (a poll, a re-publish) says nothing. After a restart nothing is
+  told again because the engine settles its catch-up silently: its subscribers (this policy)
+  only ever hear of transitions that happen while it runs.
 - Coalescing: the first transition opens a window of ``coalesce_seconds``; everything that
   arrives in it is told together when it closes (one notice, or one summary for several). A
   session that moves on inside the window (answered in its terminal at once) drops out; one that
@@ -16,7 +17,7 @@ window is in front (a pure state machine over a clock; driven by the tray's work
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from agentbar.core.clock import Clock
 from agentbar.core.model import SessionKey, State, WaitingFor
@@ -50,11 +51,6 @@ class Policy:
         self._pending: dict[SessionKey, Transition] = {}
         self._opened_at: float | None = None  # when the coalescing window opened (monotonic)
 
-    def prime(self, transitions: Iterable[Transition]) -> None:
-        """The states sessions are in already (at start): known, so never told."""
-        for t in transitions:
-            self._told[t.key] = (t.state, t.waiting_for, t.since)
-
     def offer(self, t: Transition) -> None:
         told = (t.state, t.waiting_for, t.since)
         if self._told.get(t.key) == told:
@@ -69,11 +65,6 @@ class Policy:
             self._opened_at = self.clock.monotonic()
         self._pending.pop(t.key, None)  # the latest state, in arrival order
         self._pending[t.key] = t
-
-    def forget(self, key: SessionKey) -> None:
-        """The session is gone from the engine."""
-        self._told.pop(key, None)
-        self._pending.pop(key, None)
 
     def deadline(self) -> float | None:
         """When ``due`` has something to say (monotonic), or None."""
