@@ -58,23 +58,6 @@ def test_the_same_state_again_is_not_news(clock: FakeClock) -> None:
     assert [n.title for n in policy.due()] == ["Claude Code in api needs your approval"]
 
 
-def test_after_a_restart_what_was_settled_is_never_told_again(clock: FakeClock) -> None:
-    waiting, finished = approval("a"), snap("b", State.DONE, detail="All green.")
-    first = Policy(clock, Preferences(coalesce_seconds=0))
-    first.offer(t(waiting))
-    first.offer(t(finished))
-    assert len(first.due()) == 1  # told once (as a summary of the two)
-    # A new tray primes its policy with the sessions as they are: the same transitions seen
-    # again (a late re-publish) say nothing, a new one still does.
-    restarted = Policy(clock, Preferences(coalesce_seconds=0))
-    restarted.prime([Transition.settled(waiting), Transition.settled(finished)])
-    restarted.offer(t(waiting))
-    restarted.offer(t(finished))
-    assert restarted.due() == []
-    restarted.offer(t(snap("b", State.FAILED, detail="boom", since=T0 + 99)))
-    assert [n.title for n in restarted.due()] == ["Claude Code in api failed"]
-
-
 def test_a_burst_becomes_one_summary(clock: FakeClock) -> None:
     policy = Policy(clock)
     policy.offer(t(snap("a", State.DONE, project="/w/one", detail="Done.")))
