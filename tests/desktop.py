@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -68,6 +69,7 @@ class Desktop:
     env: dict[str, str]
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     bus_pid: int | None = None
+    seen_up_to: int = 0  # notifications with ids up to this one are old news (cleared)
 
     @property
     def display(self) -> str:
@@ -93,13 +95,13 @@ class Desktop:
         return done.returncode == 0 and "boolean true" in done.stdout
 
     def notifications(self) -> list[dict[str, str]]:
-        """What dunst shows now and what it showed (closed ones), oldest first: summary, body,
-        appname and id of each."""
-        shown = self._dunst_history(close_first=False)
+        """What dunst showed since the last ``clear_notifications``, oldest first: summary,
+        body, appname and id of each. (It closes what is displayed: only closed notifications
+        are in dunst's history.)"""
+        shown = [n for n in self._dunst_history() if int(n["id"]) > self.seen_up_to]
         return sorted(shown, key=lambda n: int(n["id"]))
 
-    def _dunst_history(self, *, close_first: bool) -> list[dict[str, str]]:
-        # A notification enters the history only once it is closed: close what is displayed.
+    def _dunst_history(self) -> list[dict[str, str]]:
         self.run("dunstctl", "close-all")
         done = self.run("dunstctl", "history")
         if done.returncode != 0:
@@ -115,8 +117,9 @@ class Desktop:
         ]
 
     def clear_notifications(self) -> None:
-        self.run("dunstctl", "close-all")
-        self.run("dunstctl", "history-clear")
+        """Forget what was shown so far (dunst 1.9 cannot clear its history: remember where
+        it ends)."""
+        self.seen_up_to = max((int(n["id"]) for n in self._dunst_history()), default=0)
 
     def wait_notification(
         self, match: Callable[[dict[str, str]], bool], timeout: float = 30.0
@@ -148,19 +151,30 @@ class Desktop:
             values["Height"],
         )
 
-    def parent_of(self, window: str) -> str | None:
+    def parent_of(self, window: str) -> int | None:
         done = self.run("xwininfo", "-children", "-id", window)
-        for line in done.stdout.splitlines():
-            if "Parent window id:" in line:
-                return line.split(":", 1)[1].split()[0]
-        return None
+        found = re.search(r"Parent window id: (0x[0-9a-f]+)", done.stdout)
+        return int(found.group(1), 16) if found else None
 
-    def root_window(self) -> str:
+    def root_window(self) -> int:
         done = self.run("xwininfo", "-root")
-        for line in done.stdout.splitlines():
-            if "Window id:" in line:
-                return line.split(":", 1)[1].split()[0]
-        raise RuntimeError("no root window")
+        found = re.search(r"Window id: (0x[0-9a-f]+)", done.stdout)
+        if not found:
+            raise RuntimeError("no root window")
+        return int(found.group(1), 16)
+
+    def name_of(self, window: str) -> str:
+        return self.run("xdotool", "getwindowname", window).stdout.strip()
+
+    def docked_icon(self, name: str) -> str | None:
+        """The window of ``name``'s tray icon once the tray host has taken it in (reparented it
+        away from the root window), or None."""
+        root = self.root_window()
+        for window in self.windows_of_class(name):
+            parent = self.parent_of(window)
+            if parent is not None and parent != root and self.geometry(window)[2] > 1:
+                return window
+        return None
 
     def screenshot(self, path: Path, window: str = "root") -> Path:
         done = self.run("import", "-window", window, str(path))
