@@ -40,6 +40,8 @@ class Tray:
     proc: subprocess.Popen[str] | None = None
     transcripts: dict[str, ClaudeTranscript] = field(default_factory=dict)
     agents: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    pids: dict[str, int] = field(default_factory=dict)
+    started: dict[str, float] = field(default_factory=dict)
 
     @property
     def home(self) -> Path:
@@ -92,27 +94,49 @@ class Tray:
     def wait_for_title(self, text: str) -> None:
         wait_until(f"the icon's title {text!r}", lambda: self.desktop.name_of(self.icon()) == text)
 
-    def start_waiting(self, session_id: str, project: str) -> None:
+    def start_waiting(self, session_id: str, project: str, command: str = "rm -rf build") -> None:
         """A live Claude session that asks for approval; a ``sleep`` plays its agent process
-        (the registry names its pid, the engine checks that it runs)."""
-        agent = subprocess.Popen(["sleep", "600"])
-        self.agents.append(agent)
-        t = self.transcripts.setdefault(
-            session_id, ClaudeTranscript(session_id, project, start=time.time())
-        )
+        (the registry names its pid, the engine checks that it runs). Again for the same
+        session: the approval is given (it runs), then it asks for the next command."""
         path = (
             self.home / ".claude" / "projects" / project.replace("/", "-") / f"{session_id}.jsonl"
         )
-        write_lines(path, [t.prompt("Clean the build"), t.bash("rm -rf build")])
+        if session_id in self.transcripts:
+            t = self.transcripts[session_id]
+            self._registry(session_id, project, "busy")
+            wait_until("it to run", lambda: self.state(session_id) == "running")
+            call = f"toolu_{len(self.agents)}{time.monotonic_ns()}"
+            write_lines(path, [t.tool_result(), t.bash(command, call_id=call)])
+        else:
+            t = self.transcripts[session_id] = ClaudeTranscript(
+                session_id, project, start=time.time()
+            )
+            self.pids[session_id] = self._agent()
+            self.started[session_id] = time.time()
+            write_lines(path, [t.prompt("Clean the build"), t.bash(command)])
+        self._registry(session_id, project, "waiting")
+
+    def _agent(self) -> int:
+        agent = subprocess.Popen(["sleep", "600"])
+        self.agents.append(agent)
+        return agent.pid
+
+    def _registry(self, session_id: str, project: str, status: str) -> None:
+        pid = self.pids[session_id]
         entry = registry(
-            agent.pid,
+            pid,
             session_id,
-            status="waiting",
-            waiting_for="permission prompt",
+            status=status,
+            waiting_for="permission prompt" if status == "waiting" else None,
             cwd=project,
-            started_at=time.time(),
+            started_at=self.started[session_id],
+            updated_at=time.time(),
         )
-        (self.home / ".claude" / "sessions" / f"{agent.pid}.json").write_bytes(orjson.dumps(entry))
+        (self.home / ".claude" / "sessions" / f"{pid}.json").write_bytes(orjson.dumps(entry))
+
+    def state(self, session_id: str) -> str | None:
+        found = [s for s in self.api("/api/sessions")["sessions"] if s["session_id"] == session_id]
+        return found[0]["state"] if found else None
 
     def windows(self) -> list[dict[str, Any]]:
         return self.api("/api/window")["windows"]
@@ -309,3 +333,37 @@ def test_without_a_display_it_says_so_and_keeps_serving_and_notifying(tray: Tray
     assert "without a display; open http://127.0.0.1:" in err
     status, _err = tray.stop()
     assert status == 0
+
+
+def test_no_notification_for_the_session_whose_window_is_in_front(tray: Tray) -> None:
+    tray.proc = tray.start()
+    tray.wait_ready()
+    tray.icon()
+    tray.start_waiting(A, "/work/front")
+    tray.desktop.wait_notification(lambda n: "front" in n["summary"])
+    tray.desktop.clear_notifications()
+    tray.open_menu()
+    tray.choose("Down")  # A's replay: the window opens in front
+    shown = tray.wait_window_on(f"/session/claude/{A}")
+    # The user clicks into it (there is no window manager to give it the focus).
+    window = wait_until(
+        "the window",
+        lambda: tray.desktop.run("xdotool", "search", "--name", " — agentbar$").stdout.split(),
+    )[0]
+    assert tray.desktop.run("xdotool", "windowfocus", "--sync", window).returncode == 0
+    wait_until("the window to have the focus", lambda: tray.windows()[0]["focused"])
+    assert shown["path"] == f"/session/claude/{A}"
+    tray.start_waiting(A, "/work/front", "ls -la")  # approved, then the next approval
+    wait_until("the badge", lambda: tray.desktop.name_of(tray.icon()) == "agentbar: 1 needs you")
+    tray.start_waiting(B, "/work/behind")  # another session: told
+    tray.desktop.wait_notification(lambda n: "behind" in n["summary"])
+    assert [n["summary"] for n in tray.desktop.notifications()] == [
+        "Claude Code in behind needs your approval"
+    ]
+    # The window loses the focus (the tray icon takes it): A is told again.
+    tray.desktop.clear_notifications()
+    assert tray.desktop.run("xdotool", "windowfocus", "--sync", tray.icon()).returncode == 0
+    wait_until("the window to lose the focus", lambda: not tray.windows()[0]["focused"])
+    tray.start_waiting(A, "/work/front", "git push")
+    shown_a = tray.desktop.wait_notification(lambda n: "front" in n["summary"])
+    assert shown_a["body"] == "Bash: git push"
