@@ -136,6 +136,10 @@ class Desktop:
         done = self.run("xdotool", "search", "--classname", name)
         return [w for w in done.stdout.split() if w.strip()]
 
+    def windows_named(self, pattern: str) -> list[str]:
+        done = self.run("xdotool", "search", "--name", pattern)
+        return done.stdout.split()
+
     def geometry(self, window: str) -> tuple[int, int, int, int]:
         """x, y, width, height of ``window`` on the screen."""
         done = self.run("xwininfo", "-id", window)

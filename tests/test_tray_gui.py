@@ -346,10 +346,7 @@ def test_no_notification_for_the_session_whose_window_is_in_front(tray: Tray) ->
     tray.choose("Down")  # A's replay: the window opens in front
     shown = tray.wait_window_on(f"/session/claude/{A}")
     # The user clicks into it (there is no window manager to give it the focus).
-    window = wait_until(
-        "the window",
-        lambda: tray.desktop.run("xdotool", "search", "--name", " — agentbar$").stdout.split(),
-    )[0]
+    window = wait_until("the window", lambda: tray.desktop.windows_named(" — agentbar$"))[0]
     assert tray.desktop.run("xdotool", "windowfocus", "--sync", window).returncode == 0
     wait_until("the window to have the focus", lambda: tray.windows()[0]["focused"])
     assert shown["path"] == f"/session/claude/{A}"
