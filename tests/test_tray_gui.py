@@ -60,6 +60,18 @@ class Tray:
             text=True,
         )
 
+    def launch(self) -> None:
+        """The tray, running: its engine caught up and its icon docked."""
+        self.proc = self.start()
+        self.wait_ready()
+        self.icon()
+
+    def told_waiting(self, session_id: str, project: str) -> None:
+        """``session_id`` starts waiting and its notification arrives (then it is old news)."""
+        self.start_waiting(session_id, project)
+        self.desktop.wait_notification(lambda n: project.rsplit("/", 1)[-1] in n["summary"])
+        self.desktop.clear_notifications()
+
     def server(self) -> dict[str, Any]:
         def announced() -> dict[str, Any] | None:
             try:
@@ -260,13 +272,9 @@ def test_the_tray_docks_and_its_icon_changes_when_a_session_starts_waiting(
 def test_a_notification_click_and_the_menu_entries_do_what_they_say(
     tray: Tray, artifacts: Path
 ) -> None:
-    tray.proc = tray.start()
-    tray.wait_ready()
-    tray.icon()
-    tray.start_waiting(A, "/work/live")
-    tray.desktop.wait_notification(lambda n: "live" in n["summary"])
+    tray.launch()
+    tray.told_waiting(A, "/work/live")
     # The notification was closed to read it; raise a new one: a second session waits.
-    tray.desktop.clear_notifications()
     tray.start_waiting(B, "/work/other")
     wait_until(
         "the second notification to show",
@@ -298,9 +306,7 @@ def test_a_notification_click_and_the_menu_entries_do_what_they_say(
 
 
 def test_a_second_agentbar_hands_over_to_the_first(tray: Tray) -> None:
-    tray.proc = tray.start()
-    tray.wait_ready()
-    tray.icon()
+    tray.launch()
     second = tray.start()
     _out, err = second.communicate(timeout=60)
     assert second.returncode == 0, err
@@ -336,12 +342,8 @@ def test_without_a_display_it_says_so_and_keeps_serving_and_notifying(tray: Tray
 
 
 def test_no_notification_for_the_session_whose_window_is_in_front(tray: Tray) -> None:
-    tray.proc = tray.start()
-    tray.wait_ready()
-    tray.icon()
-    tray.start_waiting(A, "/work/front")
-    tray.desktop.wait_notification(lambda n: "front" in n["summary"])
-    tray.desktop.clear_notifications()
+    tray.launch()
+    tray.told_waiting(A, "/work/front")
     tray.open_menu()
     tray.choose("Down")  # A's replay: the window opens in front
     shown = tray.wait_window_on(f"/session/claude/{A}")

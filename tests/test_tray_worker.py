@@ -255,3 +255,36 @@ def test_the_worker_thread_runs_it_all(rig: Rig, tmp_path: Path) -> None:
         assert any(s.state.state is State.INPUT_REQUIRED for s in engine.sessions())
     finally:
         worker.stop()
+
+
+def test_other_features_add_entries_buttons_and_handlers(rig: Rig, tmp_path: Path) -> None:
+    from agentbar.tray.notices import Button
+    from agentbar.tray.view import Entry
+
+    engine = rig.open()
+    launched: list[str] = []
+    notifier = FakeNotifier()
+    worker = TrayWorker(
+        engine,
+        notifier,
+        clock=rig.clock,
+        prefs=PreferencesFile(tmp_path / "settings.toml"),
+        pauses=PauseStore(tmp_path / "paused.json"),
+        show=lambda _view: None,
+        extra_entries=lambda: (
+            Entry("Launch Claude Code in demo", Action("launch", "/work/demo")),
+        ),
+        buttons=lambda t: (Button("Deny", Action("task", f"deny:{t.key.session_id}")),),
+    )
+    worker.router.register("launch", lambda action: launched.append(action.arg))
+    notifier.on_action = worker.post
+    worker.step()
+    assert worker.view is not None
+    launch = next(e for e in worker.view.entries() if e.label.startswith("Launch"))
+    worker.post(launch.action)  # as the menu does
+    start_waiting(rig, A, 4242)
+    worker.step()
+    rig.clock.advance(1.0)
+    worker.step()
+    assert launched == ["/work/demo"]
+    assert [b.label for b in notifier.sent[0].buttons] == ["Open", "Deny"]

@@ -123,6 +123,14 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
             )
             _wait_headless(quitting)
         else:
+            if not icon.has_menu:
+                print(
+                    f"agentbar: the {icon.backend} tray backend has no menu (install "
+                    "gir1.2-ayatanaappindicator3-0.1 or GTK's PyGObject); 'agentbar window' "
+                    "opens the window",
+                    file=err,
+                    flush=True,
+                )
             if host.tray_host_missing():
                 print(
                     "agentbar: no system tray on this desktop yet (no StatusNotifierWatcher, no "

@@ -89,10 +89,10 @@ class TrayIcon:
             title=view.tooltip,
             menu=self._menu(view.menu),
         )
-        self.ready = threading.Event()
 
     @property
     def has_menu(self) -> bool:
+        """pystray's xorg backend (X11 without GTK) shows the badge but has no menu."""
         return bool(getattr(self._icon, "HAS_MENU", True))
 
     def show(self, view: TrayView) -> None:
@@ -109,18 +109,11 @@ class TrayIcon:
         if view.menu != shown.menu:
             self._icon.menu = self._menu(view.menu)
 
-    @property
-    def shown(self) -> TrayView:
-        return self._shown
-
-    def run(self, on_ready: Callable[[], None] | None = None) -> None:
+    def run(self) -> None:
         """pystray's loop, on the main thread, until ``stop``."""
 
         def setup(icon: Any) -> None:
             icon.visible = True
-            self.ready.set()
-            if on_ready is not None:
-                on_ready()
 
         self._icon.run(setup=setup)
 

@@ -23,10 +23,10 @@ from agentbar.tray.actions import Action, ActionRouter
 from agentbar.tray.notices import Transition
 from agentbar.tray.notify import Notifier
 from agentbar.tray.pause import PauseStore
-from agentbar.tray.policy import Policy
+from agentbar.tray.policy import Buttons, Policy
 from agentbar.tray.preferences import PreferencesFile
 from agentbar.tray.presenter import TrayState, present
-from agentbar.tray.view import TrayView
+from agentbar.tray.view import Entry, TrayView
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,12 @@ class TrayWorker:
         open_page: Callable[[str], None] | None = None,
         autostart: Autostart | None = None,
         quit: Callable[[], None] = lambda: None,
+        extra_entries: Callable[[], tuple[Entry, ...]] = tuple,
+        buttons: Buttons | None = None,
     ) -> None:
+        """``extra_entries`` and ``buttons`` are where other features add to the menu (above
+        "Open window") and to a session's notification; they register the handlers of their
+        actions' kinds on ``router``."""
         self.engine = engine
         self.notifier = notifier
         self.clock = clock
@@ -95,7 +100,10 @@ class TrayWorker:
         self.open_page = open_page
         self.autostart = autostart
         self.quit = quit
+        self.extra_entries = extra_entries
         self.policy = Policy(clock, prefs.current, pause=pauses.load())
+        if buttons is not None:
+            self.policy.buttons = buttons
         self.router = ActionRouter()
         self.router.register(actions.OPEN, self._open)
         self.router.register(actions.PAUSE, self._pause)
@@ -179,7 +187,9 @@ class TrayWorker:
             self.engine.sessions(),
             now=self.clock.time(),
             prefs=self.prefs.current,
-            tray=TrayState(pause=self.policy.pause, autostart=self._autostart_on),
+            tray=TrayState(
+                pause=self.policy.pause, autostart=self._autostart_on, extra=self.extra_entries()
+            ),
         )
         if view != self.view:
             self.view = view
