@@ -42,7 +42,7 @@ def tray_host_missing(env: Mapping[str, str] | None = None) -> bool:
         return False
     display = env.get("DISPLAY")
     if not display:
-        return not env.get("WAYLAND_DISPLAY")  # Wayland: only the watcher could show it
+        return True  # Wayland alone: only a StatusNotifierWatcher could show it
     owned = _xembed_tray_owned(display)
     return owned is False
 
