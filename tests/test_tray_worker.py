@@ -5,12 +5,15 @@ and a restart of the whole thing tells nothing twice."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from claude_lines import T0, registry
 from engine_harness import Rig, make_rig, new_transcript
 
+from agentbar.core.clock import Clock, SystemClock
 from agentbar.core.model import State
 from agentbar.tray import actions, pause
 from agentbar.tray.actions import Action
@@ -228,25 +231,28 @@ def test_the_settings_file_is_followed(rig: Rig, tmp_path: Path) -> None:
     assert tray.view.menu[0].label == "settings.toml: 1 problem, see the log"
 
 
+def plain_worker(rig: Rig, tmp_path: Path, clock: Clock, **extra: Any) -> TrayWorker:
+    """A worker over the rig's engine with its own notifier (``worker.notifier``)."""
+    assert rig.engine is not None
+    return TrayWorker(
+        rig.engine,
+        FakeNotifier(),
+        clock=clock,
+        prefs=PreferencesFile(tmp_path / "settings.toml"),
+        pauses=PauseStore(tmp_path / "paused.json"),
+        **{"show": lambda _view: None, **extra},
+    )
+
+
 def test_the_worker_thread_runs_it_all(rig: Rig, tmp_path: Path) -> None:
     engine = rig.open()
     shown: list[TrayView] = []
-    notifier = FakeNotifier()
-    from agentbar.core.clock import SystemClock
-
-    worker = TrayWorker(
-        engine,
-        notifier,
-        clock=SystemClock(),
-        prefs=PreferencesFile(tmp_path / "settings.toml"),
-        pauses=PauseStore(tmp_path / "paused.json"),
-        show=shown.append,
-    )
+    worker = plain_worker(rig, tmp_path, SystemClock(), show=shown.append)
+    notifier = worker.notifier
+    assert isinstance(notifier, FakeNotifier)
     worker.start()
     try:
         start_waiting(rig, A, 4242)
-        import time
-
         deadline = time.monotonic() + 10
         while not notifier.sent and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -261,22 +267,20 @@ def test_other_features_add_entries_buttons_and_handlers(rig: Rig, tmp_path: Pat
     from agentbar.tray.notices import Button
     from agentbar.tray.view import Entry
 
-    engine = rig.open()
+    rig.open()
     launched: list[str] = []
-    notifier = FakeNotifier()
-    worker = TrayWorker(
-        engine,
-        notifier,
-        clock=rig.clock,
-        prefs=PreferencesFile(tmp_path / "settings.toml"),
-        pauses=PauseStore(tmp_path / "paused.json"),
-        show=lambda _view: None,
+    worker = plain_worker(
+        rig,
+        tmp_path,
+        rig.clock,
         extra_entries=lambda: (
             Entry("Launch Claude Code in demo", Action("launch", "/work/demo")),
         ),
         buttons=lambda t: (Button("Deny", Action("task", f"deny:{t.key.session_id}")),),
     )
     worker.router.register("launch", lambda action: launched.append(action.arg))
+    notifier = worker.notifier
+    assert isinstance(notifier, FakeNotifier)
     notifier.on_action = worker.post
     worker.step()
     assert worker.view is not None
