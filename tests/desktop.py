@@ -307,6 +307,12 @@ def _start_trayer(desktop: Desktop) -> None:
             conn.close()
 
     wait_until("trayer to own the system tray", owned)
+    # It takes the selection before its panel is up; a dock request sent in between can be lost
+    # (pystray's xorg backend asks once). Wait for the panel to show.
+    wait_until(
+        "trayer's panel to show",
+        lambda: "IsViewable" in desktop.run("xwininfo", "-name", "panel").stdout,
+    )
 
 
 @contextlib.contextmanager

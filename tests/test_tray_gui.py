@@ -366,3 +366,19 @@ def test_no_notification_for_the_session_whose_window_is_in_front(tray: Tray) ->
     tray.start_waiting(A, "/work/front", "git push")
     shown_a = tray.desktop.wait_notification(lambda n: "front" in n["summary"])
     assert shown_a["body"] == "Bash: git push"
+
+
+def test_the_xorg_backend_shows_the_badge_without_a_menu(tray: Tray, artifacts: Path) -> None:
+    # pystray's fallback on X11 without GTK: no menu, but the badge docks and follows.
+    tray.proc = tray.start(env={**tray.env, "PYSTRAY_BACKEND": "xorg"})
+    tray.wait_ready()
+    tray.icon()
+    tray.start_waiting(A, "/work/xorg")
+    tray.desktop.wait_notification(lambda n: "xorg" in n["summary"])
+    wait_until(
+        "the badge",
+        lambda: colour_count(tray.icon_image(artifacts / "xorg-icon.png"), badge.NEEDS) > 100,
+    )
+    status, err = tray.stop()
+    assert status == 0, err
+    assert "agentbar: the xorg tray backend has no menu" in err

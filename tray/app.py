@@ -53,10 +53,14 @@ def _run_owner(settings: Settings, err: TextIO) -> int:
     no_icon = host.no_icon_reason()
     can_open = window.display_problem() is None
     service = Service.open(settings)
+    listening = False
     try:
         with announced_server(service, settings) as server:
+            listening = True
             return _serve(settings, service, server, prefs, no_icon, can_open, err)
     except OSError as exc:
+        if listening:
+            raise  # not the socket: a bug to see, not to explain away
         print(f"agentbar: cannot listen on 127.0.0.1: {exc.strerror or exc}", file=err)
         return 1
     finally:
