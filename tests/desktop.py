@@ -32,6 +32,7 @@ TOOLS = ("Xvfb", "dbus-daemon", "dunst", "dunstctl", "trayer", "xdotool", "impor
 TRAY_HEIGHT = 32
 SCREEN = (1280, 800)
 FIELDS = ("summary", "body", "appname", "id")
+GEOMETRY = ("Absolute upper-left X", "Absolute upper-left Y", "Width", "Height")
 
 DUNSTRC = """\
 [global]
@@ -141,19 +142,15 @@ class Desktop:
         return done.stdout.split()
 
     def geometry(self, window: str) -> tuple[int, int, int, int]:
-        """x, y, width, height of ``window`` on the screen."""
+        """x, y, width, height of ``window`` on the screen; all 0 once it is gone (windows
+        come and go between a search and this)."""
         done = self.run("xwininfo", "-id", window)
         values: dict[str, int] = {}
         for line in done.stdout.splitlines():
             key, _, value = line.strip().partition(":")
-            if key in ("Absolute upper-left X", "Absolute upper-left Y", "Width", "Height"):
+            if key in GEOMETRY:
                 values[key] = int(value.strip())
-        return (
-            values["Absolute upper-left X"],
-            values["Absolute upper-left Y"],
-            values["Width"],
-            values["Height"],
-        )
+        return tuple(values.get(key, 0) for key in GEOMETRY)  # type: ignore[return-value]
 
     def parent_of(self, window: str) -> int | None:
         done = self.run("xwininfo", "-children", "-id", window)

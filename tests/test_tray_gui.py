@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 import pytest
 from claude_lines import ClaudeTranscript, registry, write_lines
-from desktop import Desktop, running_desktop, wait_until
+from desktop import Desktop, wait_until
 from PIL import Image
 
 from agentbar.tray import badge
@@ -233,16 +233,6 @@ def tray(desktop: Desktop, tmp_path: Path) -> Iterator[Tray]:
         yield t
 
 
-@pytest.fixture
-def fresh_tray(tmp_path: Path) -> Iterator[Tray]:
-    """On a desktop of its own: pystray's xorg backend asks to dock once, and trayer sometimes
-    drops that request after other icons came and went (seen 2 times in 20 runs on the shared
-    desktop, never on a fresh one)."""
-    (tmp_path / "desktop").mkdir()
-    with running_desktop(tmp_path / "desktop") as desktop, tray_on(desktop, tmp_path) as t:
-        yield t
-
-
 def colour_count(image: Image.Image, colour: tuple[int, ...], tolerance: int = 24) -> int:
     r0, g0, b0 = colour[:3]
     data = image.convert("RGB").tobytes()
@@ -387,12 +377,20 @@ def test_no_notification_for_the_session_whose_window_is_in_front(tray: Tray) ->
     assert shown_a["body"] == "Bash: git push"
 
 
-def test_the_xorg_backend_shows_the_badge_without_a_menu(fresh_tray: Tray, artifacts: Path) -> None:
-    tray = fresh_tray
-    # pystray's fallback on X11 without GTK: no menu, but the badge docks and follows.
-    tray.proc = tray.start(env={**tray.env, "PYSTRAY_BACKEND": "xorg"})
-    tray.wait_ready()
-    tray.icon()
+def test_the_xorg_backend_shows_the_badge_without_a_menu(tray: Tray, artifacts: Path) -> None:
+    # pystray's fallback on X11 without GTK: no menu, but the badge docks and follows. Its dock
+    # request is sent once; trayer missed it about 1 start in 10 here (a pystray-xorg
+    # limitation, see the README), so one more start is allowed, and only one.
+    for attempt in (1, 2):
+        tray.proc = tray.start(env={**tray.env, "PYSTRAY_BACKEND": "xorg"})
+        tray.wait_ready()
+        try:
+            wait_until("the icon to dock", lambda: tray.desktop.docked_icon("agentbar"), 15)
+            break
+        except TimeoutError:
+            if attempt == 2:
+                raise
+            assert tray.stop()[0] == 0
     tray.start_waiting(A, "/work/xorg")
     tray.desktop.wait_notification(lambda n: "xorg" in n["summary"])
     wait_until(
