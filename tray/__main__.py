@@ -1,8 +1,8 @@
 """The ``agentbar`` command: the tray app, or one of the headless commands (main thread).
 
 ``core/cli.py`` builds the parser and runs the headless commands; the commands that open
-something a person sees (``agentbar window``) are added here, since the core never imports
-the tray.
+something a person sees (plain ``agentbar``: the tray; ``agentbar window``) and
+``agentbar autostart`` are added here, since the core never imports the tray.
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ from typing import Any
 
 from agentbar.core import cli
 from agentbar.core.config import Settings
-from agentbar.tray import window
+from agentbar.tray import app, autostart, window
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = cli.build_parser("agentbar")
-    window.add_parser(_subcommands(parser))
+    commands = _subcommands(parser)
+    window.add_parser(commands)
+    autostart.add_parser(commands)
     return parser
 
 
@@ -34,18 +36,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "window":
+        if args.command == "autostart":
+            return autostart.run(args, sys.stdout)
+        if args.command in ("window", None):
             settings = Settings.from_env()
             cli.setup_logging(settings, verbose=args.verbose)
-            return window.run(args, settings)
-        if args.command is None:
-            # The tray icon, menu and notifications are a later milestone of this build; until
-            # then plain ``agentbar`` follows every session in the terminal instead.
-            print(
-                "agentbar: no tray in this build yet; following sessions here (Ctrl-C to stop)",
-                file=sys.stderr,
-            )
-            args.command, args.json = "watch", False
+            if args.command == "window":
+                return window.run(args, settings)
+            return app.run(settings)
         return cli.run(args)
     except KeyboardInterrupt:
         return 130

@@ -22,12 +22,14 @@ import json
 import logging
 import multiprocessing
 import os
+import secrets
 import sys
 import threading
 import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -48,6 +50,14 @@ MIN_SIZE = (640, 420)
 HEALTH_TIMEOUT = 3.0
 PROBE_SECONDS = 60.0
 TITLE_POLL_SECONDS = 1.0
+REPORT_SECONDS = 5.0  # a window says what it shows at least this often (windows.STALE_SECONDS)
+
+# What the window tells its server every second: its page and whether it is in front.
+SHOWN_JS = """JSON.stringify({
+  title: document.title,
+  path: location.pathname,
+  focused: document.hasFocus() && document.visibilityState === 'visible'
+})"""
 
 # What the window reads back from its page (run by WebKit itself: no eval under the CSP).
 PAGE_STATE_JS = """JSON.stringify({
@@ -249,8 +259,11 @@ def open_window(url: str, *, probe: Path | None = None, title: str = TITLE) -> i
     return child.exitcode or 0
 
 
-def window_main(url: str, title: str, probe: str | None) -> None:
-    """The child's main thread: pywebview's loop until the window closes."""
+def window_main(
+    url: str, title: str, probe: str | None, commands: Connection | None = None
+) -> None:
+    """The child's main thread: pywebview's loop until the window closes. ``commands`` (from
+    the tray) carries addresses to show in this window instead of opening another."""
     import webview  # noqa: PLC0415  (the child alone needs the GUI toolkit)
 
     # The export buttons download (a save dialog); without this pywebview drops downloads.
@@ -259,17 +272,42 @@ def window_main(url: str, title: str, probe: str | None) -> None:
         title, url, width=SIZE[0], height=SIZE[1], min_size=MIN_SIZE, text_select=True
     )
     gui: Any = gui_name()  # one of pywebview's names, or None: its own choice
-    webview.start(_on_start, (window, probe), gui=gui, private_mode=True)
+    webview.start(_on_start, (window, probe, url, commands), gui=gui, private_mode=True)
 
 
-def _on_start(window: Any, probe: str | None) -> None:
+def _on_start(window: Any, probe: str | None, url: str, commands: Connection | None) -> None:
     """pywebview's start function (a thread of its own, once the loop runs)."""
     follower = threading.Thread(
-        target=_follow_title, args=(window,), name="agentbar-window-title", daemon=True
+        target=_follow_page, args=(window, url), name="agentbar-window-title", daemon=True
     )
     follower.start()
+    if commands is not None:
+        listener = threading.Thread(
+            target=_follow_commands,
+            args=(window, commands),
+            name="agentbar-window-commands",
+            daemon=True,
+        )
+        listener.start()
     if probe is not None:
         _probe(window, Path(probe))
+
+
+def _follow_commands(window: Any, commands: Connection) -> None:
+    """Addresses from the tray: show each in this window and bring it to the front. The
+    tray closing its end (it quit) closes the window."""
+    while True:
+        try:
+            url = commands.recv()
+        except (EOFError, OSError):
+            break
+        if not isinstance(url, str):
+            continue
+        with contextlib.suppress(Exception):
+            window.load_url(url)
+            window.restore()
+    with contextlib.suppress(Exception):
+        window.destroy()
 
 
 def page_state(window: Any) -> dict[str, Any] | None:
@@ -283,17 +321,61 @@ def page_state(window: Any) -> dict[str, Any] | None:
     return state if isinstance(state, dict) else None
 
 
-def _follow_title(window: Any) -> None:
-    """The window's title follows the page's (it counts the sessions that need you)."""
-    shown = None
+def _follow_page(window: Any, url: str) -> None:
+    """The window's title follows the page's (it counts the sessions that need you), and the
+    server hears which page the window shows and whether it is in front, so the tray does not
+    notify about a session the user is looking at."""
+    shown_title = None
+    report = _Reporter(url)
     if not window.events.loaded.wait(PROBE_SECONDS):
         return
     while not window.events.closed.wait(TITLE_POLL_SECONDS):
         with contextlib.suppress(Exception):
-            raw = window.run_js("document.title")
-            if isinstance(raw, str) and raw and raw != shown and not window.events.closed.is_set():
-                window.set_title(raw)
-                shown = raw
+            raw = window.run_js(SHOWN_JS)
+            state = json.loads(raw) if isinstance(raw, str) else None
+            if not isinstance(state, dict) or window.events.closed.is_set():
+                continue
+            title = state.get("title")
+            if isinstance(title, str) and title and title != shown_title:
+                window.set_title(title)
+                shown_title = title
+            path = state.get("path")
+            report(path if isinstance(path, str) else None, state.get("focused") is True)
+    report(None, False)
+
+
+class _Reporter:
+    """Tells the window's server what it shows (``PUT /api/window/<id>``): on a change, and
+    every few seconds so the server knows it still does."""
+
+    def __init__(self, url: str) -> None:
+        parts = urllib.parse.urlsplit(url)
+        self.origin = f"{parts.scheme}://{parts.netloc}"
+        self.token = (urllib.parse.parse_qs(parts.query).get("token") or [""])[0]
+        self.window = secrets.token_hex(8)
+        self.last: tuple[str | None, bool] | None = None
+        self.at = 0.0
+
+    def __call__(self, path: str | None, focused: bool) -> None:
+        now = time.monotonic()
+        if (path, focused) == self.last and now - self.at < REPORT_SECONDS:
+            return
+        request = urllib.request.Request(
+            f"{self.origin}/api/window/{self.window}",
+            data=orjson.dumps({"path": path, "focused": focused}),
+            method="PUT",
+            headers={
+                "Authorization": f"Bearer {self.token}",
+                "Origin": self.origin,
+                "Content-Type": "application/json",
+            },
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=HEALTH_TIMEOUT):
+                pass
+        except (OSError, ValueError):
+            return  # an older server, or it stopped: nothing to tell
+        self.last, self.at = (path, focused), now
 
 
 def _probe(window: Any, path: Path) -> None:

@@ -33,8 +33,9 @@ from agentbar.core.replay.export import MEDIA_TYPES, Format, Options, export, fi
 from agentbar.core.replay.model import MAIN_THREAD
 from agentbar.core.replay.pages import PAGE_ITEMS, NotFound, Replay
 from agentbar.core.search import DEFAULT_LIMIT, Searcher
-from agentbar.core.server import task_routes
+from agentbar.core.server import task_routes, window_routes
 from agentbar.core.server.security import Guard, error
+from agentbar.core.server.windows import WindowLink
 
 __all__ = [
     "CONTEXT", "Context", "Guard", "Sessions", "broadcast", "broadcast_task", "build_app", "web",
@@ -75,6 +76,7 @@ class Context:
     clients: set[asyncio.Queue[bytes | None]] = field(default_factory=set)
     tasks: TaskManager | None = None  # launched agents, when this process owns them
     quit: Callable[[str], None] | None = None  # ask the process to quit ("keep"/"stop" tasks)
+    window: WindowLink = field(default_factory=WindowLink)  # what the windows show
 
 
 CONTEXT = web.AppKey("context", Context)
@@ -99,6 +101,7 @@ def build_app(ctx: Context) -> web.Application:
     routes.append(web.get("/terminal/{task_id}", terminal_page))
     routes += [web.get(route, page) for route in SPA_ROUTES]
     app.add_routes(routes)
+    window_routes.install(app, ctx.window)
     static = ctx.web_dir / "static"
     if static.is_dir():
         app.router.add_static("/static/", static, follow_symlinks=False)

@@ -1,0 +1,90 @@
+"""What the session windows show, as they report it, and who can open one (any thread: the
+server's handlers write, the tray reads; one lock).
+
+Each window says which page it shows and whether it is in front, again every few seconds; a
+report older than ``STALE_SECONDS`` no longer counts (a window that died without a word). The
+tray asks ``in_front`` so it does not notify about a session the user is looking at. Whoever
+can open a window (the tray) registers an ``opener``; ``agentbar`` started a second time asks
+the server to open the window through it and exits.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# The pages a window may report or be asked to open: the board, search, a session's replay.
+PAGE = re.compile(
+    r"^/(?:board|search)?$|^/session/(?:claude|codex)/[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+)
+WINDOW_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+STALE_SECONDS = 15.0
+MAX_WINDOWS = 32
+
+Opener = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    window: str
+    path: str
+    focused: bool
+    at: float  # monotonic
+
+
+class WindowLink:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._shown: dict[str, Shown] = {}
+        self._opener: Opener | None = None
+
+    def report(self, window: str, path: str | None, focused: bool) -> None:
+        """``window`` shows ``path`` (None: it closed). Raises ValueError for a bad id or page."""
+        if not WINDOW_ID.match(window):
+            raise ValueError("bad window id")
+        if path is not None and not PAGE.match(path):
+            raise ValueError("not a page of this server")
+        with self._lock:
+            self._expire()
+            if path is None:
+                self._shown.pop(window, None)
+            elif window in self._shown or len(self._shown) < MAX_WINDOWS:
+                self._shown[window] = Shown(window, path, focused, self._clock())
+
+    def shown(self) -> list[Shown]:
+        with self._lock:
+            self._expire()
+            return sorted(self._shown.values(), key=lambda s: s.window)
+
+    def in_front(self) -> frozenset[str]:
+        """The pages shown by windows that have the focus."""
+        return frozenset(s.path for s in self.shown() if s.focused)
+
+    def _expire(self) -> None:
+        now = self._clock()
+        for key in [k for k, s in self._shown.items() if now - s.at > STALE_SECONDS]:
+            del self._shown[key]
+
+    def set_opener(self, opener: Opener | None) -> None:
+        with self._lock:
+            self._opener = opener
+
+    @property
+    def can_open(self) -> bool:
+        with self._lock:
+            return self._opener is not None
+
+    def open(self, path: str) -> bool:
+        """Ask the opener to show ``path``; False when nobody here can open a window."""
+        if not PAGE.match(path):
+            raise ValueError("not a page of this server")
+        with self._lock:
+            opener = self._opener
+        if opener is None:
+            return False
+        opener(path)
+        return True

@@ -1,0 +1,203 @@
+"""Plain ``agentbar``: the tray app. One per user; it runs the engine and the loopback server
+itself (like ``agentbar serve``, announced in ``server.json`` so ``agentbar window`` and a
+browser use them), shows the icon, raises notifications and opens the window (main thread: the
+icon's loop, or a wait without one; the worker, engine, watcher, server and notifier run on
+threads of their own, the window in a child process).
+
+Without a display (or without pystray) it says so in one line and carries on without an icon:
+engine, server, and notifications where a notification service exists.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import TextIO
+
+from agentbar.core.clock import SystemClock
+from agentbar.core.config import Settings
+from agentbar.core.server.runner import LoopbackServer, announced_server
+from agentbar.core.service import Service
+from agentbar.tray import autostart, host, instance, preferences, window
+from agentbar.tray.actions import OPEN, Action
+from agentbar.tray.icon import GLibDispatcher, TrayIcon
+from agentbar.tray.notify import Notifier, make_notifier
+from agentbar.tray.pause import FILE_NAME as PAUSE_FILE
+from agentbar.tray.pause import PauseStore
+from agentbar.tray.presenter import TrayState, present
+from agentbar.tray.view import TrayView
+from agentbar.tray.window_host import WindowHost
+from agentbar.tray.worker import TrayWorker
+
+log = logging.getLogger(__name__)
+
+
+def run(settings: Settings, *, err: TextIO | None = None) -> int:
+    err = err or sys.stderr
+    lock = instance.tray_lock(settings)
+    if not lock.acquire():
+        return instance.hand_over(settings, lock, err)
+    try:
+        return _run_owner(settings, err)
+    finally:
+        lock.release()
+
+
+def _run_owner(settings: Settings, err: TextIO) -> int:
+    prefs = preferences.PreferencesFile(preferences.settings_path())
+    for problem in prefs.current.problems:
+        print(f"agentbar: {problem}", file=err)
+    no_icon = host.no_icon_reason()
+    can_open = window.display_problem() is None
+    service = Service.open(settings)
+    listening = False
+    try:
+        with announced_server(service, settings) as server:
+            listening = True
+            return _serve(settings, service, server, prefs, no_icon, can_open, err)
+    except OSError as exc:
+        if listening:
+            raise  # not the socket: a bug to see, not to explain away
+        print(f"agentbar: cannot listen on 127.0.0.1: {exc.strerror or exc}", file=err)
+        return 1
+    finally:
+        service.close()
+
+
+def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
+    settings: Settings,
+    service: Service,
+    server: LoopbackServer,
+    prefs: preferences.PreferencesFile,
+    no_icon: str | None,
+    can_open: bool,
+    err: TextIO,
+) -> int:
+    link = server.context.window
+    windows = WindowHost(server.port, server.token) if can_open else None
+    icon: TrayIcon | None = None
+    if no_icon is None:
+        try:
+            icon = _make_icon()
+        except Exception as exc:  # no GI typelib, no X connection: carry on without an icon
+            log.exception("cannot show a tray icon")
+            no_icon = f"cannot show a tray icon ({exc})"
+    quitting = threading.Event()
+
+    def quit_app() -> None:
+        quitting.set()
+        if icon is not None:
+            icon.stop()
+
+    posted: list[Callable[[Action], None]] = []  # the worker's post, once it exists
+
+    def on_click(action: Action) -> None:
+        posted[0](action)
+
+    notifier: Notifier = make_notifier(on_click)
+    worker = TrayWorker(
+        service.engine,
+        notifier,
+        clock=SystemClock(),
+        prefs=prefs,
+        pauses=PauseStore(settings.data_dir / PAUSE_FILE),
+        show=icon.show if icon is not None else _no_view,
+        in_front=link.in_front,
+        open_page=windows.open if windows is not None else None,
+        autostart=autostart.for_platform(),
+        quit=quit_app,
+    )
+    posted.append(worker.post)
+    if icon is not None:
+        icon.on_action = worker.post
+    if windows is not None:
+        link.set_opener(lambda path: worker.post(Action(OPEN, path)))
+    try:
+        service.start()
+        worker.start()
+        if icon is None:
+            print(
+                f"agentbar: {no_icon}; running the engine, notifications and the server at "
+                f"{server.url}",
+                file=err,
+                flush=True,
+            )
+            _wait_headless(quitting)
+        else:
+            if not icon.has_menu:
+                print(
+                    f"agentbar: the {icon.backend} tray backend has no menu (install "
+                    "gir1.2-ayatanaappindicator3-0.1 or GTK's PyGObject); 'agentbar window' "
+                    "opens the window",
+                    file=err,
+                    flush=True,
+                )
+            if host.tray_host_missing():
+                print(
+                    "agentbar: no system tray on this desktop yet (no StatusNotifierWatcher, no "
+                    "XEmbed tray); the icon shows when one starts, notifications and "
+                    "'agentbar window' work meanwhile",
+                    file=err,
+                    flush=True,
+                )
+            _run_icon(icon, quit_app)
+    finally:
+        link.set_opener(None)
+        worker.stop()
+        if windows is not None:
+            windows.close()
+        notifier.close()
+    return 0
+
+
+def _no_view(_view: TrayView) -> None:
+    pass
+
+
+def _make_icon() -> TrayIcon:
+    if sys.platform.startswith("linux"):
+        try:
+            from gi.repository import GLib  # noqa: PLC0415
+
+            GLib.set_prgname("agentbar")  # the icon's WM_CLASS, and how panels name it
+            GLib.set_application_name("agentbar")
+        except ImportError:
+            pass
+    first = present([], now=0.0, prefs=preferences.Preferences(), tray=TrayState())
+    return TrayIcon(lambda action: None, first)
+
+
+def _run_icon(icon: TrayIcon, quit_app: Callable[[], None]) -> None:
+    if isinstance(icon.dispatcher, GLibDispatcher):
+        # GLib's loop runs in C: Python signal handlers would wait for it. Let GLib catch them.
+        from gi.repository import GLib  # noqa: PLC0415
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signum, _once(quit_app))
+    else:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_: quit_app())
+    try:
+        icon.run()
+    except Exception:
+        # pystray's GTK backends hide their own notifier on the way out, which fails without a
+        # notification server on the bus: the icon has stopped all the same.
+        log.warning("the tray icon's loop ended with an error", exc_info=True)
+
+
+def _once(func: Callable[[], None]) -> Callable[[], bool]:
+    def handler() -> bool:
+        func()
+        return False  # GLib: remove the source
+
+    return handler
+
+
+def _wait_headless(quitting: threading.Event) -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: quitting.set())
+    while not quitting.wait(0.5):
+        pass

@@ -1,0 +1,84 @@
+"""One tray per user: the first ``agentbar`` holds a lock; a second one asks the first, through
+its server, to open its window, and exits (main thread).
+
+The lock (``<data dir>/tray.lock``) is the engine's kind of lock file: the OS drops it when its
+holder dies, so a crashed tray never blocks the next one.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.error
+import urllib.request
+from typing import Any, TextIO
+
+import orjson
+
+from agentbar.core.config import Settings
+from agentbar.core.lock import InstanceLock
+from agentbar.tray import window
+
+LOCK_FILE = "tray.lock"
+WAIT_SECONDS = 20.0  # the first one may still be starting its server
+
+
+def tray_lock(settings: Settings) -> InstanceLock:
+    return InstanceLock(settings.data_dir / LOCK_FILE)
+
+
+def hand_over(
+    settings: Settings,
+    lock: InstanceLock,
+    err: TextIO,
+    *,
+    path: str = "/",
+    wait: float = WAIT_SECONDS,
+) -> int:
+    """Ask the running tray to open its window on ``path``; the exit status for this one."""
+    pid = lock.holder_pid()
+    deadline = time.monotonic() + wait
+    info = window.running_server(settings)
+    while info is None or (pid is not None and info.get("pid") != pid):
+        if time.monotonic() >= deadline:
+            print(
+                f"agentbar: agentbar already runs (pid {pid}) but its server does not answer; "
+                f"see {settings.data_dir / 'agentbar.log'}",
+                file=err,
+            )
+            return 1
+        time.sleep(0.2)
+        info = window.running_server(settings)
+    try:
+        status = ask_to_open(info, path)
+    except OSError as exc:
+        print(f"agentbar: agentbar already runs (pid {pid}); asking it failed: {exc}", file=err)
+        return 1
+    if status == 501:
+        print(
+            f"agentbar: agentbar already runs (pid {pid}) without a display; open "
+            f"{info['url']} in a browser",
+            file=err,
+        )
+        return 0
+    print(f"agentbar: agentbar already runs (pid {pid}); opened its window", file=err)
+    return 0
+
+
+def ask_to_open(info: dict[str, Any], path: str) -> int:
+    """``POST /api/window/open``; the HTTP status."""
+    origin = f"http://127.0.0.1:{info['port']}"
+    request = urllib.request.Request(
+        f"{origin}/api/window/open",
+        data=orjson.dumps({"path": path}),
+        method="POST",
+        headers={
+            "Authorization": f"Bearer {info['token']}",
+            "Origin": origin,
+            "Content-Type": "application/json",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=window.HEALTH_TIMEOUT) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code

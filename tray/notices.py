@@ -1,0 +1,139 @@
+"""What a notification says and does: the notice for one session's transition, or the summary
+of a burst (pure values and wording; built on the tray's worker thread).
+
+The title names the agent and the project; the body says what the session waits for (the
+command, the question) or the last line of its answer or error. Clicking a notice, or its
+"Open" button, runs its action: the session's replay, which opens at the point that needs the
+user (a summary opens the board). Buttons are data too, so a later feature can add its own
+(approve or deny a task agentbar launched) through ``Policy(buttons=...)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentbar.core.model import SessionKey, State, StateChange, WaitingFor
+from agentbar.tray import actions
+from agentbar.tray.actions import Action
+from agentbar.tray.presenter import AGENT_NAMES, project_name, shorten
+
+BODY_CHARS = 200
+SUMMARY_LINES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """One session's move into a new state, as the notification policy sees it."""
+
+    key: SessionKey
+    project: str | None
+    title: str | None
+    state: State
+    waiting_for: WaitingFor | None
+    detail: str
+    since: float  # when the session entered this state (the engine's state_since)
+
+    @classmethod
+    def of(cls, change: StateChange) -> Transition:
+        snap = change.snapshot
+        return cls(
+            key=snap.key,
+            project=snap.project,
+            title=snap.title,
+            state=snap.state.state,
+            waiting_for=snap.state.waiting_for,
+            detail=snap.state.detail,
+            since=snap.state_since,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    label: str
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    title: str
+    body: str
+    click: Action
+    buttons: tuple[Button, ...] = ()
+    urgent: bool = False  # needs the user (input_required) rather than news
+    sound: bool = False
+    sessions: tuple[SessionKey, ...] = ()  # the sessions it is about
+
+
+def headline(t: Transition) -> str:
+    who = f"{AGENT_NAMES[t.key.agent]} in {project_name(t.project)}"
+    match t.state:
+        case State.INPUT_REQUIRED if t.waiting_for is WaitingFor.QUESTION:
+            return f"{who} has a question"
+        case State.INPUT_REQUIRED:
+            return f"{who} needs your approval"
+        case State.FAILED:
+            return f"{who} failed"
+        case _:
+            return f"{who} finished"
+
+
+def body(t: Transition) -> str:
+    """The command or question it waits for, else the last line of the answer or error."""
+    lines = [line.strip() for line in t.detail.splitlines() if line.strip()]
+    # A question may span lines: all of it, shortened. An answer: its last line.
+    text = " ".join(lines) if t.state is State.INPUT_REQUIRED else (lines[-1] if lines else "")
+    return shorten(text or t.title or "", BODY_CHARS)
+
+
+def single(t: Transition, extra: tuple[Button, ...] = ()) -> Notice:
+    open_it = actions.open_session(t.key)
+    return Notice(
+        title=headline(t),
+        body=body(t),
+        click=open_it,
+        buttons=(Button("Open", open_it), *extra),
+        urgent=t.state is State.INPUT_REQUIRED,
+        sessions=(t.key,),
+    )
+
+
+def summary(burst: list[Transition]) -> Notice:
+    """Several sessions at once: one notice that counts them and names the first few."""
+    needs = sum(1 for t in burst if t.state is State.INPUT_REQUIRED)
+    failed = sum(1 for t in burst if t.state is State.FAILED)
+    finished = len(burst) - needs - failed
+    parts = [
+        text
+        for n, text in (
+            (needs, f"{needs} need{'s' * (needs == 1)} you"),
+            (finished, f"{finished} finished"),
+            (failed, f"{failed} failed"),
+        )
+        if n
+    ]
+    lines = [
+        shorten(f"{AGENT_NAMES[t.key.agent]} · {project_name(t.project)}: {_what(t)}", 80)
+        for t in burst[:SUMMARY_LINES]
+    ]
+    if len(burst) > SUMMARY_LINES:
+        lines.append(f"and {len(burst) - SUMMARY_LINES} more")
+    return Notice(
+        title=f"{len(burst)} agent sessions: {', '.join(parts)}",
+        body="\n".join(lines),
+        click=actions.BOARD,
+        buttons=(Button("Open", actions.BOARD),),
+        urgent=needs > 0,
+        sessions=tuple(t.key for t in burst),
+    )
+
+
+def _what(t: Transition) -> str:
+    match t.state:
+        case State.INPUT_REQUIRED if t.waiting_for is WaitingFor.QUESTION:
+            return "has a question"
+        case State.INPUT_REQUIRED:
+            return "needs approval"
+        case State.FAILED:
+            return "failed"
+        case _:
+            return "finished"

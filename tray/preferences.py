@@ -1,0 +1,217 @@
+"""The tray's settings: ``settings.toml`` in the user config dir, read into a frozen value
+(pure parsing; the loader is called from the tray's worker threads).
+
+Every key has a default that needs no editing, so the file need not exist. A file that cannot
+be read or parsed, or a key with a wrong type, is reported in one clear line (on stderr, in the
+log and in the tray menu) and the defaults are used for what is wrong; agentbar never crashes on
+it and never writes to it. ``AGENTBAR_CONFIG_DIR`` overrides the folder (tests, portable setups).
+
+    [notifications]
+    enabled = true                      # false: the badge only, never a notification
+    on = ["input_required", "done", "failed"]
+    coalesce_seconds = 1.0              # changes closer together than this become one summary
+    muted_projects = ["~/src/noisy"]    # these folders (and below) never notify
+    sound = false
+    tomorrow_at = "08:00"               # "Pause until tomorrow" ends then (local time)
+
+    [menu]
+    recent_hours = 2                    # done and failed sessions stay in the menu this long
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from agentbar.core.config import APP_NAME
+from agentbar.core.model import State
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = "settings.toml"
+NOTIFIABLE = (State.INPUT_REQUIRED, State.DONE, State.FAILED)
+MAX_COALESCE_SECONDS = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Preferences:
+    enabled: bool = True
+    notify_on: frozenset[State] = frozenset(NOTIFIABLE)
+    coalesce_seconds: float = 1.0
+    muted_projects: tuple[str, ...] = ()
+    sound: bool = False
+    tomorrow_at: tuple[int, int] = (8, 0)
+    recent_hours: float = 2.0
+    # What was wrong with the file (one line each), or empty: shown, never fatal.
+    problems: tuple[str, ...] = field(default=(), compare=False)
+
+    def is_muted(self, project: str | None) -> bool:
+        """``project`` is one of the muted folders or inside one."""
+        if not project or not self.muted_projects:
+            return False
+        path = os.path.normpath(project)
+        return any(
+            path == m or path.startswith(m.rstrip(os.sep) + os.sep) for m in self.muted_projects
+        )
+
+
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    override = env.get("AGENTBAR_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def settings_path(env: Mapping[str, str] | None = None) -> Path:
+    return config_dir(env) / FILE_NAME
+
+
+def parse(text: str, *, where: str = FILE_NAME, home: str | None = None) -> Preferences:
+    """The preferences ``text`` sets; whatever is wrong is named in ``problems`` and left at
+    its default."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        return Preferences(problems=(f"{where}: {exc}; using the defaults",))
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    known = {"notifications": _NOTIFICATION_KEYS, "menu": _MENU_KEYS}
+    for section, table in doc.items():
+        if section not in known or not isinstance(table, dict):
+            problems.append(f"{where}: unknown section [{section}] (ignored)")
+            continue
+        for key, value in table.items():
+            reader = known[section].get(key)
+            if reader is None:
+                problems.append(f"{where}: unknown key {section}.{key} (ignored)")
+                continue
+            try:
+                values.update(reader(value, home))
+            except (TypeError, ValueError) as exc:
+                problems.append(f"{where}: {section}.{key}: {exc}; using the default")
+    return Preferences(**values, problems=tuple(problems))
+
+
+def load(path: Path) -> Preferences:
+    """The preferences in ``path``: defaults when it does not exist; defaults and a problem
+    when it cannot be read."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Preferences()
+    except OSError as exc:
+        why = exc.strerror or exc
+        return Preferences(problems=(f"cannot read {path}: {why}; using the defaults",))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Preferences(problems=(f"{path} is not UTF-8 text; using the defaults",))
+    prefs = parse(text, where=str(path), home=os.path.expanduser("~"))
+    for problem in prefs.problems:
+        log.warning("%s", problem)
+    return prefs
+
+
+class PreferencesFile:
+    """The settings file, read again when it changes (its mtime and size); callers on any
+    thread get the latest value (one reference swap)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._stamp: tuple[int, int] | None = None
+        self._loaded = False
+        self.current = Preferences()
+        self.refresh()
+
+    def refresh(self) -> bool:
+        """Read the file again if it changed (mtime or size); True when the preferences did."""
+        try:
+            st = self.path.stat()
+            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if self._loaded and stamp == self._stamp:
+            return False
+        self._loaded, self._stamp = True, stamp
+        before = self.current
+        self.current = load(self.path)
+        return (self.current, self.current.problems) != (before, before.problems)
+
+
+# -- one reader per key: the value checked and converted, or ValueError/TypeError ---------------
+
+
+def _bool(name: str) -> Any:
+    def read(value: Any, _home: str | None) -> dict[str, Any]:
+        if not isinstance(value, bool):
+            raise TypeError(f"must be true or false, not {value!r}")
+        return {name: value}
+
+    return read
+
+
+def _notify_on(value: Any, _home: str | None) -> dict[str, Any]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError("must be a list of states")
+    names = {str(s): s for s in NOTIFIABLE}
+    wrong = [v for v in value if v not in names]
+    if wrong:
+        raise ValueError(f"{', '.join(wrong)} cannot notify (choose from {', '.join(names)})")
+    return {"notify_on": frozenset(names[v] for v in value)}
+
+
+def _coalesce(value: Any, _home: str | None) -> dict[str, Any]:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"must be a number of seconds, not {value!r}")
+    if not 0 <= value <= MAX_COALESCE_SECONDS:
+        raise ValueError(f"must be between 0 and {MAX_COALESCE_SECONDS:g} seconds")
+    return {"coalesce_seconds": float(value)}
+
+
+def _muted(value: Any, home: str | None) -> dict[str, Any]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise TypeError("must be a list of folders")
+    folders = []
+    for folder in value:
+        if folder == "~" or folder.startswith("~/"):
+            folder = (home or os.path.expanduser("~")) + folder[1:]  # noqa: PLW2901
+        folders.append(os.path.normpath(folder))
+    return {"muted_projects": tuple(folders)}
+
+
+def _tomorrow_at(value: Any, _home: str | None) -> dict[str, Any]:
+    if not isinstance(value, str):
+        raise TypeError(f'must be a time like "08:00", not {value!r}')
+    hour, sep, minute = value.partition(":")
+    if not (sep and hour.isdigit() and minute.isdigit() and len(minute) == 2):
+        raise ValueError(f'must be a time like "08:00", not {value!r}')
+    if not (0 <= int(hour) <= 23 and 0 <= int(minute) <= 59):
+        raise ValueError(f"{value!r} is not a time of day")
+    return {"tomorrow_at": (int(hour), int(minute))}
+
+
+def _recent_hours(value: Any, _home: str | None) -> dict[str, Any]:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"must be a number of hours, not {value!r}")
+    if not 0 <= value <= 24 * 7:
+        raise ValueError("must be between 0 and 168 hours")
+    return {"recent_hours": float(value)}
+
+
+_NOTIFICATION_KEYS = {
+    "enabled": _bool("enabled"),
+    "on": _notify_on,
+    "coalesce_seconds": _coalesce,
+    "muted_projects": _muted,
+    "sound": _bool("sound"),
+    "tomorrow_at": _tomorrow_at,
+}
+_MENU_KEYS = {"recent_hours": _recent_hours}

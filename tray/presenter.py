@@ -1,0 +1,155 @@
+"""Turns the engine's session snapshots into the tray's view: badge, tooltip and menu (pure; called
+on the tray's worker thread).
+
+The menu lists the sessions that need you first (what each waits for; choosing one opens its
+replay at that point), then the running ones, then the recently done or failed ones, then the
+tray's own entries. Labels use only what changes when the session's state does (a running
+session shows its title, not the tool it runs right now), so the menu is not rebuilt on every
+tool call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentbar.core.model import Agent, SessionSnapshot, State, WaitingFor
+from agentbar.tray import actions, pause
+from agentbar.tray.actions import Action
+from agentbar.tray.pause import Pause
+from agentbar.tray.preferences import Preferences
+from agentbar.tray.view import SEPARATOR, Badge, Entry, TrayView
+
+AGENT_NAMES = {Agent.CLAUDE: "Claude Code", Agent.CODEX: "Codex"}
+LABEL_CHARS = 72
+MAX_NEEDS = 10
+MAX_RUNNING = 6
+MAX_RECENT = 6
+
+
+@dataclass(frozen=True, slots=True)
+class TrayState:
+    """What the tray itself contributes to its view."""
+
+    pause: Pause = pause.NO_PAUSE
+    autostart: bool | None = None  # None: this platform cannot start agentbar at login
+    # Entries other features add above "Open window" (launching agents, pinned projects).
+    extra: tuple[Entry, ...] = ()
+
+
+def present(
+    snapshots: Sequence[SessionSnapshot],
+    *,
+    now: float,
+    prefs: Preferences,
+    tray: TrayState,
+) -> TrayView:
+    needs = sorted(
+        (s for s in snapshots if s.state.state is State.INPUT_REQUIRED),
+        key=lambda s: (s.state_since, str(s.key)),
+    )
+    running = sorted(
+        (s for s in snapshots if s.state.state is State.RUNNING),
+        key=lambda s: (-s.state_since, str(s.key)),
+    )
+    since = now - prefs.recent_hours * 3600.0
+    recent = sorted(
+        (
+            s
+            for s in snapshots
+            if s.state.state in (State.DONE, State.FAILED) and s.state_since >= since
+        ),
+        key=lambda s: (-s.state_since, str(s.key)),
+    )
+    failed = sum(1 for s in recent if s.state.state is State.FAILED)
+    badge = Badge(needs=len(needs), failed=failed > 0)
+
+    menu: list[Entry] = []
+    if prefs.problems:
+        count = len(prefs.problems)
+        menu.append(Entry(f"settings.toml: {count} problem{'s' * (count > 1)}, see the log"))
+    menu += _section("Needs you", needs, MAX_NEEDS)
+    menu += _section("Running", running, MAX_RUNNING)
+    menu += _section("Recently finished", recent, MAX_RECENT)
+    if not (needs or running or recent):
+        menu.append(Entry("No agent session is active"))
+    menu.append(SEPARATOR)
+    menu += tray.extra
+    menu.append(Entry("Open window", actions.BOARD, default=True))
+    menu.append(_pause_entry(prefs, tray.pause, now))
+    if tray.autostart is not None:
+        choice = "disable" if tray.autostart else "enable"
+        menu.append(Entry("Start at login", Action(actions.AUTOSTART, choice), tray.autostart))
+    menu += [SEPARATOR, Entry("Quit agentbar", Action(actions.QUIT))]
+    return TrayView(
+        badge=badge,
+        tooltip=tooltip(len(needs), len(running), failed, tray.pause.describe(now)),
+        menu=tuple(menu),
+    )
+
+
+def tooltip(needs: int, running: int, failed: int, paused: str) -> str:
+    parts = [f"{needs} need{'s' * (needs == 1)} you" if needs else "nothing needs you"]
+    if running:
+        parts.append(f"{running} running")
+    if failed:
+        parts.append(f"{failed} failed")
+    text = "agentbar: " + ", ".join(parts)
+    return f"{text} ({paused.lower()})" if paused else text
+
+
+def _section(heading: str, rows: list[SessionSnapshot], most: int) -> list[Entry]:
+    if not rows:
+        return []
+    entries = [Entry(f"{heading} ({len(rows)})")]
+    entries += [Entry(session_label(s), actions.open_session(s.key)) for s in rows[:most]]
+    if len(rows) > most:
+        entries.append(Entry(f"… {len(rows) - most} more in the window", actions.BOARD))
+    return entries
+
+
+def session_label(snap: SessionSnapshot) -> str:
+    """``Claude Code · api — approve Bash: rm -rf build``: agent, project, what it is about."""
+    state = snap.state
+    what = {
+        State.INPUT_REQUIRED: (
+            f"asks: {state.detail or snap.title or 'a question'}"
+            if state.waiting_for is WaitingFor.QUESTION
+            else f"approve {state.detail or 'a tool call'}"
+        ),
+        State.FAILED: f"failed: {state.detail or snap.title or 'the turn'}",
+        State.DONE: f"done: {snap.title or state.detail or 'the turn'}",
+    }.get(state.state, snap.title or "working")
+    return shorten(f"{AGENT_NAMES[snap.key.agent]} · {project_name(snap.project)} — {what}")
+
+
+def project_name(project: str | None) -> str:
+    """The project's folder name (the whole path is long and the menu is narrow)."""
+    if not project:
+        return "unknown folder"
+    path = os.path.normpath(project)
+    if path == os.path.normpath(os.path.expanduser("~")):
+        return "~"
+    return os.path.basename(path) or path
+
+
+def shorten(text: str, most: int = LABEL_CHARS) -> str:
+    """One line, at most ``most`` characters (an ellipsis says it was cut)."""
+    line = " ".join(text.split())
+    return line if len(line) <= most else line[: most - 1].rstrip() + "…"
+
+
+def _pause_entry(prefs: Preferences, current: Pause, now: float) -> Entry:
+    if not prefs.enabled:
+        return Entry("Notifications are off in settings.toml")
+    paused = current.active(now)
+    choices = (
+        Entry("For 1 hour", Action(actions.PAUSE, pause.HOUR)),
+        Entry("Until tomorrow", Action(actions.PAUSE, pause.TOMORROW)),
+        Entry("Off", Action(actions.PAUSE, pause.OFF), checked=current.off, radio=True),
+    )
+    if paused:
+        resume = Entry("Resume notifications", Action(actions.PAUSE, pause.RESUME))
+        return Entry(current.describe(now), submenu=(resume, SEPARATOR, *choices))
+    return Entry("Pause notifications", submenu=choices)

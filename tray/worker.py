@@ -1,0 +1,218 @@
+"""The tray's worker: turns engine changes into the tray's view and into notifications, and runs
+every action (menu choices, notification clicks, hand-overs); the one consumer of its inbox, on
+its own thread ("agentbar-tray"), or driven by a test through ``step``.
+
+The engine's subscriber and every toolkit callback only post a message here and return. One
+consumer means the presenter, the policy and the pause need no locks, and a test can drive it
+deterministically with a fake clock.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from agentbar.core.clock import Clock
+from agentbar.core.model import SessionSnapshot, StateChange
+from agentbar.tray import actions, pause
+from agentbar.tray.actions import Action, ActionRouter
+from agentbar.tray.notices import Transition
+from agentbar.tray.notify import Notifier
+from agentbar.tray.pause import PauseStore
+from agentbar.tray.policy import Buttons, Policy
+from agentbar.tray.preferences import PreferencesFile
+from agentbar.tray.presenter import TrayState, present
+from agentbar.tray.view import Entry, TrayView
+
+log = logging.getLogger(__name__)
+
+# The view is recomputed at least this often: "recently finished" ages out, a pause ends, the
+# settings file is re-read. (Changes themselves update it at once.)
+REFRESH_SECONDS = 2.0
+
+
+class Engine(Protocol):
+    ready: threading.Event
+
+    def sessions(self) -> list[SessionSnapshot]: ...
+
+    def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]: ...
+
+
+class Autostart(Protocol):
+    def status(self) -> bool | None:
+        """Whether agentbar starts at login; None where this platform cannot."""
+        ...
+
+    def enable(self) -> None: ...
+
+    def disable(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Changed:
+    change: StateChange
+
+
+@dataclass(frozen=True, slots=True)
+class _Do:
+    action: Action
+
+
+class _Stop:
+    pass
+
+
+Message = _Changed | _Do | _Stop
+
+
+class TrayWorker:
+    def __init__(
+        self,
+        engine: Engine,
+        notifier: Notifier,
+        *,
+        clock: Clock,
+        prefs: PreferencesFile,
+        pauses: PauseStore,
+        show: Callable[[TrayView], None],
+        in_front: Callable[[], frozenset[str]] = frozenset,
+        open_page: Callable[[str], None] | None = None,
+        autostart: Autostart | None = None,
+        quit: Callable[[], None] = lambda: None,
+        extra_entries: Callable[[], tuple[Entry, ...]] = tuple,
+        buttons: Buttons | None = None,
+    ) -> None:
+        """``extra_entries`` and ``buttons`` are where other features add to the menu (above
+        "Open window") and to a session's notification; they register the handlers of their
+        actions' kinds on ``router``."""
+        self.engine = engine
+        self.notifier = notifier
+        self.clock = clock
+        self.prefs = prefs
+        self.pauses = pauses
+        self.show = show
+        self.in_front = in_front
+        self.open_page = open_page
+        self.autostart = autostart
+        self.quit = quit
+        self.extra_entries = extra_entries
+        self.policy = Policy(clock, prefs.current, pause=pauses.load())
+        if buttons is not None:
+            self.policy.buttons = buttons
+        self.router = ActionRouter()
+        self.router.register(actions.OPEN, self._open)
+        self.router.register(actions.PAUSE, self._pause)
+        self.router.register(actions.AUTOSTART, self._autostart)
+        self.router.register(actions.QUIT, lambda _: self.quit())
+        self.view: TrayView | None = None
+        self._autostart_on = autostart.status() if autostart is not None else None
+        self._inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
+        self._next_refresh = 0.0
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self._unsubscribe = engine.subscribe(self._on_change)
+
+    # -- any thread ------------------------------------------------------------------------
+
+    def post(self, action: Action) -> None:
+        """Run ``action`` on the worker thread (menu choices, notification clicks)."""
+        self._inbox.put(_Do(action))
+
+    def _on_change(self, change: StateChange) -> None:
+        """The engine's subscriber, on the engine thread: hand it over and return."""
+        self._inbox.put(_Changed(change))
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="agentbar-tray", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._unsubscribe()
+        self._inbox.put(_Stop())
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    # -- the worker thread -----------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stopping:
+            try:
+                self.step(timeout=self._timeout())
+            except Exception:
+                log.exception("the tray worker failed on a batch; continuing")
+
+    def _timeout(self) -> float:
+        now = self.clock.monotonic()
+        wake = self._next_refresh
+        deadline = self.policy.deadline()
+        if deadline is not None:
+            wake = min(wake, deadline)
+        return max(0.0, wake - now)
+
+    def step(self, timeout: float | None = 0.0) -> None:
+        """Handle what arrived (waiting up to ``timeout`` for the first), then notify what is
+        due and show the view if it changed."""
+        batch: list[Message] = []
+        try:
+            batch.append(self._inbox.get(timeout=timeout) if timeout else self._inbox.get_nowait())
+            while True:
+                batch.append(self._inbox.get_nowait())
+        except queue.Empty:
+            pass
+        now = self.clock.monotonic()
+        if now >= self._next_refresh:
+            self._next_refresh = now + REFRESH_SECONDS
+            if self.prefs.refresh():
+                self.policy.prefs = self.prefs.current
+        for message in batch:
+            match message:
+                case _Changed(change=change):
+                    self.policy.offer(Transition.of(change))
+                case _Do(action=action):
+                    self.router.run(action)
+                case _Stop():
+                    self._stopping = True
+        fronts = self.in_front()
+        for notice in self.policy.due(lambda key: actions.session_path(key) in fronts):
+            self.notifier.send(notice)
+        self.refresh_view()
+
+    def refresh_view(self) -> None:
+        view = present(
+            self.engine.sessions(),
+            now=self.clock.time(),
+            prefs=self.prefs.current,
+            tray=TrayState(
+                pause=self.policy.pause, autostart=self._autostart_on, extra=self.extra_entries()
+            ),
+        )
+        if view != self.view:
+            self.view = view
+            self.show(view)
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def _open(self, action: Action) -> None:
+        if self.open_page is None:
+            log.warning("no display to open a window on (asked for %s)", action.arg)
+            return
+        self.open_page(action.arg or "/")
+
+    def _pause(self, action: Action) -> None:
+        chosen = pause.choose(action.arg, self.clock.time(), self.prefs.current.tomorrow_at)
+        self.policy.pause = chosen
+        self.pauses.save(chosen)
+
+    def _autostart(self, action: Action) -> None:
+        if self.autostart is None:
+            return
+        if action.arg == "enable":
+            self.autostart.enable()
+        else:
+            self.autostart.disable()
+        self._autostart_on = self.autostart.status()
