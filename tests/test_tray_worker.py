@@ -70,8 +70,9 @@ class Tray:
         )
         self.notifier.on_action = self.worker.post
 
-    def _quit(self) -> None:
+    def _quit(self, choice: str) -> None:
         self.quit += 1
+        self.quit_choice = choice
 
     def step(self, seconds: float = 0.0) -> None:
         self.rig.clock.advance(seconds)

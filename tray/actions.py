@@ -24,7 +24,9 @@ log = logging.getLogger(__name__)
 OPEN = "open"  # arg: the page to open in the window ("/" the board, "/session/<agent>/<id>")
 PAUSE = "pause"  # arg: one of pause.CHOICES ("hour", "tomorrow", "off") or "resume"
 AUTOSTART = "autostart"  # arg: "enable" or "disable"
-QUIT = "quit"
+QUIT = "quit"  # arg: what becomes of launched agents still running: KEEP_TASKS or STOP_TASKS
+KEEP_TASKS = "keep"  # they go on without agentbar (the next agentbar takes them back)
+STOP_TASKS = "stop"
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,11 +19,13 @@ from typing import TextIO
 
 from agentbar.core.clock import SystemClock
 from agentbar.core.config import Settings
+from agentbar.core.launch.manager import TaskManager
 from agentbar.core.server.runner import LoopbackServer, announced_server
 from agentbar.core.service import Service
 from agentbar.tray import autostart, host, instance, preferences, window
-from agentbar.tray.actions import OPEN, Action
+from agentbar.tray.actions import KEEP_TASKS, OPEN, STOP_TASKS, Action
 from agentbar.tray.icon import GLibDispatcher, TrayIcon
+from agentbar.tray.launched import LaunchedAgents
 from agentbar.tray.notify import Notifier, make_notifier
 from agentbar.tray.pause import FILE_NAME as PAUSE_FILE
 from agentbar.tray.pause import PauseStore
@@ -33,6 +35,8 @@ from agentbar.tray.window_host import WindowHost
 from agentbar.tray.worker import TrayWorker
 
 log = logging.getLogger(__name__)
+
+REFRESH = "refresh"  # look at the view again (a launched task changed)
 
 
 def run(settings: Settings, *, err: TextIO | None = None) -> int:
@@ -53,17 +57,23 @@ def _run_owner(settings: Settings, err: TextIO) -> int:
     no_icon = host.no_icon_reason()
     can_open = window.display_problem() is None
     service = Service.open(settings)
+    tasks = TaskManager(settings, engine=service.engine)
+    quit_choice: list[str] = []  # what becomes of launched agents still running at the end
     listening = False
     try:
-        with announced_server(service, settings) as server:
+        # ``quit`` is set once the icon exists (``_serve``): ``agentbar quit`` stops it too.
+        with announced_server(service, settings, tasks=tasks, quit=quit_choice.append) as server:
             listening = True
-            return _serve(settings, service, server, prefs, no_icon, can_open, err)
+            return _serve(settings, service, server, tasks, prefs, no_icon, can_open, err,
+                          quit_choice)  # fmt: skip
     except OSError as exc:
         if listening:
             raise  # not the socket: a bug to see, not to explain away
         print(f"agentbar: cannot listen on 127.0.0.1: {exc.strerror or exc}", file=err)
         return 1
     finally:
+        # Kept unless the person chose to stop them: a quit never kills work silently.
+        tasks.shutdown(keep=(quit_choice[-1] if quit_choice else KEEP_TASKS) != STOP_TASKS)
         service.close()
 
 
@@ -71,10 +81,12 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
     settings: Settings,
     service: Service,
     server: LoopbackServer,
+    tasks: TaskManager,
     prefs: preferences.PreferencesFile,
     no_icon: str | None,
     can_open: bool,
     err: TextIO,
+    quit_choice: list[str],
 ) -> int:
     link = server.context.window
     windows = WindowHost(server.port, server.token) if can_open else None
@@ -87,10 +99,13 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
             no_icon = f"cannot show a tray icon ({exc})"
     quitting = threading.Event()
 
-    def quit_app() -> None:
+    def quit_app(choice: str = KEEP_TASKS) -> None:
+        quit_choice.append(choice)
         quitting.set()
         if icon is not None:
             icon.stop()
+
+    server.context.quit = quit_app  # POST /api/quit: ``agentbar quit`` quits the tray too
 
     posted: list[Callable[[Action], None]] = []  # the worker's post, once it exists
 
@@ -98,6 +113,12 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         posted[0](action)
 
     notifier: Notifier = make_notifier(on_click)
+    launched = LaunchedAgents(
+        tasks,
+        service.engine.sessions,
+        lambda: prefs.current.pinned_projects,
+        windows.open if windows is not None else None,
+    )
     worker = TrayWorker(
         service.engine,
         notifier,
@@ -109,7 +130,14 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         open_page=windows.open if windows is not None else None,
         autostart=autostart.for_platform(),
         quit=quit_app,
+        extra_entries=launched.entries,
+        buttons=launched.buttons,
+        tasks_running=launched.tasks_running,
     )
+    launched.register(worker.router)
+    # A task that starts, binds, asks or exits changes the menu: have the worker look again.
+    tasks.subscribe(lambda _info: worker.post(Action(REFRESH)))
+    worker.router.register(REFRESH, lambda _action: None)
     posted.append(worker.post)
     if icon is not None:
         icon.on_action = worker.post
@@ -117,6 +145,7 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         link.set_opener(lambda path: worker.post(Action(OPEN, path)))
     try:
         service.start()
+        tasks.start()  # takes back the agents an earlier agentbar kept running
         worker.start()
         if icon is None:
             print(

@@ -16,6 +16,9 @@ it and never writes to it. ``AGENTBAR_CONFIG_DIR`` overrides the folder (tests, 
 
     [menu]
     recent_hours = 2                    # done and failed sessions stay in the menu this long
+
+    [launch]
+    pinned_projects = ["~/src/api"]     # offered first in "Launch agent", then recent folders
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class Preferences:
     sound: bool = False
     tomorrow_at: tuple[int, int] = (8, 0)
     recent_hours: float = 2.0
+    pinned_projects: tuple[str, ...] = ()  # offered first in the menu's "Launch agent"
     # What was wrong with the file (one line each), or empty: shown, never fatal.
     problems: tuple[str, ...] = field(default=(), compare=False)
 
@@ -83,7 +87,7 @@ def parse(text: str, *, where: str = FILE_NAME, home: str | None = None) -> Pref
         return Preferences(problems=(f"{where}: {exc}; using the defaults",))
     problems: list[str] = []
     values: dict[str, Any] = {}
-    known = {"notifications": _NOTIFICATION_KEYS, "menu": _MENU_KEYS}
+    known = {"notifications": _NOTIFICATION_KEYS, "menu": _MENU_KEYS, "launch": _LAUNCH_KEYS}
     for section, table in doc.items():
         if section not in known or not isinstance(table, dict):
             problems.append(f"{where}: unknown section [{section}] (ignored)")
@@ -176,15 +180,20 @@ def _coalesce(value: Any, _home: str | None) -> dict[str, Any]:
     return {"coalesce_seconds": float(value)}
 
 
-def _muted(value: Any, home: str | None) -> dict[str, Any]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise TypeError("must be a list of folders")
-    folders = []
-    for folder in value:
-        if folder == "~" or folder.startswith("~/"):
-            folder = (home or os.path.expanduser("~")) + folder[1:]  # noqa: PLW2901
-        folders.append(os.path.normpath(folder))
-    return {"muted_projects": tuple(folders)}
+def _folders(name: str) -> Any:
+    """A list of folders; ``~`` stands for the home folder."""
+
+    def read(value: Any, home: str | None) -> dict[str, Any]:
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise TypeError("must be a list of folders")
+        folders = []
+        for folder in value:
+            if folder == "~" or folder.startswith("~/"):
+                folder = (home or os.path.expanduser("~")) + folder[1:]  # noqa: PLW2901
+            folders.append(os.path.normpath(folder))
+        return {name: tuple(folders)}
+
+    return read
 
 
 def _tomorrow_at(value: Any, _home: str | None) -> dict[str, Any]:
@@ -210,8 +219,9 @@ _NOTIFICATION_KEYS = {
     "enabled": _bool("enabled"),
     "on": _notify_on,
     "coalesce_seconds": _coalesce,
-    "muted_projects": _muted,
+    "muted_projects": _folders("muted_projects"),
     "sound": _bool("sound"),
     "tomorrow_at": _tomorrow_at,
 }
 _MENU_KEYS = {"recent_hours": _recent_hours}
+_LAUNCH_KEYS = {"pinned_projects": _folders("pinned_projects")}

@@ -36,6 +36,8 @@ class TrayState:
     autostart: bool | None = None  # None: this platform cannot start agentbar at login
     # Entries other features add above "Open window" (launching agents, pinned projects).
     extra: tuple[Entry, ...] = ()
+    # Launched agents still running: quitting then asks whether they go on without agentbar.
+    tasks_running: int = 0
 
 
 def present(
@@ -81,7 +83,7 @@ def present(
     if tray.autostart is not None:
         choice = "disable" if tray.autostart else "enable"
         menu.append(Entry("Start at login", Action(actions.AUTOSTART, choice), tray.autostart))
-    menu += [SEPARATOR, Entry("Quit agentbar", Action(actions.QUIT))]
+    menu += [SEPARATOR, _quit_entry(tray.tasks_running)]
     return TrayView(
         badge=badge,
         tooltip=tooltip(len(needs), len(running), failed, tray.pause.describe(now)),
@@ -138,6 +140,19 @@ def shorten(text: str, most: int = LABEL_CHARS) -> str:
     """One line, at most ``most`` characters (an ellipsis says it was cut)."""
     line = " ".join(text.split())
     return line if len(line) <= most else line[: most - 1].rstrip() + "…"
+
+
+def _quit_entry(tasks_running: int) -> Entry:
+    if not tasks_running:
+        return Entry("Quit agentbar", Action(actions.QUIT))
+    agents = f"{tasks_running} launched agent{'s' * (tasks_running > 1)}"
+    return Entry(
+        "Quit agentbar",
+        submenu=(
+            Entry(f"Quit, keep {agents} running", Action(actions.QUIT, actions.KEEP_TASKS)),
+            Entry(f"Quit and stop {agents}", Action(actions.QUIT, actions.STOP_TASKS)),
+        ),
+    )
 
 
 def _pause_entry(prefs: Preferences, current: Pause, now: float) -> Entry:

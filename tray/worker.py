@@ -83,13 +83,15 @@ class TrayWorker:
         in_front: Callable[[], frozenset[str]] = frozenset,
         open_page: Callable[[str], None] | None = None,
         autostart: Autostart | None = None,
-        quit: Callable[[], None] = lambda: None,
+        quit: Callable[[str], None] = lambda choice: None,
         extra_entries: Callable[[], tuple[Entry, ...]] = tuple,
         buttons: Buttons | None = None,
+        tasks_running: Callable[[], int] = lambda: 0,
     ) -> None:
         """``extra_entries`` and ``buttons`` are where other features add to the menu (above
         "Open window") and to a session's notification; they register the handlers of their
-        actions' kinds on ``router``."""
+        actions' kinds on ``router``. ``tasks_running`` counts the launched agents a quit must
+        decide about; ``quit(choice)`` gets ``actions.KEEP_TASKS`` or ``STOP_TASKS``."""
         self.engine = engine
         self.notifier = notifier
         self.clock = clock
@@ -101,6 +103,7 @@ class TrayWorker:
         self.autostart = autostart
         self.quit = quit
         self.extra_entries = extra_entries
+        self.tasks_running = tasks_running
         self.policy = Policy(clock, prefs.current, pause=pauses.load())
         if buttons is not None:
             self.policy.buttons = buttons
@@ -108,7 +111,7 @@ class TrayWorker:
         self.router.register(actions.OPEN, self._open)
         self.router.register(actions.PAUSE, self._pause)
         self.router.register(actions.AUTOSTART, self._autostart)
-        self.router.register(actions.QUIT, lambda _: self.quit())
+        self.router.register(actions.QUIT, lambda a: self.quit(a.arg or actions.KEEP_TASKS))
         self.view: TrayView | None = None
         self._autostart_on = autostart.status() if autostart is not None else None
         self._inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
@@ -188,7 +191,10 @@ class TrayWorker:
             now=self.clock.time(),
             prefs=self.prefs.current,
             tray=TrayState(
-                pause=self.policy.pause, autostart=self._autostart_on, extra=self.extra_entries()
+                pause=self.policy.pause,
+                autostart=self._autostart_on,
+                extra=self.extra_entries(),
+                tasks_running=self.tasks_running(),
             ),
         )
         if view != self.view:

@@ -16,9 +16,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-# The pages a window may report or be asked to open: the board, search, a session's replay.
+# The pages a window may report or be asked to open: the board, search, a session's replay, a
+# launched task's terminal.
 PAGE = re.compile(
     r"^/(?:board|search)?$|^/session/(?:claude|codex)/[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+    r"|^/terminal/[0-9a-f]{1,32}$"
 )
 WINDOW_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 STALE_SECONDS = 15.0

@@ -1,0 +1,191 @@
+"""The tray's part in agents agentbar launches: the "Launch agent" and "Launched agents" menu
+entries, Approve and Deny on a launched task's approval notification, and their handlers (the
+entries and buttons are built on the tray's worker thread; the slow answers run on a thread of
+their own, so the menu never waits for an agent).
+
+Approve and Deny only ever type into a terminal agentbar owns, and only while that task's own
+screen shows an approval prompt: the task manager refuses otherwise (``NotWaiting``), and the
+tray then says so in the log instead of guessing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from agentbar.core.cli import short_path
+from agentbar.core.launch.commands import BadLaunch, LaunchRequest
+from agentbar.core.launch.projects import menu_projects, recent_projects
+from agentbar.core.launch.task import TaskInfo
+from agentbar.core.model import Agent, SessionKey, SessionSnapshot, State, WaitingFor
+from agentbar.tray.actions import Action, ActionRouter
+from agentbar.tray.notices import Button, Transition
+from agentbar.tray.presenter import AGENT_NAMES, project_name, shorten
+from agentbar.tray.view import SEPARATOR, Entry
+
+log = logging.getLogger(__name__)
+
+LAUNCH = "launch"  # arg: "<agent>:<folder>"
+APPROVE = "approve"  # arg: the task id
+DENY = "deny"
+TERMINAL = "terminal"  # arg: the task id; opens its live terminal in the window
+STOP = "stop-task"  # arg: the task id
+MAX_TASKS = 8
+MAX_FOLDERS = 8
+
+
+class Tasks(Protocol):
+    """What the tray needs of ``core.launch.manager.TaskManager``."""
+
+    def tasks(self) -> list[TaskInfo]: ...
+
+    def running(self) -> list[TaskInfo]: ...
+
+    def for_session(self, key: SessionKey) -> TaskInfo | None: ...
+
+    def launch(self, request: LaunchRequest) -> TaskInfo: ...
+
+    def approve(self, task_id: str) -> object: ...
+
+    def deny(self, task_id: str) -> object: ...
+
+    def stop(self, task_id: str, *, graceful: bool = True) -> TaskInfo: ...
+
+
+def launch_action(agent: Agent, folder: str) -> Action:
+    return Action(LAUNCH, f"{agent}:{folder}")
+
+
+def terminal_path(task_id: str) -> str:
+    return f"/terminal/{task_id}"
+
+
+class LaunchedAgents:
+    """Menu entries, notification buttons and action handlers for launched agents."""
+
+    def __init__(
+        self,
+        tasks: Tasks,
+        sessions: Callable[[], list[SessionSnapshot]],
+        pinned: Callable[[], Sequence[str]],
+        open_page: Callable[[str], None] | None,
+        *,
+        in_background: Callable[[Callable[[], None]], None] | None = None,
+    ) -> None:
+        self.tasks = tasks
+        self.sessions = sessions
+        self.pinned = pinned
+        self.open_page = open_page
+        self._in_background = in_background or _thread
+
+    # -- what the tray shows (worker thread) --------------------------------------------------
+
+    def entries(self) -> tuple[Entry, ...]:
+        """ "Launched agents" (each with Approve/Deny while it asks, its terminal, Stop), then
+        "Launch agent" (pinned folders first, then recent ones; each with both agents)."""
+        found: list[Entry] = []
+        running = self.tasks.running()
+        if running:
+            found.append(Entry(f"Launched agents ({len(running)})"))
+            found += [self._task_entry(info) for info in running[:MAX_TASKS]]
+        folders = menu_projects(
+            list(self.pinned()),
+            recent_projects(self.sessions(), self.tasks.tasks(), limit=MAX_FOLDERS),
+        )[:MAX_FOLDERS]
+        if folders:
+            found.append(Entry("Launch agent", submenu=tuple(_folder(f, p) for f, p in folders)))
+        else:
+            found.append(Entry("Launch agent: no project folder yet"))
+        return (*found, SEPARATOR)
+
+    def _task_entry(self, info: TaskInfo) -> Entry:
+        # The command itself is in "Needs you" above (the session's own entry): short here.
+        what = "waits for your approval" if info.waiting is not None else "running"
+        label = shorten(f"{AGENT_NAMES[info.agent]} · {project_name(info.project)} — {what}")
+        choices: list[Entry] = []
+        if info.waiting is not None:
+            choices += [
+                Entry("Approve", Action(APPROVE, info.task_id)),
+                Entry("Deny", Action(DENY, info.task_id)),
+                SEPARATOR,
+            ]
+        choices += [
+            Entry("Open terminal", Action(TERMINAL, info.task_id)),
+            Entry("Stop", Action(STOP, info.task_id)),
+        ]
+        return Entry(label, submenu=tuple(choices))
+
+    def buttons(self, t: Transition) -> tuple[Button, ...]:
+        """Approve and Deny on the approval notice of a session agentbar launched."""
+        if t.state is not State.INPUT_REQUIRED or t.waiting_for is not WaitingFor.APPROVAL:
+            return ()
+        info = self.tasks.for_session(t.key)
+        if info is None:
+            return ()
+        return (Button("Approve", Action(APPROVE, info.task_id)),
+                Button("Deny", Action(DENY, info.task_id)))  # fmt: skip
+
+    def tasks_running(self) -> int:
+        return len(self.tasks.running())
+
+    # -- what the tray does (worker thread; the agents' answers in the background) ------------
+
+    def register(self, router: ActionRouter) -> None:
+        router.register(LAUNCH, self._launch)
+        router.register(APPROVE, lambda a: self._answer(a.arg, approve=True))
+        router.register(DENY, lambda a: self._answer(a.arg, approve=False))
+        router.register(TERMINAL, lambda a: self._open(terminal_path(a.arg)))
+        router.register(STOP, lambda a: self._in_background(lambda: self._stop(a.arg)))
+
+    def _launch(self, action: Action) -> None:
+        name, _, folder = action.arg.partition(":")
+        try:
+            request = LaunchRequest(Agent(name), folder)
+        except (ValueError, BadLaunch) as exc:
+            log.error("cannot launch %r: %s", action.arg, exc)
+            return
+
+        def launch() -> None:
+            try:
+                info = self.tasks.launch(request)
+            except (BadLaunch, OSError) as exc:
+                log.error("launching %s in %s failed: %s", name, folder, exc)
+                return
+            self._open(terminal_path(info.task_id))
+
+        self._in_background(launch)
+
+    def _answer(self, task_id: str, *, approve: bool) -> None:
+        def answer() -> None:
+            try:
+                (self.tasks.approve if approve else self.tasks.deny)(task_id)
+            except (LookupError, RuntimeError) as exc:  # no such task, not running, not asking
+                log.warning("%s %s: %s", "approve" if approve else "deny", task_id, exc)
+
+        self._in_background(answer)
+
+    def _stop(self, task_id: str) -> None:
+        try:
+            self.tasks.stop(task_id)
+        except LookupError as exc:
+            log.warning("stop %s: %s", task_id, exc)
+
+    def _open(self, path: str) -> None:
+        if self.open_page is None:
+            log.warning("no display to open %s on", path)
+            return
+        self.open_page(path)
+
+
+def _folder(folder: str, pinned: bool) -> Entry:
+    # The folder's name first: a long path is cut at its end, the name stays.
+    name = project_name(folder) + (" (pinned)" if pinned else "")
+    label = shorten(f"{name} — {short_path(folder)}", 60)
+    agents = tuple(Entry(AGENT_NAMES[a], launch_action(a, folder)) for a in Agent)
+    return Entry(label, submenu=agents)
+
+
+def _thread(work: Callable[[], None]) -> None:
+    threading.Thread(target=work, name="agentbar-tray-task", daemon=True).start()
