@@ -20,13 +20,13 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import wait_for
 
 TOOLS = ("Xvfb", "dbus-daemon", "dunst", "dunstctl", "trayer", "xdotool", "import", "xwininfo")
 TRAY_HEIGHT = 32
@@ -54,14 +54,8 @@ DUNSTRC = """\
 
 
 def wait_until(what: str, check: Callable[[], Any], timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+    """``polling.wait_for`` with the desktop's argument order and a slower poll."""
+    return wait_for(check, timeout, what, step=0.05)
 
 
 @dataclass

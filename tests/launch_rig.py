@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import psutil
+from polling import wait_for
 
 from agentbar.core.config import Settings
 from agentbar.core.launch.commands import LaunchRequest
@@ -24,22 +24,10 @@ from agentbar.core.model import Agent, SessionKey, SessionSnapshot
 from agentbar.core.service import Service
 
 FAKE_AGENT = Path(__file__).resolve().parent / "fake_agent.py"
-T = TypeVar("T")
 
 
 def fake_programs() -> dict[Agent, tuple[str, ...]]:
     return {agent: (sys.executable, str(FAKE_AGENT), "--agent", str(agent)) for agent in Agent}
-
-
-def wait_for(check: Callable[[], T | None], timeout: float = 10.0, what: str = "it") -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {timeout} s")
-        time.sleep(0.02)
 
 
 def zombies_of_this_process() -> list[psutil.Process]:

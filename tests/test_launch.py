@@ -18,7 +18,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from launch_rig import FAKE_AGENT, launch_rig, wait_for, zombies_of_this_process
+from launch_rig import FAKE_AGENT, launch_rig, zombies_of_this_process
+from polling import wait_for
 
 from agentbar.core.launch.commands import BadLaunch, LaunchRequest, Mode
 from agentbar.core.launch.manager import NotWaiting

@@ -16,7 +16,8 @@ import orjson
 import psutil
 import pytest
 from cli_runner import agentbar
-from launch_rig import FAKE_AGENT, wait_for
+from launch_rig import FAKE_AGENT
+from polling import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,8 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
-from launch_rig import LaunchRig, launch_rig, wait_for
+from launch_rig import LaunchRig, launch_rig
+from polling import wait_for
 
 pytestmark = pytest.mark.slow
 

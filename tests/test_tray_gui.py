@@ -23,6 +23,7 @@ import pytest
 from claude_lines import ClaudeTranscript, registry, write_lines
 from desktop import Desktop, wait_until
 from PIL import Image
+from polling import TimedOut
 
 from agentbar.tray import badge
 
@@ -161,7 +162,7 @@ class Tray:
                 lambda: next((w for w in self.windows() if w["path"] == path), None),
                 START_SECONDS,
             )
-        except TimeoutError:
+        except TimedOut:
             raise AssertionError(f"the windows show {self.windows()}") from None
 
     def open_menu(self) -> None:
@@ -387,7 +388,7 @@ def test_the_xorg_backend_shows_the_badge_without_a_menu(tray: Tray, artifacts: 
         try:
             wait_until("the icon to dock", lambda: tray.desktop.docked_icon("agentbar"), 15)
             break
-        except TimeoutError:
+        except TimedOut:
             if attempt == 2:
                 raise
             assert tray.stop()[0] == 0

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from launch_rig import launch_rig, wait_for, zombies_of_this_process
+from launch_rig import launch_rig, zombies_of_this_process
+from polling import wait_for
 
 from agentbar.core.clock import SystemClock
 from agentbar.core.launch.commands import LaunchRequest

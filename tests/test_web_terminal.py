@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from launch_rig import LaunchRig, launch_rig, wait_for
+from launch_rig import LaunchRig, launch_rig
+from polling import wait_for
 
 from agentbar.core.model import Agent, State
 

@@ -164,16 +164,14 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-class _Master:
-    """What both POSIX terminals share: a master descriptor and the program's pid."""
+class _Program:
+    """What every terminal knows of the program it runs: its pid and start time (a reused pid
+    is another program), and its exit once seen."""
 
-    def __init__(self, fd: int, pid: int, create_time: float) -> None:
-        self._fd = fd
+    def __init__(self, pid: int, create_time: float) -> None:
         self._pid = pid
         self._create_time = create_time
-        self._exit_fd = _pidfd(pid)
         self._exit: Exit | None = None
-        self._owned = True  # the master is open
 
     @property
     def pid(self) -> int:
@@ -182,6 +180,16 @@ class _Master:
     @property
     def create_time(self) -> float:
         return self._create_time
+
+
+class _Master(_Program):
+    """What both POSIX terminals share: a master descriptor and the program's pid."""
+
+    def __init__(self, fd: int, pid: int, create_time: float) -> None:
+        super().__init__(pid, create_time)
+        self._fd = fd
+        self._exit_fd = _pidfd(pid)
+        self._owned = True  # the master is open
 
     def fileno(self) -> int:
         return self._fd
@@ -318,14 +326,12 @@ class AdoptedTerminal(_Master):
         self._exit_fd = -1
 
 
-class WindowsTerminal:  # pragma: no cover - exercised on Windows only
+class WindowsTerminal(_Program):  # pragma: no cover - exercised on Windows only
     """pywinpty's ConPTY process (``winpty.PtyProcess``)."""
 
     def __init__(self, proc: Any) -> None:
+        super().__init__(int(proc.pid), _create_time(int(proc.pid)))
         self._proc = proc
-        self._pid = int(proc.pid)
-        self._create_time = _create_time(self._pid)
-        self._exit: Exit | None = None
 
     @classmethod
     def spawn(
@@ -335,14 +341,6 @@ class WindowsTerminal:  # pragma: no cover - exercised on Windows only
 
         proc = winpty.PtyProcess.spawn(list(argv), cwd=cwd, env=dict(env), dimensions=(rows, cols))
         return cls(proc)
-
-    @property
-    def pid(self) -> int:
-        return self._pid
-
-    @property
-    def create_time(self) -> float:
-        return self._create_time
 
     def fileno(self) -> int:
         return -1

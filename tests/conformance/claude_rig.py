@@ -186,6 +186,36 @@ class ClaudeRun:
         self.term.press("enter")
         return mark
 
+    def first_turn(self, prompt: str, *replies: Reply) -> tuple[str, int]:
+        """Start the TUI, send ``prompt`` (the model answers with ``replies``, one per request),
+        wait for ``running``; returns the session and the watch position before the prompt."""
+        self.rig.server.script.add(*replies)
+        self.start()
+        mark = self.submit(prompt)
+        sid = self.session_id()
+        self.wait("running", after=mark, sid=sid)
+        return sid, mark
+
+    def deny(self, sid: str, command: str) -> tuple[float, Seen]:
+        """Escape at the permission prompt for ``command``: Claude stops the turn and asks what
+        to do instead, and agentbar names the refusal. Returns when the screen said so and the
+        event."""
+        assert self.term is not None
+        mark = self.watch.count()
+        self.read_screen()
+        self.term.press("escape")
+        screen = self.term.wait_for("What should Claude do instead?")
+        settled = self.watch.wait_for(
+            lambda e: e["session_id"] == sid and e["state"] in ("done", "failed"), after=mark
+        )
+        assert (settled.event["state"], settled.event["detail"]) == (
+            "done",
+            f"stopped: you denied Bash: {command}",
+        )
+        assert self.states(sid)[-1][0] == "done"
+        assert not (self.rig.project / command.removeprefix("touch ")).exists()
+        return screen, settled
+
     def read_screen(self) -> None:
         """Take the time a person takes to read a dialog before answering it: Claude's
         permission and question dialogs ignore keys that come right after they appear."""

@@ -86,24 +86,13 @@ def sequence(run: ClaudeRun, sid: str, after: int, until: Seen) -> list[str]:
     return states
 
 
-def first_turn(run: ClaudeRun, prompt: str, *replies: Reply) -> tuple[str, int]:
-    """Start the TUI, send ``prompt`` (the model answers with ``replies``, one per request),
-    wait for ``running``; returns the session and the watch position before the prompt."""
-    run.rig.server.script.add(*replies)
-    run.start()
-    mark = run.submit(prompt)
-    sid = run.session_id()
-    run.wait("running", after=mark, sid=sid)
-    return sid, mark
-
-
 # -- 1. a plain question and answer ------------------------------------------------------------
 
 
 def test_answer(claude: ClaudeRun, record_delay: Any) -> None:
     # The model takes a moment, as models do: long enough for "running" to be on disk first.
     reply = Reply.text("Let me check.\nThe answer is 4.", delay=1.5)
-    sid, mark = first_turn(claude, "what is 2+2?", reply)
+    sid, mark = claude.first_turn("what is 2+2?", reply)
     claude.recorder.mark("working", "running", sid=sid)
     screen = claude.term.wait_for("The answer is 4.")
     done = claude.wait("done", after=mark, sid=sid, timeout=DONE_TIMEOUT)
@@ -123,7 +112,7 @@ def approval_turn(
 ) -> tuple[str, int]:
     """Up to the permission prompt on screen; returns the session and the watch position."""
     v = claude.version
-    sid, mark = first_turn(claude, f"run {command}", bash(command, "Create the file"), then)
+    sid, mark = claude.first_turn(f"run {command}", bash(command, "Create the file"), then)
     screen = claude.term.wait_for(APPROVAL_PROMPT)
     assert command in claude.term.text()
     if GAP_APPROVAL in v.gaps:
@@ -168,21 +157,9 @@ def test_approve(claude: ClaudeRun, record_delay: Any) -> None:
 
 def test_deny(claude: ClaudeRun, record_delay: Any) -> None:
     then = Reply.text("Understood, I will not.")  # never asked for: Claude stops the turn
-    sid, mark = approval_turn(claude, record_delay, "touch denied.txt", then)
-    claude.read_screen()
-    claude.term.press("escape")
-    screen = claude.term.wait_for("What should Claude do instead?")
-    settled = claude.watch.wait_for(
-        lambda e: e["session_id"] == sid and e["state"] in ("done", "failed"), after=mark
-    )
-    # Claude stops the turn and asks what to do instead; agentbar names the refusal.
-    assert (settled.event["state"], settled.event["detail"]) == (
-        "done",
-        "stopped: you denied Bash: touch denied.txt",
-    )
+    sid, _ = approval_turn(claude, record_delay, "touch denied.txt", then)
+    screen, settled = claude.deny(sid, "touch denied.txt")
     claude.delay(record_delay, "denied on screen -> done", screen, settled)
-    assert claude.states(sid)[-1][0] == "done"
-    assert not (claude.rig.project / "denied.txt").exists()
     claude.recorder.mark(
         "denied, turn stopped", "done", detail="stopped: you denied Bash: touch denied.txt",
         sid=sid,
@@ -195,7 +172,7 @@ def test_deny(claude: ClaudeRun, record_delay: Any) -> None:
 
 def test_question(claude: ClaudeRun, record_delay: Any) -> None:
     reply = Reply.text("I can do that two ways.\n\nShould I use Python or Rust?", delay=1.0)
-    sid, mark = first_turn(claude, "write me a tool", reply)
+    sid, mark = claude.first_turn("write me a tool", reply)
     screen = claude.term.wait_for("Should I use Python or Rust?")
     asked = claude.wait("input_required", after=mark, waiting_for="question", sid=sid,
                         timeout=DONE_TIMEOUT)  # fmt: skip
@@ -234,7 +211,7 @@ def test_ask_tool(claude: ClaudeRun, record_delay: Any) -> None:
             },
         )
     )
-    sid, mark = first_turn(claude, "pick a color", ask, Reply.text("Blue it is.\nDone.", delay=1.0))
+    sid, mark = claude.first_turn("pick a color", ask, Reply.text("Blue it is.\nDone.", delay=1.0))
     assert "AskUserQuestion" in claude.tools_offered()
     screen = claude.term.wait_for(question)
     asked = claude.wait("input_required", after=mark, waiting_for="question", sid=sid)
@@ -263,7 +240,7 @@ def test_ask_tool(claude: ClaudeRun, record_delay: Any) -> None:
 
 
 def test_interrupt(claude: ClaudeRun, record_delay: Any) -> None:
-    sid, mark = first_turn(claude, "take your time", Reply.text("Too late.", delay=30))
+    sid, mark = claude.first_turn("take your time", Reply.text("Too late.", delay=30))
     claude.term.wait_for("esc to interrupt")
     claude.recorder.mark("working on screen", "running", sid=sid)
     claude.term.press("escape")
@@ -287,7 +264,7 @@ def test_model_error(claude: ClaudeRun, record_delay: Any) -> None:
     # CLAUDE_CODE_MAX_RETRIES=1: the request, a retry; 1.0.x/2.0.x also retry once with a
     # smaller max_tokens. Every one of them fails.
     failure = thinking(Reply.failure(500, "The scripted model is broken."))
-    sid, mark = first_turn(claude, "say something", *[failure] * 6)
+    sid, mark = claude.first_turn("say something", *[failure] * 6)
     screen = claude.term.wait_for("API Error: 500")
     failed = claude.wait("failed", after=mark, sid=sid)
     assert "API Error: 500" in failed.event["detail"]
@@ -309,7 +286,7 @@ def test_model_error(claude: ClaudeRun, record_delay: Any) -> None:
 
 
 def test_exit(claude: ClaudeRun, record_delay: Any) -> None:
-    sid, mark = first_turn(claude, "say bye", Reply.text("Bye for now.", delay=1.0))
+    sid, mark = claude.first_turn("say bye", Reply.text("Bye for now.", delay=1.0))
     claude.term.wait_for("Bye for now.")
     claude.wait("done", after=mark, sid=sid, timeout=DONE_TIMEOUT)
     claude.recorder.mark("answer on screen", "done", detail="Bye for now.", sid=sid)
@@ -325,7 +302,7 @@ def test_exit(claude: ClaudeRun, record_delay: Any) -> None:
 
 def test_resume(claude: ClaudeRun, record_delay: Any) -> None:
     first, second = Reply.text("First answer.", delay=1.0), Reply.text("Second answer.", delay=1.0)
-    sid, mark = first_turn(claude, "first prompt", first, second)
+    sid, mark = claude.first_turn("first prompt", first, second)
     claude.term.wait_for("First answer.")
     claude.wait("done", after=mark, sid=sid, timeout=DONE_TIMEOUT)
     claude.recorder.mark("first answer on screen", "done", detail="First answer.", sid=sid)

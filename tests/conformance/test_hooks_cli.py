@@ -115,18 +115,9 @@ def _at_least(version: ClaudeVersion, first: tuple[int, ...]) -> bool:
     return parsed >= first
 
 
-def _first_turn(run: ClaudeRun, prompt: str, *replies: Reply) -> tuple[str, int]:
-    run.rig.server.script.add(*replies)
-    run.start()
-    mark = run.submit(prompt)
-    sid = run.session_id()
-    run.wait("running", after=mark, sid=sid)
-    return sid, mark
-
-
 def _claude_approval(run: ClaudeRun, record_delay: Any, command: str, then: Reply) -> str:
     """Up to the permission prompt, which the hook reports whatever the version."""
-    sid, mark = _first_turn(run, f"run {command}", bash(command, "Create the file"), then)
+    sid, mark = run.first_turn(f"run {command}", bash(command, "Create the file"), then)
     screen = run.term.wait_for(APPROVAL_PROMPT)
     asked = run.wait("input_required", after=mark, waiting_for="approval", sid=sid)
     assert asked.event["detail"] == f"Bash: {command}"
@@ -165,26 +156,14 @@ def test_claude_hooked_approve(hooked_claude: ClaudeRun, record_delay: Any) -> N
 def test_claude_hooked_deny(hooked_claude: ClaudeRun, record_delay: Any) -> None:
     run = hooked_claude
     sid = _claude_approval(run, record_delay, "touch denied.txt", Reply.text("Understood."))
-    mark = run.watch.count()
-    run.read_screen()
-    run.term.press("escape")
-    screen = run.term.wait_for("What should Claude do instead?")
-    settled = run.watch.wait_for(
-        lambda e: e["session_id"] == sid and e["state"] in ("done", "failed"), after=mark
-    )
-    assert (settled.event["state"], settled.event["detail"]) == (
-        "done",
-        "stopped: you denied Bash: touch denied.txt",
-    )
+    screen, settled = run.deny(sid, "touch denied.txt")
     run.delay(record_delay, "denied on screen -> done (hooks)", screen, settled)
-    assert run.states(sid)[-1][0] == "done"
-    assert not (run.rig.project / "denied.txt").exists()
     assert "PostToolUse" not in hook_events(run.rig.data, "claude", sid)
 
 
 def test_claude_hooked_exit(hooked_claude: ClaudeRun, record_delay: Any) -> None:
     run = hooked_claude
-    sid, mark = _first_turn(run, "say bye", Reply.text("Bye for now.", delay=1.0))
+    sid, mark = run.first_turn("say bye", Reply.text("Bye for now.", delay=1.0))
     screen = run.term.wait_for("Bye for now.")
     done = run.wait("done", after=mark, sid=sid, timeout=DONE_TIMEOUT)
     assert done.event["detail"] == "Bye for now."

@@ -19,8 +19,8 @@ from claude_rig import write_config as write_claude_config
 from cli_install import ensure_installed
 from codex_rig import VERSIONS as CODEX_VERSIONS
 from codex_rig import write_config as write_codex_config
-from launch_rig import wait_for
 from model_server import Reply
+from polling import wait_for
 
 from agentbar.core.config import Settings
 from agentbar.core.launch.commands import LaunchRequest, Mode
