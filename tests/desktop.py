@@ -191,7 +191,8 @@ class Desktop:
                 os.kill(self.bus_pid, 15)
 
 
-def _start_xvfb(desktop: Desktop) -> None:
+def start_xvfb(size: tuple[int, int] = SCREEN) -> tuple[subprocess.Popen[bytes], str]:
+    """A private X server on a free display; returns it and its ``DISPLAY`` (``:N``)."""
     read_end, write_end = os.pipe()
     xvfb = subprocess.Popen(
         [
@@ -200,7 +201,7 @@ def _start_xvfb(desktop: Desktop) -> None:
             str(write_end),
             "-screen",
             "0",
-            f"{SCREEN[0]}x{SCREEN[1]}x24",
+            f"{size[0]}x{size[1]}x24",
             "-nolisten",
             "tcp",
             "-noreset",
@@ -209,7 +210,6 @@ def _start_xvfb(desktop: Desktop) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    desktop.procs.append(xvfb)
     os.close(write_end)
     raw = b""
     try:
@@ -220,7 +220,13 @@ def _start_xvfb(desktop: Desktop) -> None:
             raw += chunk
     finally:
         os.close(read_end)
-    desktop.env["DISPLAY"] = ":" + raw.decode().strip()
+    return xvfb, ":" + raw.decode().strip()
+
+
+def _start_xvfb(desktop: Desktop) -> None:
+    xvfb, display = start_xvfb()
+    desktop.procs.append(xvfb)
+    desktop.env["DISPLAY"] = display
     wait_until("Xvfb", lambda: desktop.run("xwininfo", "-root").returncode == 0)
 
 

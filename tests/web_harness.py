@@ -563,41 +563,15 @@ def xvfb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     environment a GTK window needs under it."""
     import subprocess
 
+    from desktop import start_xvfb
+
     if shutil.which("Xvfb") is None:
         pytest.fail("Xvfb is not installed (apt-get install xvfb)")
-    read_end, write_end = os.pipe()
-    server = subprocess.Popen(
-        [
-            "Xvfb",
-            "-displayfd",
-            str(write_end),
-            "-screen",
-            "0",
-            "1280x800x24",
-            "-nolisten",
-            "tcp",
-            "-noreset",
-        ],
-        pass_fds=(write_end,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write_end)
-    raw = b""
-    try:
-        # Xvfb writes the number and the newline separately: read to the newline, or a
-        # closed pipe makes its second write fail and it dies.
-        while not raw.endswith(b"\n"):
-            chunk = os.read(read_end, 16)
-            if not chunk:
-                raise RuntimeError(f"Xvfb exited ({server.wait(5)}) before naming its display")
-            raw += chunk
-    finally:
-        os.close(read_end)
+    server, display = start_xvfb()
     runtime = tmp_path_factory.mktemp("xdg-runtime")
     runtime.chmod(0o700)
     env = {
-        "DISPLAY": ":" + raw.decode().strip(),
+        "DISPLAY": display,
         "GDK_BACKEND": "x11",
         "NO_AT_BRIDGE": "1",
         "PYWEBVIEW_GUI": "gtk",
