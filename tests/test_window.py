@@ -154,3 +154,37 @@ def test_a_stale_server_file_is_ignored(tmp_path: Path) -> None:
     assert window.running_server(settings) is None  # alive, but nothing answers there
     settings.server_path.write_text("{not json")
     assert window.running_server(settings) is None
+
+
+def test_a_window_of_its_own_can_launch_agents_and_they_outlive_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its own server has a task manager (Resume, Fork and the board's launch form work), and
+    closing the window hands what runs to a keeper instead of stopping it. (The window itself is
+    the other tests' business: here the server is asked what the window would ask.)"""
+    import urllib.parse
+    import urllib.request
+
+    from agentbar.core.config import Settings
+
+    home, data = tmp_path / "home", tmp_path / "data"
+    home.mkdir()
+    settings = Settings.from_env({"HOME": str(home), "AGENTBAR_DATA_DIR": str(data)})
+    seen: dict[str, object] = {}
+
+    def instead_of_the_window(url: str, *, probe: Path | None = None) -> int:
+        parts = urllib.parse.urlsplit(url)
+        token = urllib.parse.parse_qs(parts.query)["token"][0]
+        request = urllib.request.Request(
+            f"http://{parts.netloc}/api/tasks", headers={"Authorization": f"Bearer {token}"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            seen["status"] = response.status
+            seen["tasks"] = orjson.loads(response.read())
+        seen["announced"] = settings.server_path.exists()
+        return 0
+
+    monkeypatch.setattr(window, "open_window", instead_of_the_window)
+    assert window.serve_and_open(settings, None, probe=None, err=sys.stderr) == 0
+    assert seen["status"] == 200 and seen["tasks"] == {"tasks": []}
+    assert seen["announced"] is True and not settings.server_path.exists()

@@ -3,8 +3,9 @@ child process (this module's commands run on the main thread; the window owns th
 of its own child, started with ``spawn``).
 
 If an agentbar server runs (``<data dir>/server.json`` names a live process that answers), the
-window opens on it; otherwise this process runs the engine and the server itself, opens the
-window, and stops both when the window closes. Closing the window never stops a server that
+window opens on it; otherwise this process runs the engine, the server and a task manager
+itself, opens the window, and stops engine and server when the window closes (agents launched
+from the window run on). Closing the window never stops a server that
 runs elsewhere (the tray, ``agentbar serve``). The window opens the server's address with its
 token; the server moves the token into a cookie at once, so the page never holds it.
 
@@ -37,9 +38,8 @@ import orjson
 import psutil
 
 from agentbar.core.config import Settings
-from agentbar.core.replay.files import AgentRoots
-from agentbar.core.search import Searcher
-from agentbar.core.server.runner import LoopbackServer, remove_server_file, write_server_file
+from agentbar.core.launch.manager import TaskManager
+from agentbar.core.server.runner import announced_server
 from agentbar.core.service import Service
 
 log = logging.getLogger(__name__)
@@ -205,36 +205,37 @@ def page_url(port: int, token: str, path: str = "/") -> str:
 def serve_and_open(
     settings: Settings, wanted: str | None, *, probe: Path | None, err: TextIO
 ) -> int:
-    """No server runs: the engine and the server in this process, for as long as the window."""
+    """No server runs: the engine, the server and a task manager in this process, for as long as
+    the window. Agents launched, resumed or forked from the window run on after it closes (a
+    keeper holds their terminals; the next agentbar takes them back)."""
     service = Service.open(settings)
+    tasks = TaskManager(settings, engine=service.engine)
+    listening = False
     try:
-        server = LoopbackServer(
-            service.engine, AgentRoots(settings.agent_roots), searcher=Searcher(settings.index_path)
-        )
+        with announced_server(service, settings, tasks=tasks) as server:
+            listening = True
+            service.start()
+            tasks.start()
+            if wanted:
+                service.engine.ready.wait(120)
+            try:
+                path = target_path(
+                    lambda: [
+                        (str(s.key.agent), s.key.session_id) for s in service.engine.sessions()
+                    ],
+                    wanted,
+                )
+            except LookupError as exc:
+                print(f"agentbar: {exc}", file=err)
+                return 1
+            return open_window(page_url(server.port, server.token, path), probe=probe)
     except OSError as exc:
-        service.close()
-        print(f"agentbar: cannot listen on 127.0.0.1: {exc.strerror}", file=err)
+        if listening:
+            raise  # not the socket
+        print(f"agentbar: cannot listen on 127.0.0.1: {exc.strerror or exc}", file=err)
         return 1
-    try:
-        server.start()
-        write_server_file(settings.server_path, server.info())
-        service.start()
-        if wanted:
-            service.engine.ready.wait(120)
-        try:
-            path = target_path(
-                lambda: [(str(s.key.agent), s.key.session_id) for s in service.engine.sessions()],
-                wanted,
-            )
-        except LookupError as exc:
-            print(f"agentbar: {exc}", file=err)
-            return 1
-        return open_window(page_url(server.port, server.token, path), probe=probe)
     finally:
-        remove_server_file(settings.server_path)
-        server.stop()
-        if server.searcher is not None:
-            server.searcher.close()
+        tasks.shutdown(keep=True)
         service.close()
 
 
