@@ -126,3 +126,46 @@ def test_quit_keeps_the_agents_and_the_next_launch_takes_them_back(shell):
     assert stop.returncode == 0 and "exited" in stop.stdout
     assert agentbar(env, "quit", "--stop").returncode == 0
     wait_for(lambda: not psutil.pid_exists(task["pid"]), 10, "the kept agent to be gone")
+
+
+def test_the_tray_takes_over_from_a_background_serve_and_its_agents(shell):
+    """`agentbar launch` started a background serve; then the person starts the tray (here
+    without a display: the same app, headless). The serve hands its agent to a keeper and
+    quits; the tray owns the address and takes the agent back, terminal and session."""
+    import subprocess
+
+    env, project = shell
+    env = {k: v for k, v in env.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    launched = agentbar(env, "launch", "claude", "--project", str(project), "--json")
+    assert launched.returncode == 0, launched.stderr
+    task = orjson.loads(launched.stdout)["task"]
+    server_file = Path(env["AGENTBAR_DATA_DIR"]) / "server.json"
+    serve_pid = orjson.loads(server_file.read_bytes())["pid"]
+    tray = subprocess.Popen(
+        [sys.executable, "-m", "agentbar.tray"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert tray.stderr is not None
+        said = tray.stderr.readline()
+        took_over = f"agentbar: took over from agentbar serve (pid {serve_pid}), with its 1"
+        assert said == took_over + " launched agent\n", said
+        assert not psutil.pid_exists(serve_pid) or psutil.Process(serve_pid).status() == "zombie"
+        assert "running the engine" in tray.stderr.readline()  # headless: says so, carries on
+        assert orjson.loads(server_file.read_bytes())["pid"] == tray.pid
+        back = {t["task_id"]: t for t in tasks(env)}
+        assert back[task["task_id"]]["adopted"] is True
+        assert back[task["task_id"]]["session_id"] == task["session_id"]
+        assert psutil.Process(task["pid"]).is_running()
+        stopped = agentbar(env, "quit", "--stop")
+        assert stopped.returncode == 0, stopped.stderr
+        assert tray.wait(30) == 0
+        wait_for(lambda: not psutil.pid_exists(task["pid"]), 10, "the agent to be stopped")
+    finally:
+        if tray.poll() is None:
+            tray.kill()
+            tray.wait(10)

@@ -14,11 +14,15 @@ import logging
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import TextIO
 
+import psutil
+
 from agentbar.core.clock import SystemClock
 from agentbar.core.config import Settings
+from agentbar.core.launch.client import ApiError, Client, NoServer
 from agentbar.core.launch.manager import TaskManager
 from agentbar.core.server.runner import LoopbackServer, announced_server
 from agentbar.core.service import Service
@@ -37,6 +41,7 @@ from agentbar.tray.worker import TrayWorker
 log = logging.getLogger(__name__)
 
 REFRESH = "refresh"  # look at the view again (a launched task changed)
+TAKE_OVER_SECONDS = 30.0  # agentbar serve hands its agents to a keeper, then exits
 
 
 def run(settings: Settings, *, err: TextIO | None = None) -> int:
@@ -56,6 +61,7 @@ def _run_owner(settings: Settings, err: TextIO) -> int:
         print(f"agentbar: {problem}", file=err)
     no_icon = host.no_icon_reason()
     can_open = window.display_problem() is None
+    take_over_from_serve(settings, err)
     service = Service.open(settings)
     tasks = TaskManager(settings, engine=service.engine)
     quit_choice: list[str] = []  # what becomes of launched agents still running at the end
@@ -180,6 +186,37 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
             windows.close()
         notifier.close()
     return 0
+
+
+def take_over_from_serve(settings: Settings, err: TextIO) -> None:
+    """``agentbar serve`` runs (``agentbar launch`` starts one when no tray does): ask it to quit
+    keeping its agents and wait until it is gone, so this tray owns the index, the server's
+    address and those agents (its task manager takes them back from the keeper at start)."""
+    try:
+        serve = Client.find(settings)
+    except NoServer:
+        return
+    try:
+        reply = serve.request("POST", "/api/quit", {"tasks": "keep"}, timeout=10.0)
+    except (ApiError, OSError) as exc:  # a window's own server (it quits with its window)
+        log.info("the agentbar at pid %s stays (%s)", serve.pid, exc)
+        return
+    deadline = time.monotonic() + TAKE_OVER_SECONDS
+    while _alive(serve.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _alive(serve.pid):
+        print(f"agentbar: agentbar serve (pid {serve.pid}) did not quit in time", file=err)
+        return
+    running = int(reply.get("running", 0)) if isinstance(reply, dict) else 0
+    agents = f", with its {running} launched agent{'s' * (running != 1)}" if running else ""
+    print(f"agentbar: took over from agentbar serve (pid {serve.pid}){agents}", file=err)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def _no_view(_view: TrayView) -> None:
