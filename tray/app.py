@@ -40,7 +40,6 @@ from agentbar.tray.worker import TrayWorker
 
 log = logging.getLogger(__name__)
 
-REFRESH = "refresh"  # look at the view again (a launched task changed)
 TAKE_OVER_SECONDS = 30.0  # agentbar serve hands its agents to a keeper, then exits
 
 
@@ -64,14 +63,13 @@ def _run_owner(settings: Settings, err: TextIO) -> int:
     take_over_from_serve(settings, err)
     service = Service.open(settings)
     tasks = TaskManager(settings, engine=service.engine)
-    quit_choice: list[str] = []  # what becomes of launched agents still running at the end
+    quit_app = _Quit()
     listening = False
     try:
-        # ``quit`` is set once the icon exists (``_serve``): ``agentbar quit`` stops it too.
-        with announced_server(service, settings, tasks=tasks, quit=quit_choice.append) as server:
+        with announced_server(service, settings, tasks=tasks, quit=quit_app) as server:
             listening = True
             return _serve(settings, service, server, tasks, prefs, no_icon, can_open, err,
-                          quit_choice)  # fmt: skip
+                          quit_app)  # fmt: skip
     except OSError as exc:
         if listening:
             raise  # not the socket: a bug to see, not to explain away
@@ -79,7 +77,7 @@ def _run_owner(settings: Settings, err: TextIO) -> int:
         return 1
     finally:
         # Kept unless the person chose to stop them: a quit never kills work silently.
-        tasks.shutdown(keep=(quit_choice[-1] if quit_choice else KEEP_TASKS) != STOP_TASKS)
+        tasks.shutdown(keep=quit_app.choice != STOP_TASKS)
         service.close()
 
 
@@ -92,7 +90,7 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
     no_icon: str | None,
     can_open: bool,
     err: TextIO,
-    quit_choice: list[str],
+    quit_app: _Quit,
 ) -> int:
     link = server.context.window
     windows = WindowHost(server.port, server.token) if can_open else None
@@ -103,16 +101,7 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         except Exception as exc:  # no GI typelib, no X connection: carry on without an icon
             log.exception("cannot show a tray icon")
             no_icon = f"cannot show a tray icon ({exc})"
-    quitting = threading.Event()
-
-    def quit_app(choice: str = KEEP_TASKS) -> None:
-        quit_choice.append(choice)
-        quitting.set()
-        if icon is not None:
-            icon.stop()
-
-    server.context.quit = quit_app  # POST /api/quit: ``agentbar quit`` quits the tray too
-
+    quit_app.attach(icon)
     posted: list[Callable[[Action], None]] = []  # the worker's post, once it exists
 
     def on_click(action: Action) -> None:
@@ -142,8 +131,7 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
     )
     launched.register(worker.router)
     # A task that starts, binds, asks or exits changes the menu: have the worker look again.
-    tasks.subscribe(lambda _info: worker.post(Action(REFRESH)))
-    worker.router.register(REFRESH, lambda _action: None)
+    tasks.subscribe(lambda _info: worker.wake())
     posted.append(worker.post)
     if icon is not None:
         icon.on_action = worker.post
@@ -160,7 +148,7 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
                 file=err,
                 flush=True,
             )
-            _wait_headless(quitting)
+            _wait_headless(quit_app.done)
         else:
             if not icon.has_menu:
                 print(
@@ -186,6 +174,29 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
             windows.close()
         notifier.close()
     return 0
+
+
+class _Quit:
+    """How the tray ends, from any thread (the menu's Quit, ``agentbar quit``, a signal): what
+    becomes of the launched agents still running (the last choice; kept unless one says
+    stop), and the main thread woken (the icon's loop, or the headless wait)."""
+
+    def __init__(self) -> None:
+        self.choice = KEEP_TASKS
+        self.done = threading.Event()
+        self.icon: TrayIcon | None = None
+
+    def __call__(self, choice: str = KEEP_TASKS) -> None:
+        self.choice = choice
+        self.done.set()
+        if self.icon is not None:
+            self.icon.stop()
+
+    def attach(self, icon: TrayIcon | None) -> None:
+        """The icon whose loop a quit ends (a quit that came first ends it as it starts)."""
+        self.icon = icon
+        if icon is not None and self.done.is_set():
+            icon.stop()
 
 
 def take_over_from_serve(settings: Settings, err: TextIO) -> None:

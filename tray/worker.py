@@ -63,11 +63,15 @@ class _Do:
     action: Action
 
 
+class _Wake:
+    """Look at the view again: something it shows changed outside the engine."""
+
+
 class _Stop:
     pass
 
 
-Message = _Changed | _Do | _Stop
+Message = _Changed | _Do | _Wake | _Stop
 
 
 class TrayWorker:
@@ -126,6 +130,10 @@ class TrayWorker:
         """Run ``action`` on the worker thread (menu choices, notification clicks)."""
         self._inbox.put(_Do(action))
 
+    def wake(self) -> None:
+        """Recompute the view now (a launched task started, asked or exited): any thread."""
+        self._inbox.put(_Wake())
+
     def _on_change(self, change: StateChange) -> None:
         """The engine's subscriber, on the engine thread: hand it over and return."""
         self._inbox.put(_Changed(change))
@@ -178,6 +186,8 @@ class TrayWorker:
                     self.policy.offer(Transition.of(change))
                 case _Do(action=action):
                     self.router.run(action)
+                case _Wake():
+                    pass  # the view is recomputed below, after every batch
                 case _Stop():
                     self._stopping = True
         fronts = self.in_front()
