@@ -14,6 +14,7 @@ import pytest
 from replay_rig import make_home
 from server_rig import Running, serving
 
+from agentbar.core.launch.client import Client
 from agentbar.core.server.windows import STALE_SECONDS, WindowLink
 from agentbar.tray import instance
 
@@ -112,7 +113,8 @@ def test_open_goes_to_the_opener_or_says_there_is_none(running: Running) -> None
     assert opened == ["/session/codex/x-1"]
     # What a second agentbar sends:
     info = running.server.info()
-    assert instance.ask_to_open(info, "/") == 202
+    second = Client(origin=running.server.origin, token=info["token"], pid=info["pid"], tasks=False)
+    assert instance.ask_to_open(second, "/") == 202
     assert opened == ["/session/codex/x-1", "/"]
 
 

@@ -23,7 +23,7 @@ import psutil
 from agentbar.core.clock import SystemClock
 from agentbar.core.config import Settings
 from agentbar.core.launch.client import ApiError, Client, NoServer
-from agentbar.core.launch.manager import TaskManager
+from agentbar.core.launch.manager import TaskManager, still_running
 from agentbar.core.server.runner import LoopbackServer, announced_server
 from agentbar.core.service import Service
 from agentbar.tray import autostart, host, instance, preferences, window
@@ -205,7 +205,8 @@ def take_over_from_serve(settings: Settings, err: TextIO) -> None:
     address and those agents (its task manager takes them back from the keeper at start)."""
     try:
         serve = Client.find(settings)
-    except NoServer:
+        process = psutil.Process(serve.pid)
+    except (NoServer, psutil.Error):
         return
     try:
         reply = serve.request("POST", "/api/quit", {"tasks": "keep"}, timeout=10.0)
@@ -213,21 +214,14 @@ def take_over_from_serve(settings: Settings, err: TextIO) -> None:
         log.info("the agentbar at pid %s stays (%s)", serve.pid, exc)
         return
     deadline = time.monotonic() + TAKE_OVER_SECONDS
-    while _alive(serve.pid) and time.monotonic() < deadline:
+    while still_running(process) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if _alive(serve.pid):
+    if still_running(process):
         print(f"agentbar: agentbar serve (pid {serve.pid}) did not quit in time", file=err)
         return
     running = int(reply.get("running", 0)) if isinstance(reply, dict) else 0
     agents = f", with its {running} launched agent{'s' * (running != 1)}" if running else ""
     print(f"agentbar: took over from agentbar serve (pid {serve.pid}){agents}", file=err)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
 
 
 def _no_view(_view: TrayView) -> None:

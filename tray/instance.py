@@ -8,13 +8,10 @@ holder dies, so a crashed tray never blocks the next one.
 from __future__ import annotations
 
 import time
-import urllib.error
-import urllib.request
-from typing import Any, TextIO
-
-import orjson
+from typing import TextIO
 
 from agentbar.core.config import Settings
+from agentbar.core.launch.client import ApiError, Client
 from agentbar.core.lock import InstanceLock
 from agentbar.tray import window
 
@@ -37,8 +34,8 @@ def hand_over(
     """Ask the running tray to open its window on ``path``; the exit status for this one."""
     pid = lock.holder_pid()
     deadline = time.monotonic() + wait
-    info = window.running_server(settings)
-    while info is None or (pid is not None and info.get("pid") != pid):
+    server = window.running_server(settings)
+    while server is None or (pid is not None and server.pid != pid):
         if time.monotonic() >= deadline:
             print(
                 f"agentbar: agentbar already runs (pid {pid}) but its server does not answer; "
@@ -47,16 +44,16 @@ def hand_over(
             )
             return 1
         time.sleep(0.2)
-        info = window.running_server(settings)
+        server = window.running_server(settings)
     try:
-        status = ask_to_open(info, path)
+        status = ask_to_open(server, path)
     except OSError as exc:
         print(f"agentbar: agentbar already runs (pid {pid}); asking it failed: {exc}", file=err)
         return 1
     if status == 501:
         print(
             f"agentbar: agentbar already runs (pid {pid}) without a display; open "
-            f"{info['url']} in a browser",
+            f"{server.url} in a browser",
             file=err,
         )
         return 0
@@ -64,21 +61,12 @@ def hand_over(
     return 0
 
 
-def ask_to_open(info: dict[str, Any], path: str) -> int:
+def ask_to_open(server: Client, path: str) -> int:
     """``POST /api/window/open``; the HTTP status."""
-    origin = f"http://127.0.0.1:{info['port']}"
-    request = urllib.request.Request(
-        f"{origin}/api/window/open",
-        data=orjson.dumps({"path": path}),
-        method="POST",
-        headers={
-            "Authorization": f"Bearer {info['token']}",
-            "Origin": origin,
-            "Content-Type": "application/json",
-        },
-    )
     try:
-        with urllib.request.urlopen(request, timeout=window.HEALTH_TIMEOUT) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as exc:
-        return exc.code
+        status, _ = server.call(
+            "POST", "/api/window/open", {"path": path}, timeout=window.HEALTH_TIMEOUT
+        )
+    except ApiError as exc:
+        return exc.status
+    return status

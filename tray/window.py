@@ -28,16 +28,13 @@ import sys
 import threading
 import time
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, TextIO
 
-import orjson
-import psutil
-
 from agentbar.core.config import Settings
+from agentbar.core.launch.client import ApiError, Client, NoServer, api_call
 from agentbar.core.launch.manager import TaskManager
 from agentbar.core.server.runner import announced_server
 from agentbar.core.service import Service
@@ -97,14 +94,14 @@ def run(args: argparse.Namespace, settings: Settings, err: TextIO | None = None)
         print(f"agentbar: {problem}", file=err)
         return 2
     probe = Path(args.probe) if args.probe else None
-    info = running_server(settings)
-    if info is not None:
+    server = running_server(settings)
+    if server is not None:
         try:
-            path = target_path(lambda: server_sessions(info), args.session_id)
+            path = target_path(lambda: server_sessions(server), args.session_id)
         except LookupError as exc:
             print(f"agentbar: {exc}", file=err)
             return 1
-        return open_window(page_url(info["port"], info["token"], path), probe=probe)
+        return open_window(page_url(server.port, server.token, path), probe=probe)
     return serve_and_open(settings, args.session_id, probe=probe, err=err)
 
 
@@ -143,38 +140,16 @@ def gui_name(env: dict[str, str] | None = None) -> str | None:
 # -- finding the server ------------------------------------------------------------------------
 
 
-def running_server(settings: Settings) -> dict[str, Any] | None:
-    """The server ``server.json`` names, if its process lives and it answers with that token."""
+def running_server(settings: Settings) -> Client | None:
+    """The agentbar ``server.json`` names, if it answers with that token."""
     try:
-        info = orjson.loads(settings.server_path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        return Client.find(settings, timeout=HEALTH_TIMEOUT)
+    except NoServer:
         return None
-    if not isinstance(info, dict):
-        return None
-    port, token, pid = info.get("port"), info.get("token"), info.get("pid")
-    if not (isinstance(port, int) and isinstance(token, str) and isinstance(pid, int)):
-        return None
-    if not psutil.pid_exists(pid):
-        return None
-    try:
-        health = api_get(port, token, "/api/health")
-    except (OSError, ValueError):
-        return None
-    if not (isinstance(health, dict) and health.get("ok")):
-        return None
-    return info
 
 
-def api_get(port: int, token: str, path: str) -> Any:
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}", headers={"Authorization": f"Bearer {token}"}
-    )
-    with urllib.request.urlopen(request, timeout=HEALTH_TIMEOUT) as response:
-        return orjson.loads(response.read())
-
-
-def server_sessions(info: dict[str, Any]) -> list[tuple[str, str]]:
-    doc = api_get(info["port"], info["token"], "/api/sessions?all=1")
+def server_sessions(server: Client) -> list[tuple[str, str]]:
+    doc = server.request("GET", "/api/sessions?all=1", timeout=HEALTH_TIMEOUT)
     return [(s["agent"], s["session_id"]) for s in doc.get("sessions", [])]
 
 
@@ -361,20 +336,16 @@ class _Reporter:
         now = time.monotonic()
         if (path, focused) == self.last and now - self.at < REPORT_SECONDS:
             return
-        request = urllib.request.Request(
-            f"{self.origin}/api/window/{self.window}",
-            data=orjson.dumps({"path": path, "focused": focused}),
-            method="PUT",
-            headers={
-                "Authorization": f"Bearer {self.token}",
-                "Origin": self.origin,
-                "Content-Type": "application/json",
-            },
-        )
         try:
-            with urllib.request.urlopen(request, timeout=HEALTH_TIMEOUT):
-                pass
-        except (OSError, ValueError):
+            api_call(
+                self.origin,
+                self.token,
+                "PUT",
+                f"/api/window/{self.window}",
+                {"path": path, "focused": focused},
+                timeout=HEALTH_TIMEOUT,
+            )
+        except (ApiError, OSError, ValueError):
             return  # an older server, or it stopped: nothing to tell
         self.last, self.at = (path, focused), now
 

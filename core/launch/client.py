@@ -46,8 +46,9 @@ class Client:
     tasks: bool  # the server launches agents
 
     @classmethod
-    def find(cls, settings: Settings) -> Client:
-        """The agentbar ``server.json`` names, if it answers; ``NoServer`` else."""
+    def find(cls, settings: Settings, *, timeout: float = 5.0) -> Client:
+        """The agentbar ``server.json`` names, if it answers (within ``timeout`` seconds) with
+        that token; ``NoServer`` else."""
         try:
             info = json.loads(settings.server_path.read_text())
             client = cls(
@@ -59,30 +60,62 @@ class Client:
         except (OSError, ValueError, KeyError, TypeError):
             raise NoServer("no agentbar is running") from None
         try:
-            client.request("GET", "/api/health", timeout=5.0)
+            client.request("GET", "/api/health", timeout=timeout)
         except (ApiError, OSError):
             raise NoServer(f"the agentbar in {settings.server_path} does not answer") from None
         return client
 
+    @property
+    def port(self) -> int:
+        return int(self.origin.rsplit(":", 1)[1])
+
+    @property
+    def url(self) -> str:
+        """The address to open in a browser, token included (as ``server.json`` says it)."""
+        return f"{self.origin}/?token={self.token}"
+
     def request(
         self, method: str, path: str, body: dict[str, Any] | None = None, *, timeout: float = 60.0
     ) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.origin + path, data=data, method=method)
-        request.add_header("Authorization", f"Bearer {self.token}")
-        request.add_header("Origin", self.origin)
-        if data is not None:
-            request.add_header("Content-Type", "application/json")
+        """The reply's JSON; ``ApiError`` for an error status."""
+        return self.call(method, path, body, timeout=timeout)[1]
+
+    def call(
+        self, method: str, path: str, body: dict[str, Any] | None = None, *, timeout: float = 60.0
+    ) -> tuple[int, Any]:
+        """The reply's status and JSON; ``ApiError`` for an error status."""
+        return api_call(self.origin, self.token, method, path, body, timeout=timeout)
+
+
+def api_call(
+    origin: str,
+    token: str,
+    method: str,
+    path: str,
+    body: dict[str, Any] | None = None,
+    *,
+    timeout: float = 60.0,
+) -> tuple[int, Any]:
+    """One request to the agentbar server at ``origin`` (``http://127.0.0.1:PORT``), with its
+    token and its own ``Origin`` (which it requires of anything that changes something): the
+    reply's status and JSON; ``ApiError`` for an error status, ``OSError`` when it does not
+    answer."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(origin + path, data=data, method=method)
+    request.add_header("Authorization", f"Bearer {token}")
+    request.add_header("Origin", origin)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with _opener().open(request, timeout=timeout) as response:
+            return int(response.status), json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as exc:
         try:
-            with _opener().open(request, timeout=timeout) as response:
-                return json.loads(response.read() or b"null")
-        except urllib.error.HTTPError as exc:
-            try:
-                problem = json.loads(exc.read())["error"]
-                code, message = str(problem["code"]), str(problem["message"])
-            except (ValueError, KeyError, TypeError, OSError):
-                code, message = "http", f"HTTP {exc.code}"
-            raise ApiError(exc.code, code, message) from None
+            problem = json.loads(exc.read())["error"]
+            code, message = str(problem["code"]), str(problem["message"])
+        except (ValueError, KeyError, TypeError, OSError):
+            code, message = "http", f"HTTP {exc.code}"
+        raise ApiError(exc.code, code, message) from None
 
 
 def _opener() -> urllib.request.OpenerDirector:

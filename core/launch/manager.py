@@ -535,7 +535,7 @@ def stop_task(task: Task, *, graceful: bool = True) -> None:
         _signal_all(task, family, signal.SIGKILL)
         task.exited.wait(TERM_WAIT_SECONDS)
     # The rest of the session: what survived its parent's SIGTERM.
-    survivors = [p for p in family if p.pid != pid and _running(p)]
+    survivors = [p for p in family if p.pid != pid and still_running(p)]
     for proc in survivors:
         with contextlib.suppress(psutil.Error):
             proc.terminate()
@@ -549,12 +549,13 @@ def stop_task(task: Task, *, graceful: bool = True) -> None:
 def _signal_all(task: Task, family: list[psutil.Process], signum: int) -> None:
     task.terminal.send_signal(signum)  # our child: by its Terminal, which knows when it is gone
     for proc in family:
-        if proc.pid != task.terminal.pid and _running(proc):
+        if proc.pid != task.terminal.pid and still_running(proc):
             with contextlib.suppress(psutil.Error):
                 proc.send_signal(signum)
 
 
-def _running(proc: psutil.Process) -> bool:
+def still_running(proc: psutil.Process) -> bool:
+    """The process lives (the same one: psutil checks its start time) and is no zombie."""
     try:
         return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
