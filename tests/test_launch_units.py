@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from tray_values import snap
 
 from agentbar.core.hooks.spec import HookCommand
 from agentbar.core.launch import keys, status_scrape
@@ -23,8 +24,8 @@ from agentbar.core.launch.commands import (
 )
 from agentbar.core.launch.handoff import NothingToHandOff, answer_in, brief
 from agentbar.core.launch.screen import Screen, find_prompt
-from agentbar.core.model import Agent, SessionKey, SessionSnapshot, Source, State, WaitingFor
-from agentbar.core.records import Asks, Usage
+from agentbar.core.model import Agent, SessionSnapshot, Source, State, WaitingFor
+from agentbar.core.records import Asks
 from agentbar.core.replay.model import ItemKind, ReplayItem
 from agentbar.core.state import fusion
 from agentbar.core.state.turns import PendingCall, Phase, TurnState
@@ -224,21 +225,7 @@ def item(kind: ItemKind, text: str = "", **kw) -> ReplayItem:
 
 
 def snapshot() -> SessionSnapshot:
-    from agentbar.core.model import SessionState
-
-    return SessionSnapshot(
-        key=SessionKey(Agent.CLAUDE, SID),
-        project="/work/api",
-        title="Fix the flaky test",
-        state=SessionState(state=State.DONE, source=Source.TRANSCRIPT),
-        state_since=0.0,
-        started_at=0.0,
-        last_activity=1_800_000_000.0,
-        model=None,
-        usage=Usage(),
-        transcript=None,
-        process=None,
-    )
+    return snap(SID, State.DONE)
 
 
 SESSION = [

@@ -1,4 +1,5 @@
-"""Session snapshots and state changes as the engine publishes them, for the tray's unit tests."""
+"""Session snapshots and state changes as the engine publishes them, for unit tests of what
+consumes them (the tray, the launcher's hand-off and project lists)."""
 
 from __future__ import annotations
 

@@ -45,6 +45,16 @@ CODEX_APPROVAL_PROMPT = "Would you like to run the following command?"
 PERMISSION_REQUEST_SINCE = (2, 0, 45)  # older Claude Codes say it with Notification instead
 
 
+def hooks(env: dict[str, str], action: str, agent: str) -> str:
+    """`agentbar hooks <action> --agent <agent>` (``--yes`` where it writes), which must
+    succeed; what it printed."""
+    done = agentbar(
+        env, "hooks", action, "--agent", agent, *(("--yes",) if action != "status" else ())
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
 def hook_lines(
     data: Path, agent: str, sid: str, *, including: Collection[str] = (), timeout: float = 10.0
 ) -> list[dict[str, Any]]:
@@ -92,20 +102,18 @@ def hooked_claude(rig: Rig, request: pytest.FixtureRequest) -> Iterator[ClaudeRu
     rig.env["PATH"] = f"{run.binary.parent}{os.pathsep}{rig.env['PATH']}"
     settings = run.claude_home / "settings.json"
     before = settings.read_bytes()
-    installed = agentbar(rig.env, "hooks", "install", "--agent", "claude", "--yes")
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    status = agentbar(rig.env, "hooks", "status", "--agent", "claude")
-    assert "installed" in status.stdout and "not installed" not in status.stdout, status.stdout
+    hooks(rig.env, "install", "claude")
+    status = hooks(rig.env, "status", "claude")
+    assert "installed" in status and "not installed" not in status, status
     document = json.loads(settings.read_text())
     assert document["permissions"] == json.loads(before)["permissions"]  # the rig's own stays
-    wanted = "PermissionRequest" if _at_least(version, PERMISSION_REQUEST_SINCE) else None
-    assert (
-        (wanted in document["hooks"]) if wanted else ("PermissionRequest" not in document["hooks"])
+    # Only a build that knows PermissionRequest gets it.
+    assert ("PermissionRequest" in document["hooks"]) == _at_least(
+        version, PERMISSION_REQUEST_SINCE
     )
     yield run
     # Uninstalled, the file is the rig's again, byte for byte.
-    removed = agentbar(rig.env, "hooks", "uninstall", "--agent", "claude", "--yes")
-    assert removed.returncode == 0, removed.stdout + removed.stderr
+    hooks(rig.env, "uninstall", "claude")
     assert settings.read_bytes() == before
 
 
@@ -229,10 +237,9 @@ def test_codex_installed_notify(rig: Rig, version: CodexVersion, record_delay: A
     rig.env["PATH"] = f"{run.binary.parent}{os.pathsep}{rig.env['PATH']}"
     config = run.codex_home / "config.toml"
     before = config.read_bytes()
-    installed = agentbar(rig.env, "hooks", "install", "--agent", "codex", "--yes")
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    status = agentbar(rig.env, "hooks", "status", "--agent", "codex")
-    assert "agentbar's notify" in status.stdout, status.stdout
+    hooks(rig.env, "install", "codex")
+    status = hooks(rig.env, "status", "codex")
+    assert "agentbar's notify" in status, status
     rig.server.script.add(Reply.text("The answer is 4."))
     if version.daemon:
         # 0.171 asks about hooks it has not seen before, as it starts; the person trusts them.
@@ -243,8 +250,8 @@ def test_codex_installed_notify(rig: Rig, version: CodexVersion, record_delay: A
         run.term.wait_for(re.compile(r"›\s*2\. Trust all"))
         run.term.press("enter")
         run.term.wait_for(version.ready, timeout=60)
-        trusted = agentbar(rig.env, "hooks", "status", "--agent", "codex")
-        assert ", 0 trusted" not in trusted.stdout, trusted.stdout
+        trusted = hooks(rig.env, "status", "codex")
+        assert ", 0 trusted" not in trusted, trusted
     else:
         run.start()
     mark = run.submit("what is 2+2")
@@ -260,6 +267,5 @@ def test_codex_installed_notify(rig: Rig, version: CodexVersion, record_delay: A
     assert len(completes) == 1, lines
     assert "The answer is 4." in completes[0].get("last_assistant_message", ""), completes
     run.quit()
-    removed = agentbar(rig.env, "hooks", "uninstall", "--agent", "codex", "--yes")
-    assert removed.returncode == 0, removed.stdout + removed.stderr
+    hooks(rig.env, "uninstall", "codex")
     without_agentbar(config, before)
