@@ -34,6 +34,7 @@ from agentbar.core.replay.model import MAIN_THREAD
 from agentbar.core.replay.pages import PAGE_ITEMS, NotFound, Replay
 from agentbar.core.search import DEFAULT_LIMIT, Searcher
 from agentbar.core.server import task_routes, window_routes
+from agentbar.core.server.replies import BadRequest, guarded, json_reply
 from agentbar.core.server.security import Guard, error
 from agentbar.core.server.windows import WindowLink
 
@@ -112,21 +113,11 @@ def _ctx(request: web.Request) -> Context:
     return request.app[CONTEXT]
 
 
-def _json(data: Any, status: int = 200) -> web.Response:
-    return web.Response(
-        body=orjson.dumps(data), status=status, content_type="application/json", charset="utf-8"
-    )
-
-
 async def _in_thread(func: Callable[[], T]) -> T:
     return await asyncio.get_running_loop().run_in_executor(None, func)
 
 
 # -- parameters --------------------------------------------------------------------------------
-
-
-class BadRequest(Exception):
-    pass
 
 
 def _int_param(request: web.Request, name: str, default: int | None = None) -> int | None:
@@ -173,21 +164,6 @@ def _find(request: web.Request) -> SessionSnapshot:
     return found[0]
 
 
-def _guarded(handler: Callable[[web.Request], Any]) -> Callable[[web.Request], Any]:
-    async def run(request: web.Request) -> web.StreamResponse:
-        try:
-            response: web.StreamResponse = await handler(request)
-        except NotFound as exc:
-            return error(404, "not_found", str(exc) or "not found")
-        except BadRequest as exc:
-            return error(400, "bad_request", str(exc))
-        return response
-
-    run.__name__ = handler.__name__
-    run.__doc__ = handler.__doc__
-    return run
-
-
 def session_json(
     snap: SessionSnapshot, counts: dict[SessionKey, dict[str, int]] | None
 ) -> dict[str, Any]:
@@ -207,10 +183,10 @@ async def _counts(ctx: Context) -> dict[SessionKey, dict[str, int]] | None:
 # -- handlers ----------------------------------------------------------------------------------
 
 
-@_guarded
+@guarded
 async def health(request: web.Request) -> web.Response:
     ctx = _ctx(request)
-    return _json(
+    return json_reply(
         {
             "ok": True,
             "api": API_VERSION,
@@ -222,13 +198,13 @@ async def health(request: web.Request) -> web.Response:
     )
 
 
-@_guarded
+@guarded
 async def sessions(request: web.Request) -> web.Response:
     ctx = _ctx(request)
     show_all = request.query.get("all") in ("1", "true", "yes")
     rows = select(ctx.engine.sessions(), now=time.time(), show_all=show_all)
     counts = await _counts(ctx)
-    return _json(
+    return json_reply(
         {
             "sessions": [session_json(s, counts) for s in rows],
             "diagnostics": diagnostics(ctx.engine.stats()),
@@ -236,17 +212,17 @@ async def sessions(request: web.Request) -> web.Response:
     )
 
 
-@_guarded
+@guarded
 async def session(request: web.Request) -> web.Response:
     ctx = _ctx(request)
     snap = _find(request)
     threads = await _in_thread(lambda: ctx.replay.threads(snap))
     doc = session_json(snap, await _counts(ctx))
     doc["thread_info"] = [t.to_json() for t in threads]
-    return _json({"session": doc})
+    return json_reply({"session": doc})
 
 
-@_guarded
+@guarded
 async def items(request: web.Request) -> web.Response:
     ctx = _ctx(request)
     snap = _find(request)
@@ -261,10 +237,10 @@ async def items(request: web.Request) -> web.Response:
     )
     doc = page.to_json()
     doc["agent"], doc["session_id"] = str(snap.key.agent), snap.key.session_id
-    return _json(doc)
+    return json_reply(doc)
 
 
-@_guarded
+@guarded
 async def item(request: web.Request) -> web.Response:
     ctx = _ctx(request)
     snap = _find(request)
@@ -274,10 +250,10 @@ async def item(request: web.Request) -> web.Response:
         raise NotFound("no such item")
     offset, index = int(offset_text), int(index_text)
     found = await _in_thread(lambda: ctx.replay.item(snap, thread, offset, index))
-    return _json({"thread": thread, "item": found.to_json()})
+    return json_reply({"thread": thread, "item": found.to_json()})
 
 
-@_guarded
+@guarded
 async def search(request: web.Request) -> web.Response:
     ctx = _ctx(request)
     if ctx.searcher is None:
@@ -300,10 +276,10 @@ async def search(request: web.Request) -> web.Response:
         doc["title"] = None if snap is None else snap.title
         doc["project"] = None if snap is None else snap.project
         results.append(doc)
-    return _json({"query": text, "hits": results})
+    return json_reply({"query": text, "hits": results})
 
 
-@_guarded
+@guarded
 async def download(request: web.Request) -> web.StreamResponse:
     ctx = _ctx(request)
     snap = _find(request)

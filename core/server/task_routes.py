@@ -27,8 +27,7 @@ from agentbar.core.launch.manager import NoSuchTask, NotRunning, NotWaiting, Tas
 from agentbar.core.launch.projects import recent_projects
 from agentbar.core.launch.task import TaskInfo
 from agentbar.core.model import Agent, SessionKey, SessionSnapshot
-from agentbar.core.replay.pages import NotFound
-from agentbar.core.server.security import error
+from agentbar.core.server.replies import Refused, guarded, json_reply, read_object
 
 if TYPE_CHECKING:
     from agentbar.core.server.app import Context
@@ -46,35 +45,23 @@ _TASK_ID = re.compile(r"^[0-9a-f]{1,32}$")
 def routes(ctx_of: Callable[[web.Request], Context]) -> list[web.RouteDef]:
     handlers = _Handlers(ctx_of)
     return [
-        web.get("/api/tasks", handlers.list_tasks),
-        web.post("/api/tasks", handlers.launch),
-        web.get("/api/tasks/{task_id}", handlers.one),
-        web.delete("/api/tasks/{task_id}", handlers.forget),
-        web.post("/api/tasks/{task_id}/input", handlers.type_into),
-        web.post("/api/tasks/{task_id}/approve", handlers.approve),
-        web.post("/api/tasks/{task_id}/deny", handlers.deny),
-        web.post("/api/tasks/{task_id}/resize", handlers.resize),
-        web.post("/api/tasks/{task_id}/stop", handlers.stop),
-        web.get("/api/tasks/{task_id}/terminal", handlers.terminal),
-        web.post("/api/sessions/{session_id}/resume", handlers.resume),
-        web.post("/api/sessions/{session_id}/fork", handlers.fork),
-        web.get("/api/sessions/{session_id}/handoff", handlers.preview_handoff),
-        web.post("/api/sessions/{session_id}/handoff", handlers.handoff),
-        web.post("/api/quit", handlers.quit),
-        web.get("/api/projects", handlers.projects),
+        web.get("/api/tasks", guarded(handlers.list_tasks)),
+        web.post("/api/tasks", guarded(handlers.launch)),
+        web.get("/api/tasks/{task_id}", guarded(handlers.one)),
+        web.delete("/api/tasks/{task_id}", guarded(handlers.forget)),
+        web.post("/api/tasks/{task_id}/input", guarded(handlers.type_into)),
+        web.post("/api/tasks/{task_id}/approve", guarded(handlers.approve)),
+        web.post("/api/tasks/{task_id}/deny", guarded(handlers.deny)),
+        web.post("/api/tasks/{task_id}/resize", guarded(handlers.resize)),
+        web.post("/api/tasks/{task_id}/stop", guarded(handlers.stop)),
+        web.get("/api/tasks/{task_id}/terminal", guarded(handlers.terminal)),
+        web.post("/api/sessions/{session_id}/resume", guarded(handlers.resume)),
+        web.post("/api/sessions/{session_id}/fork", guarded(handlers.fork)),
+        web.get("/api/sessions/{session_id}/handoff", guarded(handlers.preview_handoff)),
+        web.post("/api/sessions/{session_id}/handoff", guarded(handlers.handoff)),
+        web.post("/api/quit", guarded(handlers.quit)),
+        web.get("/api/projects", guarded(handlers.projects)),
     ]
-
-
-def _json(data: Any, status: int = 200) -> web.Response:
-    return web.Response(
-        body=orjson.dumps(data), status=status, content_type="application/json", charset="utf-8"
-    )
-
-
-class _Refused(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code = status, code
 
 
 def task_json(info: TaskInfo, sessions: dict[SessionKey, SessionSnapshot]) -> dict[str, Any]:
@@ -98,7 +85,7 @@ class _Handlers:
     def _tasks(self, request: web.Request) -> TaskManager:
         tasks = self._ctx_of(request).tasks
         if tasks is None:
-            raise _Refused(503, "no_tasks", "this agentbar does not launch agents")
+            raise Refused(503, "no_tasks", "this agentbar does not launch agents")
         return tasks
 
     def _sessions(self, request: web.Request) -> dict[SessionKey, SessionSnapshot]:
@@ -112,133 +99,91 @@ class _Handlers:
         try:
             return await asyncio.get_running_loop().run_in_executor(None, work)
         except NoSuchTask as exc:
-            raise _Refused(404, "not_found", str(exc)) from None
+            raise Refused(404, "not_found", str(exc)) from None
         except NotWaiting as exc:
-            raise _Refused(409, "not_waiting", str(exc)) from None
+            raise Refused(409, "not_waiting", str(exc)) from None
         except (NotRunning, ProcessLookupError) as exc:
-            raise _Refused(409, "not_running", str(exc)) from None
+            raise Refused(409, "not_running", str(exc)) from None
         except BadLaunch as exc:
-            raise _Refused(400, "bad_launch", str(exc)) from None
+            raise Refused(400, "bad_launch", str(exc)) from None
         except NothingToHandOff as exc:
-            raise _Refused(409, "nothing_to_hand_off", str(exc)) from None
-        except NotFound as exc:
-            raise _Refused(404, "not_found", str(exc) or "not found") from None
-
-    async def _body(self, request: web.Request) -> dict[str, Any]:
-        if not request.body_exists:
-            return {}
-        try:
-            body = orjson.loads(await request.read())
-        except orjson.JSONDecodeError:
-            raise _Refused(400, "bad_request", "the body must be JSON") from None
-        if not isinstance(body, dict):
-            raise _Refused(400, "bad_request", "the body must be a JSON object")
-        return body
+            raise Refused(409, "nothing_to_hand_off", str(exc)) from None
 
     def _task_id(self, request: web.Request) -> str:
         task_id = request.match_info["task_id"]
         if not _TASK_ID.match(task_id):
-            raise _Refused(404, "not_found", "no such task")
+            raise Refused(404, "not_found", "no such task")
         return task_id
 
     def _session(self, request: web.Request) -> SessionSnapshot:
-        from agentbar.core.server.app import BadRequest, _find  # noqa: PLC0415
+        from agentbar.core.server.app import _find  # noqa: PLC0415 - app imports us
 
-        try:
-            return _find(request)
-        except NotFound as exc:
-            raise _Refused(404, "not_found", str(exc)) from None
-        except BadRequest as exc:
-            raise _Refused(400, "bad_request", str(exc)) from None
+        return _find(request)
 
     # -- tasks -----------------------------------------------------------------------------
 
     async def list_tasks(self, request: web.Request) -> web.StreamResponse:
-        return await self._run(request, self._list)
-
-    async def _list(self, request: web.Request) -> web.StreamResponse:
         tasks = self._tasks(request)
         sessions = self._sessions(request)
-        return _json({"tasks": [task_json(t, sessions) for t in tasks.tasks()]})
-
-    async def _run(
-        self, request: web.Request, handler: Callable[[web.Request], Any]
-    ) -> web.StreamResponse:
-        try:
-            response: web.StreamResponse = await handler(request)
-        except _Refused as refused:
-            return error(refused.status, refused.code, str(refused))
-        return response
+        return json_reply({"tasks": [task_json(t, sessions) for t in tasks.tasks()]})
 
     async def launch(self, request: web.Request) -> web.StreamResponse:
-        return await self._run(request, self._launch)
-
-    async def _launch(self, request: web.Request) -> web.StreamResponse:
         tasks = self._tasks(request)
-        body = await self._body(request)
+        body = await read_object(request)
         try:
             agent = Agent(str(body.get("agent")))
         except ValueError:
-            raise _Refused(400, "bad_request", "agent must be claude or codex") from None
+            raise Refused(400, "bad_request", "agent must be claude or codex") from None
         project = body.get("project")
         if not isinstance(project, str) or not Path(project).is_absolute():
-            raise _Refused(400, "bad_request", "project must be an absolute folder")
+            raise Refused(400, "bad_request", "project must be an absolute folder")
         prompt = _optional_text(body, "prompt")
         info = await self._call(
             request, lambda: tasks.launch(LaunchRequest(agent, project, prompt=prompt))
         )
-        return _json({"task": self._task_doc(request, info)}, status=201)
+        return json_reply({"task": self._task_doc(request, info)}, status=201)
 
     async def one(self, request: web.Request) -> web.StreamResponse:
-        async def handler(request: web.Request) -> web.StreamResponse:
-            tasks, task_id = self._tasks(request), self._task_id(request)
-            info = await self._call(request, lambda: tasks.get(task_id))
-            return _json({"task": self._task_doc(request, info)})
-
-        return await self._run(request, handler)
+        tasks, task_id = self._tasks(request), self._task_id(request)
+        info = await self._call(request, lambda: tasks.get(task_id))
+        return json_reply({"task": self._task_doc(request, info)})
 
     async def forget(self, request: web.Request) -> web.StreamResponse:
-        async def handler(request: web.Request) -> web.StreamResponse:
-            tasks, task_id = self._tasks(request), self._task_id(request)
-            await self._call(request, lambda: tasks.forget(task_id))
-            return _json({"ok": True})
-
-        return await self._run(request, handler)
+        tasks, task_id = self._tasks(request), self._task_id(request)
+        await self._call(request, lambda: tasks.forget(task_id))
+        return json_reply({"ok": True})
 
     async def type_into(self, request: web.Request) -> web.StreamResponse:
-        async def handler(request: web.Request) -> web.StreamResponse:
-            tasks, task_id = self._tasks(request), self._task_id(request)
-            body = await self._body(request)
-            text = _optional_text(body, "text") or ""
-            keys = body.get("keys")
-            enter = body.get("enter", True)
-            if keys is not None and (
-                not isinstance(keys, list) or not all(isinstance(k, str) for k in keys)
-            ):
-                raise _Refused(400, "bad_request", "keys must be a list of key names")
-            if not isinstance(enter, bool):
-                raise _Refused(400, "bad_request", "enter must be true or false")
-            if not text and not keys and not enter:
-                raise _Refused(400, "bad_request", "nothing to type")
+        tasks, task_id = self._tasks(request), self._task_id(request)
+        body = await read_object(request)
+        text = _optional_text(body, "text") or ""
+        keys = body.get("keys")
+        enter = body.get("enter", True)
+        if keys is not None and (
+            not isinstance(keys, list) or not all(isinstance(k, str) for k in keys)
+        ):
+            raise Refused(400, "bad_request", "keys must be a list of key names")
+        if not isinstance(enter, bool):
+            raise Refused(400, "bad_request", "enter must be true or false")
+        if not text and not keys and not enter:
+            raise Refused(400, "bad_request", "nothing to type")
 
-            def work() -> TaskInfo:
-                info = tasks.get(task_id)
-                if text or enter:
-                    info = tasks.send_text(task_id, text, enter=enter and not keys)
-                if keys:
-                    info = tasks.send_keys(task_id, keys)
-                return info
+        def work() -> TaskInfo:
+            info = tasks.get(task_id)
+            if text or enter:
+                info = tasks.send_text(task_id, text, enter=enter and not keys)
+            if keys:
+                info = tasks.send_keys(task_id, keys)
+            return info
 
-            info = await self._call(request, work)
-            return _json({"task": self._task_doc(request, info)})
-
-        return await self._run(request, handler)
+        info = await self._call(request, work)
+        return json_reply({"task": self._task_doc(request, info)})
 
     async def approve(self, request: web.Request) -> web.StreamResponse:
-        return await self._run(request, lambda r: self._answer(r, approve=True))
+        return await self._answer(request, approve=True)
 
     async def deny(self, request: web.Request) -> web.StreamResponse:
-        return await self._run(request, lambda r: self._answer(r, approve=False))
+        return await self._answer(request, approve=False)
 
     async def _answer(self, request: web.Request, *, approve: bool) -> web.StreamResponse:
         tasks, task_id = self._tasks(request), self._task_id(request)
@@ -246,7 +191,7 @@ class _Handlers:
             request, lambda: tasks.approve(task_id) if approve else tasks.deny(task_id)
         )
         info = await self._call(request, lambda: tasks.get(task_id))
-        return _json(
+        return json_reply(
             {
                 "answer": {
                     "answer": answer.answer,
@@ -258,126 +203,108 @@ class _Handlers:
         )
 
     async def resize(self, request: web.Request) -> web.StreamResponse:
-        async def handler(request: web.Request) -> web.StreamResponse:
-            tasks, task_id = self._tasks(request), self._task_id(request)
-            body = await self._body(request)
-            rows, cols = body.get("rows"), body.get("cols")
-            if not (_is_int(rows) and _is_int(cols)):
-                raise _Refused(400, "bad_request", "rows and cols must be integers")
-            assert isinstance(rows, int) and isinstance(cols, int)
-            info = await self._call(request, lambda: tasks.resize(task_id, rows, cols))
-            return _json({"task": self._task_doc(request, info)})
-
-        return await self._run(request, handler)
+        tasks, task_id = self._tasks(request), self._task_id(request)
+        body = await read_object(request)
+        rows, cols = body.get("rows"), body.get("cols")
+        if not (_is_int(rows) and _is_int(cols)):
+            raise Refused(400, "bad_request", "rows and cols must be integers")
+        assert isinstance(rows, int) and isinstance(cols, int)
+        info = await self._call(request, lambda: tasks.resize(task_id, rows, cols))
+        return json_reply({"task": self._task_doc(request, info)})
 
     async def stop(self, request: web.Request) -> web.StreamResponse:
-        async def handler(request: web.Request) -> web.StreamResponse:
-            tasks, task_id = self._tasks(request), self._task_id(request)
-            body = await self._body(request)
-            graceful = body.get("graceful", True) is not False
-            info = await self._call(request, lambda: tasks.stop(task_id, graceful=graceful))
-            return _json({"task": self._task_doc(request, info)})
-
-        return await self._run(request, handler)
+        tasks, task_id = self._tasks(request), self._task_id(request)
+        body = await read_object(request)
+        graceful = body.get("graceful", True) is not False
+        info = await self._call(request, lambda: tasks.stop(task_id, graceful=graceful))
+        return json_reply({"task": self._task_doc(request, info)})
 
     # -- sessions: resume, fork, hand off --------------------------------------------------
 
     async def resume(self, request: web.Request) -> web.StreamResponse:
-        return await self._run(request, lambda r: self._relaunch(r, Mode.RESUME))
+        return await self._relaunch(request, Mode.RESUME)
 
     async def fork(self, request: web.Request) -> web.StreamResponse:
-        return await self._run(request, lambda r: self._relaunch(r, Mode.FORK))
+        return await self._relaunch(request, Mode.FORK)
 
     async def _relaunch(self, request: web.Request, mode: Mode) -> web.StreamResponse:
         tasks = self._tasks(request)
         snap = self._session(request)
-        body = await self._body(request)
+        body = await read_object(request)
         prompt = _optional_text(body, "prompt")
         if mode is Mode.RESUME:
             running = tasks.for_session(snap.key)
             if running is not None:
-                raise _Refused(409, "already_running", f"task {running.task_id} runs this session")
+                raise Refused(409, "already_running", f"task {running.task_id} runs this session")
         info = await self._call(request, lambda: tasks.launch_from(snap, mode, prompt=prompt))
-        return _json({"task": self._task_doc(request, info)}, status=201)
+        return json_reply({"task": self._task_doc(request, info)}, status=201)
 
     def _what(self, value: object) -> What:
         try:
             return What(str(value or "brief"))
         except ValueError:
-            raise _Refused(400, "bad_request", "what must be answer or brief") from None
+            raise Refused(400, "bad_request", "what must be answer or brief") from None
 
     async def preview_handoff(self, request: web.Request) -> web.StreamResponse:
-        async def handler(request: web.Request) -> web.StreamResponse:
-            ctx = self._ctx_of(request)
-            snap = self._session(request)
-            what = self._what(request.query.get("what"))
-            text = await self._call(request, lambda: handoff_text(ctx.replay, snap, what))
-            return _json({"what": str(what), "text": text})
-
-        return await self._run(request, handler)
+        ctx = self._ctx_of(request)
+        snap = self._session(request)
+        what = self._what(request.query.get("what"))
+        text = await self._call(request, lambda: handoff_text(ctx.replay, snap, what))
+        return json_reply({"what": str(what), "text": text})
 
     async def handoff(self, request: web.Request) -> web.StreamResponse:
-        return await self._run(request, self._handoff)
-
-    async def _handoff(self, request: web.Request) -> web.StreamResponse:
         ctx = self._ctx_of(request)
         tasks = self._tasks(request)
         snap = self._session(request)
-        body = await self._body(request)
+        body = await read_object(request)
         what = self._what(body.get("what"))
         target = body.get("to")
         if not isinstance(target, dict) or not (("task" in target) ^ ("agent" in target)):
-            raise _Refused(400, "bad_request", 'to must be {"task": ID} or {"agent": NAME}')
+            raise Refused(400, "bad_request", 'to must be {"task": ID} or {"agent": NAME}')
         text = await self._call(request, lambda: handoff_text(ctx.replay, snap, what))
         if "task" in target:
             task_id = str(target["task"])
             if not _TASK_ID.match(task_id):
-                raise _Refused(404, "not_found", "no such task")
+                raise Refused(404, "not_found", "no such task")
             info = await self._call(request, lambda: tasks.send_text(task_id, text))
             status = 200
         else:
             try:
                 agent = Agent(str(target["agent"]))
             except ValueError:
-                raise _Refused(400, "bad_request", "agent must be claude or codex") from None
+                raise Refused(400, "bad_request", "agent must be claude or codex") from None
             if snap.project is None:
-                raise _Refused(409, "bad_launch", "the session's folder is not known")
+                raise Refused(409, "bad_launch", "the session's folder is not known")
             project = snap.project
             info = await self._call(
                 request, lambda: tasks.launch(LaunchRequest(agent, project, prompt=text))
             )
             status = 201
-        return _json(
+        return json_reply(
             {"what": str(what), "chars": len(text), "task": self._task_doc(request, info)},
             status=status,
         )
 
     async def projects(self, request: web.Request) -> web.StreamResponse:
-        async def handler(request: web.Request) -> web.StreamResponse:
-            ctx = self._ctx_of(request)
-            tasks = [] if ctx.tasks is None else ctx.tasks.tasks()
-            sessions = ctx.engine.sessions()
-            recent = await asyncio.get_running_loop().run_in_executor(
-                None, lambda: recent_projects(sessions, tasks)
-            )
-            return _json({"recent": recent})
-
-        return await self._run(request, handler)
+        ctx = self._ctx_of(request)
+        tasks = [] if ctx.tasks is None else ctx.tasks.tasks()
+        sessions = ctx.engine.sessions()
+        recent = await asyncio.get_running_loop().run_in_executor(
+            None, lambda: recent_projects(sessions, tasks)
+        )
+        return json_reply({"recent": recent})
 
     async def quit(self, request: web.Request) -> web.StreamResponse:
-        async def handler(request: web.Request) -> web.StreamResponse:
-            ctx = self._ctx_of(request)
-            body = await self._body(request)
-            choice = body.get("tasks", "keep")
-            if choice not in ("keep", "stop"):
-                raise _Refused(400, "bad_request", "tasks must be keep or stop")
-            if ctx.quit is None:
-                raise _Refused(503, "cannot_quit", "this agentbar quits from its own window")
-            running = [] if ctx.tasks is None else ctx.tasks.running()
-            ctx.quit(str(choice))
-            return _json({"quitting": True, "tasks": choice, "running": len(running)})
-
-        return await self._run(request, handler)
+        ctx = self._ctx_of(request)
+        body = await read_object(request)
+        choice = body.get("tasks", "keep")
+        if choice not in ("keep", "stop"):
+            raise Refused(400, "bad_request", "tasks must be keep or stop")
+        if ctx.quit is None:
+            raise Refused(503, "cannot_quit", "this agentbar quits from its own window")
+        running = [] if ctx.tasks is None else ctx.tasks.running()
+        ctx.quit(str(choice))
+        return json_reply({"quitting": True, "tasks": choice, "running": len(running)})
 
     # -- the terminal ----------------------------------------------------------------------
 
@@ -385,13 +312,11 @@ class _Handlers:
         """The task's scrollback, then its output as it comes (binary frames); the client
         sends ``{"type": "input", "data": "..."}`` and ``{"type": "resize", "rows", "cols"}``
         (text frames)."""
+        tasks, task_id = self._tasks(request), self._task_id(request)
         try:
-            tasks, task_id = self._tasks(request), self._task_id(request)
             task = tasks.task(task_id)
-        except _Refused as refused:
-            return error(refused.status, refused.code, str(refused))
         except NoSuchTask as exc:
-            return error(404, "not_found", str(exc))
+            raise Refused(404, "not_found", str(exc)) from None
         ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=1 << 20)
         await ws.prepare(request)
         loop = asyncio.get_running_loop()
@@ -494,9 +419,9 @@ def _optional_text(body: dict[str, Any], name: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise _Refused(400, "bad_request", f"{name} must be text")
+        raise Refused(400, "bad_request", f"{name} must be text")
     if len(value) > MAX_INPUT_CHARS:
-        raise _Refused(400, "bad_request", f"{name} is longer than {MAX_INPUT_CHARS} characters")
+        raise Refused(400, "bad_request", f"{name} is longer than {MAX_INPUT_CHARS} characters")
     return value
 
 
