@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
-import logging.handlers
 import os
 import shutil
 import signal
@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 import orjson
 
+from agentbar.core import logs, privacy
 from agentbar.core.config import Settings
 from agentbar.core.hooks import cli as hooks_cli
 from agentbar.core.launch import cli as launch_cli
@@ -25,6 +26,8 @@ from agentbar.core.listing import diagnostics, select
 from agentbar.core.model import SessionSnapshot, StateChange
 from agentbar.core.server import cli as server_cli
 from agentbar.core.service import Service
+
+log = logging.getLogger(__name__)
 
 
 def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
@@ -48,7 +51,7 @@ def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     settings = Settings.from_env()
-    setup_logging(settings, verbose=args.verbose)
+    prepare(settings, verbose=args.verbose, detached=getattr(args, "detached", False))
     if args.command == "status":
         return status(settings, show_all=args.all, as_json=args.json, out=out)
     if args.command == "watch":
@@ -75,25 +78,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def setup_logging(settings: Settings, *, verbose: bool) -> None:
+def prepare(settings: Settings, *, verbose: bool, detached: bool = False) -> None:
+    """What every entry point does first: make what this process writes private, narrow what
+    an older agentbar left open (saying so in one line), and set up the logs."""
+    privacy.set_private_umask()
+    with contextlib.suppress(OSError):
+        privacy.private_dir(settings.data_dir)
+    tightened = privacy.tighten(settings.data_dir, settings.config_dir)
+    setup_logging(settings, verbose=verbose, detached=detached)
+    if tightened:
+        if not verbose:  # with --verbose the log's own line reaches stderr
+            print(f"agentbar: {tightened.line()}", file=sys.stderr, flush=True)
+        log.warning("%s", tightened.line())
+
+
+def setup_logging(settings: Settings, *, verbose: bool, detached: bool = False) -> None:
     """Everything INFO and up goes to a rotating log in the data dir (bad input is logged and
-    counted there); stderr gets errors only, or everything with ``--verbose``."""
+    counted there); stderr gets errors only, or everything with ``--verbose``. A detached
+    process has no terminal: its stderr is ``serve.log`` in the data dir, rotated like the
+    log. Both are 0600 and bounded (``core/logs.py``)."""
     root = logging.getLogger()
     root.setLevel(logging.INFO)
-    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    to_stderr_level = logging.INFO if verbose else logging.ERROR
     try:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        to_file = logging.handlers.RotatingFileHandler(
-            settings.data_dir / "agentbar.log", maxBytes=2_000_000, backupCount=2
-        )
-        to_file.setFormatter(fmt)
-        root.addHandler(to_file)
+        root.addHandler(logs.file_log(settings.data_dir / logs.LOG_FILE))
+        if detached:
+            path = settings.data_dir / logs.SERVE_LOG
+            root.addHandler(logs.file_log(path, level=to_stderr_level, as_stderr=True))
+            return
     except OSError as exc:
         print(f"agentbar: cannot write a log in {settings.data_dir}: {exc}", file=sys.stderr)
-    to_stderr = logging.StreamHandler()
-    to_stderr.setLevel(logging.INFO if verbose else logging.ERROR)
-    to_stderr.setFormatter(fmt)
-    root.addHandler(to_stderr)
+    root.addHandler(logs.stream_log(to_stderr_level))
 
 
 # -- status --------------------------------------------------------------------------------
@@ -123,7 +138,7 @@ def status(settings: Settings, *, show_all: bool, as_json: bool, out: TextIO) ->
     problems = diagnostics(stats)
     if any(problems.values()):
         parts = ", ".join(f"{n} {what}" for what, n in problems.items() if n)
-        out.write(f"(skipped input: {parts}; see {settings.data_dir / 'agentbar.log'})\n")
+        out.write(f"(skipped input: {parts}; see {settings.data_dir / logs.LOG_FILE})\n")
     return 0
 
 

@@ -1,7 +1,9 @@
 """Where things live for this user: agent homes and agentbar's data dir (pure; any thread).
 
 Agent homes follow the agents' own rules (``HOME``, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``);
-agentbar's data dir is platformdirs' user data dir unless ``AGENTBAR_DATA_DIR`` says otherwise.
+agentbar's data dir is platformdirs' user data dir unless ``AGENTBAR_DATA_DIR`` says otherwise,
+its config dir (the tray's ``settings.toml``) the user config dir unless ``AGENTBAR_CONFIG_DIR``
+does.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class Settings:
     claude_roots: tuple[Path, ...]
     codex_home: Path
     data_dir: Path
+    config_dir: Path | None = None  # None: agentbar's files there are not looked after
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -35,6 +38,7 @@ class Settings:
             claude_roots=tuple(default_claude_roots(env)),
             codex_home=default_codex_home(env),
             data_dir=data_dir(env),
+            config_dir=config_dir(env),
         )
 
     @property
@@ -72,3 +76,10 @@ def data_dir(env: Mapping[str, str]) -> Path:
     if override:
         return Path(override).expanduser()
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def config_dir(env: Mapping[str, str]) -> Path:
+    override = env.get("AGENTBAR_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))

@@ -22,6 +22,7 @@ import orjson
 from agentbar.core import codec
 from agentbar.core.facts import SessionFacts
 from agentbar.core.model import Agent, Process, SessionKey, SessionState, Source, State, WaitingFor
+from agentbar.core.privacy import create_private
 from agentbar.core.search import SEARCH_SCHEMA, SearchBatch, SearchWriter
 from agentbar.core.sources.base import StreamKind
 from agentbar.core.state.hooks import HookState
@@ -168,6 +169,7 @@ class Index:
 
     @classmethod
     def _open_checked(cls, path: Path) -> Index:
+        create_private(path)  # SQLite gives its -wal, -shm and -journal the same mode
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
         try:
             conn.execute("PRAGMA journal_mode=WAL")

@@ -13,6 +13,7 @@ from agentbar.core.engine import Engine
 from agentbar.core.index import Index
 from agentbar.core.lock import InstanceLock
 from agentbar.core.model import Agent
+from agentbar.core.privacy import private_dir
 from agentbar.core.procs import PsutilProcessTable
 from agentbar.core.watch import FileWatcher, Ticker
 
@@ -38,7 +39,7 @@ class Service:
             for agent in Agent:
                 # The hook program writes here; made now, it is watched from the first event.
                 with contextlib.suppress(OSError):
-                    settings.events_dir(agent).mkdir(parents=True, exist_ok=True)
+                    private_dir(settings.events_dir(agent))
         else:
             log.info(
                 "another agentbar (pid %s) owns the index; using a private copy",

@@ -1,3 +1,18 @@
 """Shared fixtures: the web UI's world, Chromium and Xvfb live in ``web_harness.py``."""
 
+import os
+from collections.abc import Iterator
+
+import pytest
+
 pytest_plugins = ("web_harness", "desktop", "other_user")
+
+
+@pytest.fixture(autouse=True)
+def _umask_as_it_was() -> Iterator[None]:
+    """agentbar's entry points make the process umask private (0o077); one run in-process
+    must not change the modes of what later tests create."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    yield
+    os.umask(mask)

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from agentbar.core import cli
+from agentbar.core import cli, privacy
 from agentbar.core.config import Settings
 from agentbar.tray import app, autostart, window
 
@@ -33,6 +33,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    privacy.set_private_umask()  # before anything is written, whatever the command
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -40,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return autostart.run(args, sys.stdout)
         if args.command in ("window", None):
             settings = Settings.from_env()
-            cli.setup_logging(settings, verbose=args.verbose)
+            cli.prepare(settings, verbose=args.verbose)
             if args.command == "window":
                 return window.run(args, settings)
             return app.run(settings)

@@ -24,6 +24,7 @@ from agentbar.core.clock import SystemClock
 from agentbar.core.config import Settings
 from agentbar.core.launch.client import ApiError, Client, NoServer
 from agentbar.core.launch.manager import TaskManager, still_running
+from agentbar.core.server.address import for_stream
 from agentbar.core.server.runner import LoopbackServer, announced_server
 from agentbar.core.service import Service
 from agentbar.tray import autostart, host, instance, preferences, window
@@ -144,7 +145,7 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         if icon is None:
             print(
                 f"agentbar: {no_icon}; running the engine, notifications and the server at "
-                f"{server.url}",
+                f"{for_stream(server.origin, server.token, err, str(settings.server_path))}",
                 file=err,
                 flush=True,
             )

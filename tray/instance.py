@@ -13,6 +13,7 @@ from typing import TextIO
 from agentbar.core.config import Settings
 from agentbar.core.launch.client import ApiError, Client
 from agentbar.core.lock import InstanceLock
+from agentbar.core.server.address import for_stream
 from agentbar.tray import window
 
 LOCK_FILE = "tray.lock"
@@ -51,9 +52,10 @@ def hand_over(
         print(f"agentbar: agentbar already runs (pid {pid}); asking it failed: {exc}", file=err)
         return 1
     if status == 501:
+        address = for_stream(server.origin, server.token, err, str(settings.server_path))
         print(
             f"agentbar: agentbar already runs (pid {pid}) without a display; open "
-            f"{server.url} in a browser",
+            f"{address} in a browser",
             file=err,
         )
         return 0

@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
+
+from agentbar.core.privacy import write_private
 
 log = logging.getLogger(__name__)
 
@@ -108,9 +109,6 @@ class PauseStore:
                 with contextlib.suppress(FileNotFoundError):
                     self.path.unlink()
                 return
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            temp.write_bytes(orjson.dumps({"until": pause.until, "off": pause.off}))
-            os.replace(temp, self.path)
+            write_private(self.path, orjson.dumps({"until": pause.until, "off": pause.off}))
         except OSError as exc:
             log.warning("cannot save the pause to %s: %s", self.path, exc)

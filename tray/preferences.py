@@ -31,9 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
-from agentbar.core.config import APP_NAME
+from agentbar.core import config
 from agentbar.core.model import State
 
 log = logging.getLogger(__name__)
@@ -67,11 +65,7 @@ class Preferences:
 
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    override = env.get("AGENTBAR_CONFIG_DIR")
-    if override:
-        return Path(override).expanduser()
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+    return config.config_dir(os.environ if env is None else env)
 
 
 def settings_path(env: Mapping[str, str] | None = None) -> Path:

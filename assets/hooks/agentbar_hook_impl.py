@@ -382,6 +382,7 @@ def _print(text: str) -> None:
 def run(argv: list[str]) -> None:
     """Run for one event and leave: exit status 0 whatever happened."""
     try:
+        _os.umask(0o077)  # what it writes is the user's alone (this process's umask only)
         main(argv)
     except BaseException:  # nothing may reach the agent, not even Ctrl-C
         pass

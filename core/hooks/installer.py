@@ -30,6 +30,7 @@ from agentbar.core.hooks.spec import (
     parse_version,
 )
 from agentbar.core.model import Agent
+from agentbar.core.privacy import private_dir
 
 
 @dataclass(frozen=True)
@@ -305,7 +306,7 @@ def apply(plan: Plan, settings: Settings) -> list[str]:
     state.put(where.real, plan.record)
     if plan.record is not None:
         # The hook program writes here but never creates the data dir itself.
-        settings.events_dir(where.agent).mkdir(parents=True, exist_ok=True)
+        private_dir(settings.events_dir(where.agent))
     done.append(plan.summary)
     return done
 

@@ -4,9 +4,10 @@ started in the background when none runs (the calling thread; standard library H
 Launched agents live in the long-lived agentbar process (the tray, or ``agentbar serve``), so
 ``agentbar launch``, ``tasks``, ``send``... are requests to it. When no agentbar runs,
 ``agentbar launch`` (and resume, fork, hand-off) starts ``agentbar serve --on-exit keep``
-detached from the terminal (a session of its own, output to ``serve.log`` in the data folder)
-and launches through it; ``agentbar quit`` ends it. Requests carry the token and the server's
-own ``Origin``, which the server requires of anything that changes something.
+detached from the terminal (a session of its own; its address only in ``server.json``, its
+errors in ``serve.log`` in the data folder, both 0600) and launches through it; ``agentbar
+quit`` ends it. Requests carry the token and the server's own ``Origin``, which the server
+requires of anything that changes something.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentbar.core.config import Settings
+from agentbar.core.logs import SERVE_LOG
+from agentbar.core.privacy import open_private, private_dir, user_umask
+from agentbar.core.server.address import url_to_show
 
 START_TIMEOUT = 30.0
-SERVE_LOG = "serve.log"
 
 
 class ApiError(Exception):
@@ -72,7 +75,7 @@ class Client:
     @property
     def url(self) -> str:
         """The address to open in a browser, token included (as ``server.json`` says it)."""
-        return f"{self.origin}/?token={self.token}"
+        return url_to_show(self.origin, self.token)
 
     def request(
         self, method: str, path: str, body: dict[str, Any] | None = None, *, timeout: float = 60.0
@@ -144,31 +147,36 @@ def connect(settings: Settings, *, start: bool) -> Client:
 
 def start_server(settings: Settings) -> Client:
     """``agentbar serve --on-exit keep`` in the background, detached from this terminal (it
-    keeps running after this command, and so do the agents it launches)."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    keeps running after this command, and so do the agents it launches). It says where it is
+    in ``server.json`` alone; ``serve.log`` (0600, rotated) gets its errors, never its
+    address."""
+    private_dir(settings.data_dir)
     with contextlib.suppress(OSError):
         settings.server_path.unlink()  # a leftover of a server that is gone
-    log = open(settings.data_dir / SERVE_LOG, "ab")  # noqa: SIM115 - handed to the child
+    log_path = settings.data_dir / SERVE_LOG
+    # Its standard error until its own log takes over (a failure before that is seen here).
+    log = open_private(log_path, os.O_WRONLY | os.O_APPEND)
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "agentbar.core.cli", "serve", "--on-exit", "keep"],
+            [sys.executable, "-m", "agentbar.core.cli", "serve", "--on-exit", "keep", "--detached"],
             stdin=subprocess.DEVNULL,
-            stdout=log,
+            stdout=subprocess.DEVNULL,
             stderr=log,
             start_new_session=True,  # no SIGHUP when this terminal closes
             close_fds=True,
             env={**os.environ, "AGENTBAR_DATA_DIR": str(settings.data_dir)},
+            # It makes its own files private; the agents it launches get the user's umask.
+            umask=user_umask(),
         )
     finally:
-        log.close()
+        os.close(log)
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise NoServer(
-                f"agentbar serve exited at start (status {proc.returncode}); "
-                f"see {settings.data_dir / SERVE_LOG}"
+                f"agentbar serve exited at start (status {proc.returncode}); see {log_path}"
             )
         with contextlib.suppress(NoServer):
             return Client.find(settings)
         time.sleep(0.1)
-    raise NoServer(f"agentbar serve did not start in time; see {settings.data_dir / SERVE_LOG}")
+    raise NoServer(f"agentbar serve did not start in time; see {log_path}")

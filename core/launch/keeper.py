@@ -69,7 +69,7 @@ def keep(settings: Settings, tasks: Sequence[Task]) -> None:
     if sys.platform == "win32":
         raise OSError("a Windows ConPTY cannot outlive agentbar")
     folder = keeper_dir(settings)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
         os.chmod(folder, 0o700)
     records, fds = [], []
@@ -272,7 +272,9 @@ def serve(manifest: Path, folder: Path) -> None:
         os.umask(old_mask)
     server.listen(4)
     tmp = pointer.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"socket": path, "pid": pid}))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump({"socket": path, "pid": pid}, fh)
     os.replace(tmp, pointer)
     try:
         _keep_until_reclaimed(server, kept)
@@ -343,6 +345,7 @@ def running_keepers(settings: Settings) -> Iterator[int]:
 
 
 def main(argv: list[str]) -> int:
+    os.umask(0o077)  # what the keeper writes (its socket, its pointer) is this user's alone
     if len(argv) != 3:
         return 2
     if not _daemonize():

@@ -27,6 +27,8 @@ from typing import Any, Protocol
 
 import psutil
 
+from agentbar.core.privacy import user_umask
+
 IS_WINDOWS = sys.platform == "win32"
 
 
@@ -222,7 +224,16 @@ class PosixTerminal(_Master):
     ) -> PosixTerminal:
         from ptyprocess import PtyProcess  # noqa: PLC0415 - POSIX only
 
-        proc = PtyProcess.spawn(list(argv), cwd=cwd, env=dict(env), dimensions=(rows, cols))
+        # The agent's files are the user's: it gets the umask the user gave agentbar, not
+        # agentbar's private one.
+        mask = user_umask()
+        proc = PtyProcess.spawn(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            dimensions=(rows, cols),
+            preexec_fn=lambda: os.umask(mask),
+        )
         return cls(proc)
 
     def poll_exit(self) -> Exit | None:

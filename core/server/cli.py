@@ -1,6 +1,7 @@
 """``agentbar serve`` and ``agentbar export`` (main thread; the server runs on its own thread).
 
-``serve`` prints the URL it serves, token included, as its first line, then runs the engine and
+``serve`` prints the URL it serves, token included, as its first line (on its own output, for
+the person or script that started it; a detached one prints nothing), then runs the engine and
 the server until interrupted; ``<data dir>/server.json`` (0600) says where it is meanwhile.
 ``export`` writes one session as Markdown, JSON or HTML to a file or standard output; the
 session is named by its id or a unique prefix of it, in either agent.
@@ -9,16 +10,20 @@ session is named by its id or a unique prefix of it, in either agent.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentbar.core.config import Settings
 from agentbar.core.model import SessionSnapshot
+from agentbar.core.privacy import open_private
 from agentbar.core.replay.export import Format, Options, export
 from agentbar.core.replay.files import AgentRoots
 from agentbar.core.replay.pages import NotFound, Replay
+from agentbar.core.server.address import url_to_show
 from agentbar.core.server.runner import announced_server
 from agentbar.core.service import Service
 
@@ -40,6 +45,8 @@ def add_parsers(commands: Any) -> None:
         help="launched agents still running when it exits: keep them running without agentbar,"
         " stop them, or ask (the default; keep when there is no terminal to ask in)",
     )
+    # Started by ``agentbar launch`` with no terminal: the address goes to server.json alone.
+    serve_cmd.add_argument("--detached", action="store_true", help=argparse.SUPPRESS)
     export_cmd = commands.add_parser("export", help="write one session as Markdown, JSON or HTML")
     export_cmd.add_argument("session_id", metavar="SESSION_ID", help="the id or a unique prefix")
     export_cmd.add_argument("--format", choices=[f.value for f in Format], default="md")
@@ -50,16 +57,22 @@ def add_parsers(commands: Any) -> None:
 
 def run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     if args.command == "serve":
-        return serve(settings, port=args.port, out=out, on_exit=args.on_exit)
+        return serve(
+            settings, port=args.port, out=out, on_exit=args.on_exit, detached=args.detached
+        )
     options = Options(thinking=not args.no_thinking, notes=args.notes)
     return export_session(
         settings, args.session_id, Format(args.format), args.output, options, out=out
     )
 
 
-def serve(settings: Settings, *, port: int, out: TextIO, on_exit: str = "ask") -> int:
+def serve(
+    settings: Settings, *, port: int, out: TextIO, on_exit: str = "ask", detached: bool = False
+) -> int:
     """Engine, server and the launched agents' task manager until SIGINT, SIGTERM or
-    ``POST /api/quit``; then the agents still running are kept or stopped (``on_exit``)."""
+    ``POST /api/quit``; then the agents still running are kept or stopped (``on_exit``).
+    The address to open is printed first, except ``detached`` (no person to read it: it is in
+    ``server.json`` alone)."""
     from agentbar.core.launch.manager import TaskManager  # noqa: PLC0415 - serve only
 
     service = Service.open(settings)
@@ -75,8 +88,9 @@ def serve(settings: Settings, *, port: int, out: TextIO, on_exit: str = "ask") -
         signal.signal(signum, lambda *_: finished.set())
     try:
         with announced_server(service, settings, port=port, tasks=tasks, quit=quit_with) as server:
-            out.write(server.url + "\n")
-            out.flush()
+            if not detached:
+                out.write(url_to_show(server.origin, server.token) + "\n")
+                out.flush()
             service.start()
             tasks.start()
             while not finished.wait(0.5):
@@ -150,7 +164,10 @@ def export_session(
                 out.write(chunk)
             out.flush()
         else:
-            with open(output, "w", encoding="utf-8", newline="\n") as fh:
+            # A transcript's text: private like everything agentbar writes, unless the file
+            # exists already (then it keeps the mode its owner gave it).
+            fd = open_private(Path(output), os.O_WRONLY | os.O_TRUNC)
+            with open(fd, "w", encoding="utf-8", newline="\n") as fh:
                 for chunk in chunks:
                     fh.write(chunk)
     except NotFound as exc:

@@ -31,9 +31,11 @@ import orjson
 import agentbar.assets
 from agentbar.core.config import Settings
 from agentbar.core.model import StateChange
+from agentbar.core.privacy import write_private
 from agentbar.core.replay.files import AgentRoots
 from agentbar.core.replay.pages import Replay
 from agentbar.core.search import Searcher
+from agentbar.core.server.address import url_to_show
 from agentbar.core.service import Service
 
 if TYPE_CHECKING:
@@ -107,7 +109,7 @@ class LoopbackServer:
     @property
     def url(self) -> str:
         """The address to open, token included (the page moves it into a cookie)."""
-        return f"{self.origin}/?token={self.token}"
+        return url_to_show(self.origin, self.token)
 
     def info(self) -> dict[str, Any]:
         return {
@@ -222,16 +224,7 @@ def announced_server(
 
 def write_server_file(path: Path, info: dict[str, Any]) -> None:
     """Write ``info`` to ``path`` readable by this user alone (0600 from creation on)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with contextlib.suppress(OSError, AttributeError):
-            os.fchmod(fd, 0o600)
-        os.write(fd, orjson.dumps(info, option=orjson.OPT_INDENT_2) + b"\n")
-    finally:
-        os.close(fd)
-    os.replace(temp, path)
+    write_private(path, orjson.dumps(info, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def remove_server_file(path: Path, pid: int | None = None) -> None:
