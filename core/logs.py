@@ -68,6 +68,7 @@ class PrivateRotatingFile(logging.handlers.RotatingFileHandler):
 @dataclass(slots=True)
 class _Kind:
     since: float
+    name: str  # the logger's
     written: int = 0
     left_out: int = 0
     example: str = ""
@@ -108,11 +109,10 @@ class Throttled(logging.Handler):
         kind = self._kinds.get(key)
         if kind is None or now - kind.since >= self.interval:
             if kind is not None:
-                self._write_left_out(kind, record)
-            kind = self._kinds[key] = _Kind(since=now)
+                self._write_left_out(kind)
+            kind = self._kinds[key] = _Kind(since=now, name=record.name)
             if len(self._kinds) > MAX_KINDS:
-                oldest = next(iter(self._kinds))
-                self._write_left_out(self._kinds.pop(oldest), record)
+                self._write_left_out(self._kinds.pop(next(iter(self._kinds))))
         if kind.written >= self.burst:
             kind.left_out += 1
             return
@@ -137,15 +137,15 @@ class Throttled(logging.Handler):
     def _sum_up(self, over: Callable[[_Kind], bool]) -> None:
         for key, kind in list(self._kinds.items()):
             if over(kind):
-                self._write_left_out(kind, None)
+                self._write_left_out(kind)
                 del self._kinds[key]
 
-    def _write_left_out(self, kind: _Kind, like: logging.LogRecord | None) -> None:
+    def _write_left_out(self, kind: _Kind) -> None:
         if not kind.left_out:
             return
         seconds = max(self.clock() - kind.since, 0.0)
         line = logging.LogRecord(
-            name=like.name if like is not None else "agentbar.logs",
+            name=kind.name,
             level=logging.WARNING,
             pathname=__file__,
             lineno=0,

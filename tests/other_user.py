@@ -40,7 +40,8 @@ class OtherUser:
         """``argv`` as the other user, in a clean environment (no token, no bus, no display)."""
         env = {"PATH": "/usr/bin:/bin", "HOME": "/", "LANG": "C.UTF-8"}
         return subprocess.run(
-            ["runuser", "-u", self.name, "--", *argv],
+            # Found on the test's PATH: the clean one below lacks /usr/sbin, where it lives.
+            [shutil.which("runuser") or "runuser", "-u", self.name, "--", *argv],
             env=env,
             capture_output=True,
             text=True,
