@@ -17,6 +17,7 @@ folder is never narrowed, whatever ``AGENTBAR_DATA_DIR`` says.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -147,31 +148,25 @@ def tighten(data_dir: Path, config_dir: Path | None = None) -> Tightened:
     for top in (data_dir, config_dir):
         if top is None or not _may_narrow(top):
             continue
-        old = _narrow_folder(top)
+        old = _narrow(top, os.lstat(top))
         if old is not None:
             folders.append((top, old))
         # The config dir is agentbar's alone; in the data dir only the names agentbar writes.
-        entries = _walk(top) if top == config_dir else _data_entries(top)
-        for path in entries:
-            narrowed = _narrow_folder(path) if _is_folder(path) else _narrow(path)
-            if narrowed:
-                counts[_is_folder(path)] += 1
+        entries = _below(top) if top == config_dir else _data_entries(top)
+        for path, info in entries:
+            if _narrow(path, info) is not None:
+                counts[stat.S_ISDIR(info.st_mode)] += 1
     return Tightened(data_dir, tuple(folders), counts[0], counts[1])
 
 
-def _data_entries(data_dir: Path) -> Iterator[Path]:
+def _data_entries(data_dir: Path) -> Iterator[tuple[Path, os.stat_result]]:
     """agentbar's own entries in the data dir, and everything below its own folders."""
-    try:
-        names = sorted(os.listdir(data_dir))
-    except OSError:
-        return
-    for name in names:
-        path = data_dir / name
-        if name in DATA_FOLDERS and _is_folder(path):
-            yield path
-            yield from _walk(path)
-        elif _is_agentbar_file(name):
-            yield path
+    for path, info in _below(data_dir, deep=False):
+        if path.name in DATA_FOLDERS and stat.S_ISDIR(info.st_mode):
+            yield path, info
+            yield from _below(path)
+        elif _is_agentbar_file(path.name):
+            yield path, info
 
 
 def _is_agentbar_file(name: str) -> bool:
@@ -179,21 +174,25 @@ def _is_agentbar_file(name: str) -> bool:
     return any(bare == known or bare.startswith((known + ".", known + "-")) for known in DATA_FILES)
 
 
-def _walk(folder: Path) -> Iterator[Path]:
-    """Every entry below ``folder``, folders first, symlinks not followed."""
-    for root, dirs, names in os.walk(folder, followlinks=False):
-        base = Path(root)
-        for name in dirs:
-            yield base / name
-        for name in names:
-            yield base / name
-
-
-def _is_folder(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
+def _below(folder: Path, *, deep: bool = True) -> Iterator[tuple[Path, os.stat_result]]:
+    """Every entry below ``folder`` with its ``lstat`` (one call each), a folder before what
+    it holds; symlinks are listed, never followed."""
+    pending = [folder]
+    while pending:
+        try:
+            listing = os.scandir(pending.pop())
+        except OSError:
+            continue
+        with listing:
+            for entry in listing:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                path = Path(entry.path)
+                yield path, info
+                if deep and stat.S_ISDIR(info.st_mode):
+                    pending.append(path)
 
 
 def _may_narrow(folder: Path) -> bool:
@@ -213,35 +212,24 @@ def _may_narrow(folder: Path) -> bool:
     return folder.resolve() != Path(folder.anchor or "/")
 
 
-def _narrow_folder(folder: Path) -> int | None:
-    """Make ``folder`` 0700 if it is wider; its old mode, or None when left as it was."""
-    if not _may_narrow(folder):
+def _narrow(path: Path, info: os.stat_result) -> int | None:
+    """Take the group's and others' bits off ``path`` (a file or folder of ours, not a
+    symlink, not shared by design); its old mode, or None when it was left as it was."""
+    mode = stat.S_IMODE(info.st_mode)
+    if not mode & OTHERS or stat.S_ISLNK(info.st_mode) or info.st_mode & stat.S_ISVTX:
+        return None
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
         return None
     try:
-        mode = stat.S_IMODE(os.lstat(folder).st_mode)
-        if not mode & OTHERS:
-            return None
-        os.chmod(folder, mode & ~OTHERS)
+        try:
+            os.chmod(path, mode & ~OTHERS, follow_symlinks=False)
+        except (NotImplementedError, OSError) as exc:
+            if isinstance(exc, OSError) and exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP):
+                raise
+            os.chmod(path, mode & ~OTHERS)  # no such call here; the lstat said: not a link
     except OSError:
         return None
     return mode
-
-
-def _narrow(path: Path) -> bool:
-    """Make the file at ``path`` readable by its owner alone if it is ours and wider."""
-    try:
-        info = os.lstat(path)
-        if stat.S_ISLNK(info.st_mode) or stat.S_ISDIR(info.st_mode):
-            return False
-        if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
-            return False
-        mode = stat.S_IMODE(info.st_mode)
-        if not mode & OTHERS:
-            return False
-        os.chmod(path, mode & ~OTHERS)
-    except OSError:
-        return False
-    return True
 
 
 def _short(path: Path, home: str) -> str:
