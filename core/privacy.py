@@ -111,10 +111,10 @@ def write_private(path: Path, data: bytes) -> None:
 @dataclass(frozen=True, slots=True)
 class Tightened:
     """What ``tighten`` narrowed: the top folders (with their old mode), and how many files and
-    folders inside them were open to others."""
+    folders inside them (in ``inside``) were open to others."""
 
-    where: Path  # the data dir
     folders: tuple[tuple[Path, int], ...] = ()
+    inside: tuple[Path, ...] = ()  # the top folders something inside was narrowed in
     files: int = 0
     inner_folders: int = 0
 
@@ -135,7 +135,8 @@ class Tightened:
         were = "was" if self.files + self.inner_folders == 1 else "were"
         inside = f"{' and '.join(counted)} {were} readable by others"
         if not self.folders:
-            return f"made {_short(self.where, home)} private; {inside}"
+            where = " and ".join(_short(p, home) for p in self.inside)
+            return f"made {where} private; {inside}"
         named = " and ".join(f"{_short(p, home)} (was {mode:04o})" for p, mode in self.folders)
         return f"made {named} private" + (f"; {inside}" if counted else "")
 
@@ -144,6 +145,7 @@ def tighten(data_dir: Path, config_dir: Path | None = None) -> Tightened:
     """Narrow agentbar's folders to 0700 and its files to 0600 where they are wider (what an
     older agentbar, or a wide umask, left); what it changed, for one line saying so."""
     folders: list[tuple[Path, int]] = []
+    inside: list[Path] = []
     counts = [0, 0]  # files, folders below the top ones
     for top in (data_dir, config_dir):
         if top is None or not _may_narrow(top):
@@ -153,10 +155,13 @@ def tighten(data_dir: Path, config_dir: Path | None = None) -> Tightened:
             folders.append((top, old))
         # The config dir is agentbar's alone; in the data dir only the names agentbar writes.
         entries = _below(top) if top == config_dir else _data_entries(top)
+        before = sum(counts)
         for path, info in entries:
             if _narrow(path, info) is not None:
                 counts[stat.S_ISDIR(info.st_mode)] += 1
-    return Tightened(data_dir, tuple(folders), counts[0], counts[1])
+        if sum(counts) > before:
+            inside.append(top)
+    return Tightened(tuple(folders), tuple(inside), counts[0], counts[1])
 
 
 def _data_entries(data_dir: Path) -> Iterator[tuple[Path, os.stat_result]]:

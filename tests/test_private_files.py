@@ -406,3 +406,21 @@ def test_the_throttle_writes_again_after_its_interval_and_says_how_many_it_left_
     throttled.handle(make("t", logging.ERROR, "f", 1, "fault %d", (7,), None))
     throttled.close()
     assert seen[5:] == ["fault 6", "… 1 more like this suppressed in 0 s: fault 5"]
+
+
+def test_the_line_names_what_was_narrowed() -> None:
+    data, config = Path("/h/.local/share/agentbar"), Path("/h/.config/agentbar")
+    line = privacy.Tightened
+    assert line().line("/h") == ""
+    assert line(((data, 0o755),), (data,), 4).line("/h") == (
+        "made ~/.local/share/agentbar (was 0755) private; 4 files were readable by others"
+    )
+    assert line(((data, 0o755), (config, 0o775))).line("/h") == (
+        "made ~/.local/share/agentbar (was 0755) and ~/.config/agentbar (was 0775) private"
+    )
+    assert line((), (config,), 1).line("/h") == (
+        "made ~/.config/agentbar private; 1 file was readable by others"
+    )
+    assert line((), (data,), 2, 1).line("/h") == (
+        "made ~/.local/share/agentbar private; 2 files and 1 folder were readable by others"
+    )
