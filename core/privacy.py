@@ -66,15 +66,20 @@ def user_umask() -> int:
 
 
 def private_dir(path: Path) -> Path:
-    """``path`` made if missing (its missing parents too), 0700 when this call makes it."""
-    with contextlib.suppress(FileExistsError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        path.mkdir(mode=DIR_MODE)
-    except FileExistsError:
-        return path
-    with contextlib.suppress(OSError):
-        os.chmod(path, DIR_MODE)  # mkdir's mode passes through the umask; say it outright
+    """``path`` made if missing, and its missing parents, each 0700 (as the XDG base directory
+    spec asks of a folder made to write in); one that exists is left as it is."""
+    missing = []
+    for folder in (path, *path.parents):
+        if folder.is_dir():
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            continue
+        with contextlib.suppress(OSError):
+            os.chmod(folder, DIR_MODE)  # mkdir's mode passes through the umask; say it outright
     return path
 
 

@@ -426,3 +426,31 @@ def test_the_line_names_what_was_narrowed() -> None:
     assert line((), (data,), 2, 1).line("/h") == (
         "made ~/.local/share/agentbar private; 2 files and 1 folder were readable by others"
     )
+
+
+def test_what_agentbar_writes_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    """The modes are set where the files are made, not left to the umask: a library caller,
+    or a process that never went through an entry point, writes private files too."""
+    from agentbar.core.index import Index
+    from agentbar.core.lock import InstanceLock
+    from agentbar.core.server.runner import write_server_file
+    from agentbar.tray.pause import Pause, PauseStore
+
+    os.umask(0)
+    data = tmp_path / "data"
+    privacy.private_dir(data)
+    index = Index.open(data / "index.sqlite3")  # WAL: -wal and -shm exist while it is open
+    lock = InstanceLock(data / "engine.lock")
+    assert lock.acquire()
+    write_server_file(data / "server.json", {"port": 1, "token": "t", "pid": os.getpid()})
+    PauseStore(data / "notifications-paused.json").save(Pause(until=None, off=True))
+    privacy.private_dir(data / "events" / "claude")
+    handler = logs.file_log(data / "agentbar.log")
+    handler.close()
+    try:
+        made = sorted(p.name for p in data.iterdir())
+        assert {"index.sqlite3-wal", "index.sqlite3-shm", "notifications-paused.json"} <= set(made)
+        assert not_private(everything_below(data)) == {}
+    finally:
+        index.close()
+        lock.release()
