@@ -1,6 +1,7 @@
 """Everything agentbar writes is readable by its user alone: the private umask, private folders
-and files, and tightening what an older agentbar left open (each entry point calls ``start``
-on its main thread; the helpers run on any thread).
+and files, and tightening what an older agentbar left open (each entry point sets the umask
+and tightens on its main thread, first thing: ``core.cli.prepare``; the helpers run on any
+thread).
 
 The umask (0o077) covers every file and folder the process creates; the helpers set the mode
 explicitly as well, for code that runs without an entry point (tests, a library caller). The
@@ -20,7 +21,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,8 @@ DATA_FILES = (
     "notifications-paused.json",
 )
 DATA_FOLDERS = ("events", "tasks", "hooks")  # agentbar's alone, all the way down
+
+Listing = Callable[[Path], Iterator[tuple[Path, os.stat_result]]]  # a folder's entries, lstat'ed
 
 _user_umask: int | None = None
 
@@ -152,16 +155,18 @@ def tighten(data_dir: Path, config_dir: Path | None = None) -> Tightened:
     folders: list[tuple[Path, int]] = []
     inside: list[Path] = []
     counts = [0, 0]  # files, folders below the top ones
-    for top in (data_dir, config_dir):
-        if top is None or not _may_narrow(top):
+    # The config dir is agentbar's alone; in the data dir only the names agentbar writes.
+    tops: list[tuple[Path, Listing]] = [(data_dir, _data_entries)]
+    if config_dir is not None and config_dir != data_dir:
+        tops.append((config_dir, _below))
+    for top, listed in tops:
+        if not _may_narrow(top):
             continue
         old = _narrow(top, os.lstat(top))
         if old is not None:
             folders.append((top, old))
-        # The config dir is agentbar's alone; in the data dir only the names agentbar writes.
-        entries = _below(top) if top == config_dir else _data_entries(top)
         before = sum(counts)
-        for path, info in entries:
+        for path, info in listed(top):
             if _narrow(path, info) is not None:
                 counts[stat.S_ISDIR(info.st_mode)] += 1
         if sum(counts) > before:
