@@ -5,8 +5,8 @@ at start; the handlers run on whichever thread logs, under the handler's lock).
 A fault repeated in a loop (a broken request over and over, a file that keeps failing) must
 not fill the disk or bury everything else: each kind of record (the same logger, call site,
 level and exception type) is written at most ``burst`` times per ``interval`` seconds; the rest
-are counted and one line says how many were left out once that interval is over (or when the
-log is closed).
+are counted, and one line says how many were left out: with the first record logged after that
+interval (of any kind), or when the log is closed.
 """
 
 from __future__ import annotations
