@@ -78,34 +78,37 @@ def test_every_route_needs_the_right_token(home: Home, tmp_path: Path):
                         if "?" in route
                         else f"{base}{route}?token=nope",
                     )
-                    assert status == 403, route
-                # Every way of giving the right one works.
+                    assert status == 401, route  # a token in an address counts for nothing
+                # Every way of giving the right one works; in an address it never does.
                 for headers in (running.auth(), {"X-Agentbar-Token": running.token}):
                     assert (await status_of(anon, "GET", f"{base}/api/health", headers=headers))[
                         0
                     ] == 200
-                url = f"{base}/api/health?token={running.token}"
-                assert (await status_of(anon, "GET", url))[0] == 200
+                for route in ("/api/health", "/"):
+                    url = f"{base}{route}?token={running.token}"
+                    assert (await status_of(anon, "GET", url, allow_redirects=False))[0] == 401
 
         run(test)
 
 
-def test_a_page_load_with_the_token_sets_a_strict_cookie_and_drops_it_from_the_url(
+def test_a_page_load_with_a_code_sets_a_strict_port_bound_cookie_and_drops_the_code(
     home: Home, tmp_path: Path
 ):
     with serving(home, static=write_page(tmp_path / "web")) as running:
+        port = running.server.port
 
         async def test() -> None:
             jar = aiohttp.CookieJar(unsafe=True)  # cookies for an IP address
             async with aiohttp.ClientSession(cookie_jar=jar) as browser:
-                async with browser.get(running.server.url, allow_redirects=False) as r:
+                async with browser.get(running.server.open_url(), allow_redirects=False) as r:
                     assert r.status == 303 and r.headers["Location"] == "/"
                     cookie = r.headers["Set-Cookie"]
+                    assert cookie.startswith(f"agentbar_{port}=")
                     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
                     assert "Path=/" in cookie
+                    assert running.token not in cookie  # derived from it, not it
                 async with browser.get(
-                    f"{running.origin}/session/claude/x?token={running.token}&a=1",
-                    allow_redirects=False,
+                    running.server.open_url("/session/claude/x?a=1"), allow_redirects=False
                 ) as r:
                     assert r.headers["Location"] == "/session/claude/x?a=1"
                 # From now on the cookie alone opens the page, its files and the API.

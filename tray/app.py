@@ -93,7 +93,11 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
     quit_app: _Quit,
 ) -> int:
     link = server.context.window
-    windows = WindowHost(server.port, server.token) if can_open else None
+    windows = (
+        WindowHost(lambda path, seconds: server.open_url(path, seconds=seconds), server.token)
+        if can_open
+        else None
+    )
     icon: TrayIcon | None = None
     if no_icon is None:
         try:
@@ -144,7 +148,7 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         if icon is None:
             print(
                 f"agentbar: {no_icon}; running the engine, notifications and the server at "
-                f"{server.url}",
+                f"{server.url} ('agentbar window' opens it)",
                 file=err,
                 flush=True,
             )

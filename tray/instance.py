@@ -13,7 +13,8 @@ from typing import TextIO
 from agentbar.core.config import Settings
 from agentbar.core.launch.client import ApiError, Client
 from agentbar.core.lock import InstanceLock
-from agentbar.tray import window
+from agentbar.core.server.codes import MAX_SECONDS
+from agentbar.tray import browser, window
 
 LOCK_FILE = "tray.lock"
 WAIT_SECONDS = 20.0  # the first one may still be starting its server
@@ -51,11 +52,11 @@ def hand_over(
         print(f"agentbar: agentbar already runs (pid {pid}); asking it failed: {exc}", file=err)
         return 1
     if status == 501:
-        print(
-            f"agentbar: agentbar already runs (pid {pid}) without a display; open "
-            f"{server.url} in a browser",
-            file=err,
-        )
+        try:
+            how = browser.by_hand(server.open_url(seconds=MAX_SECONDS), int(MAX_SECONDS // 60))
+        except (ApiError, OSError) as exc:
+            how = f"it gave no address to open ({exc})"
+        print(f"agentbar: agentbar already runs (pid {pid}) without a display; {how}", file=err)
         return 0
     print(f"agentbar: agentbar already runs (pid {pid}); opened its window", file=err)
     return 0

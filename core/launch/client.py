@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentbar.core.config import Settings
+from agentbar.core.server.codes import with_code
 
 START_TIMEOUT = 30.0
 SERVE_LOG = "serve.log"
@@ -69,10 +70,16 @@ class Client:
     def port(self) -> int:
         return int(self.origin.rsplit(":", 1)[1])
 
-    @property
-    def url(self) -> str:
-        """The address to open in a browser, token included (as ``server.json`` says it)."""
-        return f"{self.origin}/?token={self.token}"
+    def open_url(self, path: str = "/", *, seconds: float | None = None) -> str:
+        """An address that opens ``path`` in a browser or a window once: a one-time code
+        asked of the server (``POST /api/codes``), never the token. ``ApiError``/``OSError``
+        when the server cannot give one."""
+        body = None if seconds is None else {"seconds": seconds}
+        doc = self.request("POST", "/api/codes", body, timeout=10.0)
+        code = doc["code"] if isinstance(doc, dict) else None
+        if not isinstance(code, str):
+            raise ApiError(502, "bad_reply", "the server gave no code")
+        return with_code(self.origin, path, code)
 
     def request(
         self, method: str, path: str, body: dict[str, Any] | None = None, *, timeout: float = 60.0

@@ -1,0 +1,266 @@
+"""Who is on the other end of a loopback connection: the user (and, where it is cheap, the
+process) that owns the peer's socket (server thread; one short read per connection).
+
+The server accepts a connection only from a process of its own user. TCP on the loopback
+address carries no credentials, but the kernel knows whose socket the other end is:
+
+- Linux: ``/proc/net/tcp`` and ``/proc/net/tcp6`` list every socket of this network namespace
+  with its owner's uid. The peer's socket is the line whose local address is the peer's
+  address and port and whose remote address is ours. Its process, when the connection cap
+  needs it, comes from the socket's inode among the file descriptors of this user's processes.
+- macOS and Windows: ``psutil`` maps the peer's port to the process that holds it
+  (``GetExtendedTcpTable``'s owning process on Windows, libproc on macOS); that process's user
+  is compared with ours. Only this user's processes are asked, which needs no privileges.
+
+A peer that cannot be found (it closed already, or the table could not be read) owns nothing:
+the connection is refused. ``FakePeers`` stands in for unit tests of the gate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+Address = tuple[str, int]
+
+PID_RESCAN_SECONDS = 0.25  # the inode-to-process map is rebuilt at most this often
+
+
+@dataclass(frozen=True, slots=True)
+class Peer:
+    """The owner of a connection's other end: ``same_user`` decides; ``client`` groups the
+    connections one process (or, where that is unknown, one user) holds."""
+
+    same_user: bool
+    uid: int | None = None
+    pid: int | None = None
+
+    @property
+    def client(self) -> str:
+        if self.pid is not None:
+            return f"pid:{self.pid}"
+        return f"uid:{self.uid}"
+
+
+NOBODY = Peer(same_user=False)
+
+
+class PeerOwners(Protocol):
+    """Who owns the socket at ``peer`` connected to our ``local`` address (server thread)."""
+
+    def owner(self, peer: Address, local: Address, *, want_pid: bool = False) -> Peer: ...
+
+
+# -- Linux: /proc/net/tcp ------------------------------------------------------------------------
+
+
+def proc_hex(address: Address) -> tuple[str, bool]:
+    """``address`` as ``/proc/net/tcp*`` writes it (each 32-bit word of the address in host
+    order, then the port), and whether it is in ``tcp6``. An IPv4 peer may also sit in
+    ``tcp6`` as an IPv4-mapped address (``proc_hex_mapped``)."""
+    host, port = address
+    six = ":" in host
+    packed = socket.inet_pton(socket.AF_INET6 if six else socket.AF_INET, host)
+    words = struct.unpack(f"={len(packed) // 4}I", packed)
+    return "".join(f"{w:08X}" for w in words) + f":{port:04X}", six
+
+
+def proc_hex_mapped(address: Address) -> str:
+    host, port = address
+    return proc_hex((f"::ffff:{host}", port))[0]
+
+
+@dataclass(frozen=True, slots=True)
+class ProcEntry:
+    uid: int
+    inode: int
+
+
+def find_in_table(table: bytes, peer_hex: str, local_hex: str) -> ProcEntry | None:
+    """The line of ``table`` (a ``/proc/net/tcp*`` file) for the socket at ``peer_hex``
+    connected to ``local_hex``: its uid and inode."""
+    needle = f" {peer_hex} {local_hex} ".encode()
+    at = table.find(needle)
+    if at < 0:
+        return None
+    end = table.find(b"\n", at)
+    fields = table[at : end if end >= 0 else len(table)].split()
+    # local rem st tx:rx tr:when retrnsmt uid timeout inode
+    try:
+        return ProcEntry(uid=int(fields[6]), inode=int(fields[8]))
+    except (IndexError, ValueError):
+        return None
+
+
+class ProcNetPeers:
+    """The Linux way: the peer's line in ``/proc/net/tcp`` (or ``tcp6``)."""
+
+    def __init__(self, proc: str = "/proc", uid: int | None = None) -> None:
+        self.proc = proc
+        self.uid = my_uid() if uid is None else uid
+        self._pids = _InodePids(proc, self.uid)
+
+    def owner(self, peer: Address, local: Address, *, want_pid: bool = False) -> Peer:
+        entry = self.entry(peer, local)
+        if entry is None:
+            return NOBODY
+        if entry.uid != self.uid:
+            return Peer(same_user=False, uid=entry.uid)
+        pid = self._pids.pid_of(entry.inode) if want_pid else None
+        return Peer(same_user=True, uid=entry.uid, pid=pid)
+
+    def entry(self, peer: Address, local: Address) -> ProcEntry | None:
+        peer_hex, six = proc_hex(peer)
+        local_hex, _ = proc_hex(local)
+        tables = [("tcp6", peer_hex, local_hex)] if six else [("tcp", peer_hex, local_hex)]
+        if not six:  # an IPv6 socket that reached 127.0.0.1 shows as ::ffff:127.0.0.1
+            tables.append(("tcp6", proc_hex_mapped(peer), proc_hex_mapped(local)))
+        for name, p, q in tables:
+            try:
+                table = _read(f"{self.proc}/net/{name}")
+            except OSError:
+                continue
+            found = find_in_table(table, p, q)
+            if found is not None:
+                return found
+        return None
+
+
+if sys.platform == "win32":
+
+    def my_uid() -> int:
+        raise OSError("Windows has no uids")
+
+else:
+
+    def my_uid() -> int:
+        return os.getuid()
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb", buffering=0) as fh:
+        chunks = []
+        while chunk := fh.read(1 << 16):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class _InodePids:
+    """Socket inode to the pid of this user's process that holds it, from the file
+    descriptors in ``/proc/PID/fd``; rebuilt when an inode is missing (not more often than
+    ``PID_RESCAN_SECONDS``), since a scan reads every descriptor of every process of ours."""
+
+    def __init__(self, proc: str, uid: int) -> None:
+        self.proc, self.uid = proc, uid
+        self._map: dict[int, int] = {}
+        self._at = float("-inf")
+        self._lock = threading.Lock()
+
+    def pid_of(self, inode: int) -> int | None:
+        with self._lock:
+            pid = self._map.get(inode)
+            if pid is None and time.monotonic() - self._at >= PID_RESCAN_SECONDS:
+                self._map = self._scan()
+                self._at = time.monotonic()
+                pid = self._map.get(inode)
+            return pid
+
+    def _scan(self) -> dict[int, int]:
+        found: dict[int, int] = {}
+        try:
+            names = os.listdir(self.proc)
+        except OSError:
+            return found
+        for name in names:
+            if not name.isdigit():
+                continue
+            fd_dir = f"{self.proc}/{name}/fd"
+            try:
+                if os.stat(f"{self.proc}/{name}").st_uid != self.uid:
+                    continue
+                fds = os.listdir(fd_dir)
+            except OSError:
+                continue
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    target = os.readlink(f"{fd_dir}/{fd}")
+                    if target.startswith("socket:["):
+                        found[int(target[8:-1])] = int(name)
+        return found
+
+
+# -- macOS and Windows: psutil -------------------------------------------------------------------
+
+
+class PsutilPeers:
+    """The way where ``/proc`` is missing: the process of this user holding a TCP socket at
+    ``peer`` connected to ``local`` (psutil asks the system per process: libproc on macOS,
+    ``GetExtendedTcpTable`` on Windows). Only processes of this user are asked, so a socket
+    not found among them belongs to someone else."""
+
+    def __init__(self) -> None:
+        import psutil  # noqa: PLC0415 - only where /proc is missing
+
+        self._psutil = psutil
+        try:
+            self._me: str | None = psutil.Process().username()
+        except psutil.Error:
+            self._me = None
+
+    def owner(self, peer: Address, local: Address, *, want_pid: bool = False) -> Peer:
+        psutil = self._psutil
+        if self._me is None:
+            return NOBODY
+        for proc in psutil.process_iter(["username"]):
+            try:
+                if proc.info.get("username") != self._me:
+                    continue
+                for conn in proc.net_connections(kind="tcp"):
+                    if _same(conn.laddr, peer) and _same(conn.raddr, local):
+                        return Peer(same_user=True, pid=proc.pid)
+            except (psutil.Error, OSError):
+                continue
+        return NOBODY
+
+
+def _same(address: object, wanted: Address) -> bool:
+    if not address:
+        return False
+    try:
+        host, port = address[0], address[1]  # type: ignore[index]
+    except (TypeError, IndexError):
+        return False
+    return int(port) == wanted[1] and _plain(str(host)) == _plain(wanted[0])
+
+
+def _plain(host: str) -> str:
+    return host.removeprefix("::ffff:")
+
+
+# -- the fake ------------------------------------------------------------------------------------
+
+
+class FakePeers:
+    """For unit tests: owners by the peer's port (anyone else: nobody)."""
+
+    def __init__(self, owners: dict[int, Peer] | None = None) -> None:
+        self.owners = dict(owners or {})
+        self.asked: list[Address] = []
+
+    def owner(self, peer: Address, local: Address, *, want_pid: bool = False) -> Peer:
+        self.asked.append(peer)
+        return self.owners.get(peer[1], NOBODY)
+
+
+def for_platform() -> PeerOwners:
+    """The real check for this system."""
+    if sys.platform.startswith("linux") and os.path.exists("/proc/net/tcp"):
+        return ProcNetPeers()
+    return PsutilPeers()
