@@ -52,13 +52,14 @@ def test_serve_prints_its_url_first_and_the_url_works(sessions_env: dict[str, st
     try:
         assert server.stdout is not None
         first = server.stdout.readline().strip()
-        assert first.startswith("http://127.0.0.1:") and "/?token=" in first
-        token = first.split("token=", 1)[1]
+        assert first.startswith("http://127.0.0.1:") and "/?code=" in first
         origin = first.split("/?", 1)[0]
         info_path = tmp_path / "data" / "server.json"
         info = orjson.loads(info_path.read_bytes())
+        token = info["token"]
+        assert token not in first  # a one-time code, never the token
         assert info == {
-            "url": first,
+            "url": f"{origin}/",
             "port": int(origin.rsplit(":", 1)[1]),
             "token": token,
             "pid": server.pid,
@@ -67,6 +68,7 @@ def test_serve_prints_its_url_first_and_the_url_works(sessions_env: dict[str, st
         assert info_path.stat().st_mode & 0o777 == 0o600
         status, _ = get(first)
         assert status == 303  # into a cookie, out of the address bar
+        assert get(first)[0] == 403  # once
         status, body = get(f"{origin}/api/health", Authorization=f"Bearer {token}")
         assert status == 200 and orjson.loads(body)["ok"] is True
         for _ in range(100):  # the engine catches up after the URL is out

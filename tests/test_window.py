@@ -1,5 +1,7 @@
 """``agentbar window``: a real pywebview GTK window under Xvfb, in the child process the command
-starts, on the running server or on one of its own; and what it says without a display."""
+starts, on the running server or on one of its own; where pywebview cannot be imported, the
+default browser (a recording ``$BROWSER``, then real Chromium opening what it got) with a
+one-time code, or an address to open by hand; and what it says without a display."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -122,10 +125,16 @@ def test_target_path_takes_an_id_or_a_unique_prefix() -> None:
         window.target_path(lambda: known, "q")
 
 
-def test_page_url_carries_the_token() -> None:
-    assert window.page_url(8123, "t o/k", "/session/claude/x") == (
-        "http://127.0.0.1:8123/session/claude/x?token=t+o%2Fk"
-    )
+def test_webview_problem_and_backend() -> None:
+    assert window.webview_problem(lambda name: None) == "pywebview not installed"
+    assert window.webview_problem(lambda name: object()) is None
+    # The test venv has pywebview and PyGObject with WebKit2: GTK is found, and asking for a
+    # backend this platform lacks says which failed.
+    assert window.webview_backend({}, "linux") == ("gtk", "GTK")
+    with pytest.raises(window.NoBackend, match="no pywebview backend"):
+        window.webview_backend({"PYWEBVIEW_GUI": "qt"}, "linux")
+    with pytest.raises(window.NoBackend, match="Cocoa"):
+        window.webview_backend({}, "darwin")
 
 
 def test_display_problem() -> None:
@@ -172,9 +181,11 @@ def test_a_window_of_its_own_can_launch_agents_and_they_outlive_it(
     settings = Settings.from_env({"HOME": str(home), "AGENTBAR_DATA_DIR": str(data)})
     seen: dict[str, object] = {}
 
-    def instead_of_the_window(url: str, *, probe: Path | None = None) -> int:
+    def instead_of_the_window(
+        url: str, token: str, *, probe: Path | None = None, on_open: object = None
+    ) -> window.WindowOutcome:
         parts = urllib.parse.urlsplit(url)
-        token = urllib.parse.parse_qs(parts.query)["token"][0]
+        assert "code" in urllib.parse.parse_qs(parts.query) and token not in url
         request = urllib.request.Request(
             f"http://{parts.netloc}/api/tasks", headers={"Authorization": f"Bearer {token}"}
         )
@@ -182,9 +193,105 @@ def test_a_window_of_its_own_can_launch_agents_and_they_outlive_it(
             seen["status"] = response.status
             seen["tasks"] = orjson.loads(response.read())
         seen["announced"] = settings.server_path.exists()
-        return 0
+        return window.WindowOutcome("GTK")
 
     monkeypatch.setattr(window, "open_window", instead_of_the_window)
     assert window.serve_and_open(settings, None, probe=None, err=sys.stderr) == 0
     assert seen["status"] == 200 and seen["tasks"] == {"tasks": []}
     assert seen["announced"] is True and not settings.server_path.exists()
+
+
+# -- no pywebview: the default browser ---------------------------------------------------------
+
+
+def hidden_pywebview(root: Path) -> str:
+    """A folder to put first on PYTHONPATH whose ``webview`` fails to import, as it does where
+    pywebview or its dependencies are missing (the window's child tries it and gives up)."""
+    shadow = root / "no-webview" / "webview"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise ImportError("pywebview hidden by the test")\n')
+    return str(shadow.parent)
+
+
+def recording_browser(root: Path, *, works: bool = True) -> tuple[str, Path]:
+    """A ``$BROWSER`` that writes the address it is given to a file (and fails, unless
+    ``works``): what ``webbrowser`` runs as the user's default browser."""
+    record = root / "opened.txt"
+    script = root / "browser.sh"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {record}\nexit {0 if works else 1}\n')
+    script.chmod(0o755)
+    return f"{script} %s", record
+
+
+def test_without_pywebview_the_page_opens_in_the_browser_with_a_code_that_works_once(
+    world: World, xvfb: dict[str, str], tmp_path: Path, browser: Any
+) -> None:
+    assert world.server is not None
+    write_server_file(world.settings.server_path, world.server.info())
+    command, record = recording_browser(tmp_path)
+    try:
+        env = {
+            **base_env(world.home, world.settings.data_dir),
+            **xvfb,
+            "PYTHONPATH": hidden_pywebview(tmp_path),
+            "BROWSER": command,
+        }
+        done = agentbar(env, "window", RICH[:8], timeout=WINDOW_TIMEOUT)
+    finally:
+        world.settings.server_path.unlink()
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("agentbar: opened in your browser (pywebview cannot be imported")
+    opened = record.read_text().split()
+    assert len(opened) == 1
+    url = opened[0]
+    assert url.startswith(f"{world.origin}/session/claude/{RICH}?code=")
+    assert world.token not in url and "token" not in url
+    first = browser.new_context()
+    try:
+        page = first.new_page()
+        page.goto(url)
+        page.wait_for_selector("#app[data-ready='true']")
+        assert page.url == f"{world.origin}/session/claude/{RICH}"  # the code is gone
+    finally:
+        first.close()
+    second = browser.new_context()
+    try:
+        response = second.new_page().goto(url)
+        assert response is not None and response.status == 403  # spent
+        assert "bad_code" in response.text()
+    finally:
+        second.close()
+
+
+def test_without_pywebview_or_a_browser_it_prints_an_address_that_opens_once(
+    world: World, xvfb: dict[str, str], tmp_path: Path, browser: Any
+) -> None:
+    assert world.server is not None
+    write_server_file(world.settings.server_path, world.server.info())
+    command, tried = recording_browser(tmp_path, works=False)
+    try:
+        env = {
+            **base_env(world.home, world.settings.data_dir),
+            **xvfb,
+            "PYTHONPATH": hidden_pywebview(tmp_path),
+            "BROWSER": command,
+        }
+        done = agentbar(env, "window", timeout=WINDOW_TIMEOUT)
+    finally:
+        world.settings.server_path.unlink()
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "no browser to open it in: open http://127.0.0.1:" in done.stderr
+    url = done.stderr.split(" by hand")[0].rsplit(" ", 1)[1]
+    assert "?code=" in url and world.token not in done.stderr
+    assert tried.read_text().count("?code=") == 1  # the browser was tried, with another code
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_selector("#app[data-ready='true']")
+        assert page.evaluate("document.body.dataset.view") == "board"
+        assert context.new_page().goto(url).status == 403
+    finally:
+        context.close()
