@@ -49,6 +49,19 @@ class OtherUser:
             check=False,
         )
 
+    def start(self, source: str, *args: str) -> subprocess.Popen[str]:
+        """Start ``source`` with Debian's Python as the other user, in the background (its
+        standard streams are pipes); the caller ends it."""
+        env = {"PATH": "/usr/bin:/bin", "HOME": "/", "LANG": "C.UTF-8"}
+        return subprocess.Popen(
+            ["runuser", "-u", self.name, "--", PYTHON, "-I", "-c", source, *args],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
     def python(
         self, source: str, *args: str, timeout: float = 30
     ) -> subprocess.CompletedProcess[str]:

@@ -37,10 +37,11 @@ class Running:
 @contextmanager
 def serving(home: Home, **server_args: Any) -> Iterator[Running]:
     engine = home.caught_up()
+    roots = AgentRoots(home.settings.agent_roots)
     server = LoopbackServer(
         engine,
-        AgentRoots(home.settings.agent_roots),
-        searcher=Searcher(home.settings.index_path),
+        roots,
+        searcher=Searcher(home.settings.index_path, roots=roots),
         **server_args,
     )
     server.start()

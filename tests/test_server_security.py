@@ -16,6 +16,8 @@ from replay_rig import V21, Home, make_home
 from server_rig import serving, write_page
 from yarl import URL
 
+from agentbar.core.search import Searcher
+
 EVIL = "81000000-0000-4000-8000-000000000008"
 LINKED = "82000000-0000-4000-8000-000000000008"
 SCRIPT = "<script>alert(document.cookie)</script>"
@@ -246,8 +248,19 @@ def test_a_transcript_that_links_out_of_the_agent_root_is_not_read(home: Home):
                         assert "secret" not in body
                         continue
                     raise AssertionError((route, status, body[:300]))
+                # Search follows the same folder rule: the linked file's words are not found.
+                for query in ("secret", f"secret&session={LINKED}"):
+                    async with client.get(f"{running.origin}/api/search?q={query}") as r:
+                        assert r.status == 200 and (await r.json())["hits"] == []
 
         run(test)
+
+    # Without the rule the index does hold them (the test would pass for nothing otherwise).
+    unfiltered = Searcher(home.settings.index_path)
+    try:
+        assert [h.key.session_id for h in unfiltered.search("secret")] == [LINKED, LINKED]
+    finally:
+        unfiltered.close()
 
 
 def test_transcript_markup_is_served_as_json_data_only(home: Home):

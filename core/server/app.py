@@ -38,7 +38,7 @@ from agentbar.core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
 from agentbar.core.server.faults import quiet_library_logs
 from agentbar.core.server.gate import Gate, GatedSite
 from agentbar.core.server.replies import BadRequest, Refused, guarded, json_reply, read_object
-from agentbar.core.server.security import AUTH, Guard, error
+from agentbar.core.server.security import Guard, error
 from agentbar.core.server.windows import WindowLink
 
 __all__ = [
@@ -210,7 +210,7 @@ async def health(request: web.Request) -> web.Response:
 async def new_code(request: web.Request) -> web.Response:
     """A one-time code to open a page with (``/?code=CODE``): for clients that hold the token
     (the tray, ``agentbar window``, the CLI), not for pages (they have the cookie already)."""
-    if request.get(AUTH) != "token":
+    if not _ctx(request).guard.by_token(request):
         raise Refused(403, "token_required", "only a client holding the token may ask for codes")
     body = await read_object(request)
     seconds = body.get("seconds", DEFAULT_SECONDS)

@@ -3,11 +3,15 @@ reaches a route; then it is counted and timed (server thread: the asyncio loop).
 
 - **Only this user.** The peer's socket must belong to a process of the user the server runs
   as (``peers.py``); anyone else gets a short ``403`` and the connection is closed.
-- **Caps.** One client (a process, where it is known; else a user) holds at most
-  ``per_client`` connections, all clients together ``total``; past that a connection gets a
-  short ``429`` and is closed at once. A client holding fewer than ``reserved`` connections
-  still gets in up to ``total + reserve``, so one process flooding the server does not lock
-  the tray, the window or the CLI out.
+- **Caps.** One process holds at most ``per_client`` connections: past that a connection gets
+  a short ``429`` and is closed at once. Which process holds a socket is looked up only once
+  the server is crowded (``per_client`` connections open) and from a map rebuilt at most
+  a few times a second (``peers.py``), so a socket too new for the map counts for its user
+  alone. All clients together hold at most ``total``: a connection past it takes the place of
+  the oldest one that has not sent a request yet (a client that connects to do something
+  gets answered, one that only holds sockets open loses them); when every connection is busy
+  the newcomer gets the ``429``. So a process flooding the server with idle connections
+  locks neither the tray, the window nor the CLI out.
 - **Timeouts.** A connection that has not finished its first request's headers within
   ``header_seconds`` is closed, and so is one idle for ``idle_seconds`` between requests.
   A request in progress (a WebSocket, a download) is never cut.
@@ -48,8 +52,6 @@ class Limits:
     idle_seconds: float = 30.0
     per_client: int = 64
     total: int = 512
-    reserved: int = 4  # connections a client always gets, even past the total
-    reserve: int = 256  # how far past the total those may go
 
 
 def refusal(status: int, reason: str, code: str, message: str) -> bytes:
@@ -116,15 +118,19 @@ class Gate:
         if not owner.same_user:
             return Verdict(False, answer=FOREIGN, kind="foreign")
         client = owner.client
-        held = self.per_client[client]
-        if held >= limits.per_client:
+        if owner.pid is not None and self.per_client[client] >= limits.per_client:
             return Verdict(False, client, TOO_MANY, "client_cap")
-        total = len(self.open)
-        if total >= limits.total and not (
-            held < limits.reserved and total < limits.total + limits.reserve
-        ):
+        if len(self.open) >= limits.total and self.oldest_unused() is None:
             return Verdict(False, client, TOO_MANY, "total_cap")
         return Verdict(True, client)
+
+    def oldest_unused(self) -> Open | None:
+        """The connection that has waited longest without sending a request (dicts keep
+        their order: the first found is the oldest)."""
+        for record in self.open.values():
+            if record.requests == 0 and not record.busy:
+                return record
+        return None
 
     # -- the protocol ----------------------------------------------------------------------------
 
@@ -138,6 +144,8 @@ class Gate:
         else:
             verdict = self.judge((str(peer[0]), int(peer[1])), (str(local[0]), int(local[1])))
         if verdict.admitted:
+            if len(self.open) >= self.limits.total:
+                self._evict()
             now = self.clock()
             self.open[transport] = Open(transport, verdict.client, opened=now, last=now)
             self.per_client[verdict.client] += 1
@@ -147,6 +155,14 @@ class Gate:
                 f"refused_{verdict.kind}", f"refused a connection from {peer}: {verdict.kind}"
             )
         return verdict
+
+    def _evict(self) -> None:
+        victim = self.oldest_unused()
+        if victim is not None:
+            self.refused["evicted"] += 1
+            self.faults.note("evicted", "too many connections: closed the oldest unused one")
+            victim.transport.abort()
+            self.closed(victim.transport)
 
     def closed(self, transport: asyncio.BaseTransport) -> None:
         record = self.open.pop(transport, None)

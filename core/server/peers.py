@@ -4,10 +4,13 @@ process) that owns the peer's socket (server thread; one short read per connecti
 The server accepts a connection only from a process of its own user. TCP on the loopback
 address carries no credentials, but the kernel knows whose socket the other end is:
 
-- Linux: ``/proc/net/tcp`` and ``/proc/net/tcp6`` list every socket of this network namespace
-  with its owner's uid. The peer's socket is the line whose local address is the peer's
-  address and port and whose remote address is ours. Its process, when the connection cap
-  needs it, comes from the socket's inode among the file descriptors of this user's processes.
+- Linux: the kernel's socket table, asked for the one socket whose local address is the
+  peer's address and port and whose remote address is ours, with its owner's uid and inode:
+  through ``NETLINK_SOCK_DIAG`` (what ``ss`` uses; an exact lookup, a few microseconds, no
+  privileges), else from ``/proc/net/tcp`` and ``/proc/net/tcp6`` (the same table as text:
+  milliseconds once thousands of sockets are open, so only where netlink is refused). The
+  process, when the connection cap needs it, comes from the socket's inode among the file
+  descriptors of this user's processes.
 - macOS and Windows: ``psutil`` maps the peer's port to the process that holds it
   (``GetExtendedTcpTable``'s owning process on Windows, libproc on macOS); that process's user
   is compared with ours. Only this user's processes are asked, which needs no privileges.
@@ -72,9 +75,13 @@ def proc_hex(address: Address) -> tuple[str, bool]:
     return "".join(f"{w:08X}" for w in words) + f":{port:04X}", six
 
 
+def mapped(address: Address) -> Address:
+    """An IPv4 address as an IPv6 socket sees it (``::ffff:127.0.0.1``)."""
+    return f"::ffff:{address[0]}", address[1]
+
+
 def proc_hex_mapped(address: Address) -> str:
-    host, port = address
-    return proc_hex((f"::ffff:{host}", port))[0]
+    return proc_hex(mapped(address))[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,13 +106,78 @@ def find_in_table(table: bytes, peer_hex: str, local_hex: str) -> ProcEntry | No
         return None
 
 
-class ProcNetPeers:
-    """The Linux way: the peer's line in ``/proc/net/tcp`` (or ``tcp6``)."""
+NETLINK_SOCK_DIAG = 4
+SOCK_DIAG_BY_FAMILY = 20
+NLM_F_REQUEST = 1
+NLMSG_ERROR = 2
+ALL_STATES = 0xFFFFFFFF
+NO_COOKIE = 0xFFFFFFFF
+DIAG_UID_AT = 16 + 64  # nlmsghdr, then inet_diag_msg's uid and inode after its sockid
 
-    def __init__(self, proc: str = "/proc", uid: int | None = None) -> None:
+
+class SockDiag:
+    """One exact lookup in the kernel's TCP socket table over ``NETLINK_SOCK_DIAG`` (Linux);
+    ``OSError`` where the kernel or a sandbox refuses it."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket(
+            socket.AF_NETLINK,  # type: ignore[attr-defined,unused-ignore]
+            socket.SOCK_DGRAM,
+            NETLINK_SOCK_DIAG,
+        )
+        self._sock.settimeout(1.0)
+        self._seq = 0
+        self._lock = threading.Lock()
+
+    def find(self, peer: Address, local: Address) -> ProcEntry | None:
+        six = ":" in peer[0]
+        family = socket.AF_INET6 if six else socket.AF_INET
+        src = socket.inet_pton(family, peer[0]).ljust(16, b"\0")
+        dst = socket.inet_pton(family, local[0]).ljust(16, b"\0")
+        request = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, ALL_STATES)
+        request += struct.pack(">HH", peer[1], local[1]) + src + dst
+        request += struct.pack("=III", 0, NO_COOKIE, NO_COOKIE)
+        with self._lock:
+            self._seq = (self._seq + 1) & 0xFFFFFFFF
+            header = struct.pack(
+                "=IHHII", 16 + len(request), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, self._seq, 0
+            )
+            self._sock.send(header + request)
+            while True:
+                reply = self._sock.recv(65536)
+                if len(reply) < 20:
+                    raise OSError("a short sock_diag reply")
+                _length, kind, _flags, seq = struct.unpack_from("=IHHI", reply)
+                if seq == self._seq:
+                    break  # an answer to an earlier lookup that timed out is skipped
+        if kind == NLMSG_ERROR:
+            errno = -struct.unpack_from("=i", reply, 16)[0]
+            if errno == 2:  # ENOENT: no such socket (it closed already)
+                return None
+            raise OSError(errno, "sock_diag refused the lookup")
+        if len(reply) < DIAG_UID_AT + 8:
+            raise OSError("a short sock_diag reply")
+        uid, inode = struct.unpack_from("=II", reply, DIAG_UID_AT)
+        return ProcEntry(uid=uid, inode=inode)
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+class ProcNetPeers:
+    """The Linux way: the peer's socket through ``SockDiag``, or its line in
+    ``/proc/net/tcp`` (or ``tcp6``) where netlink is refused (``diag=False``: always)."""
+
+    def __init__(self, proc: str = "/proc", uid: int | None = None, *, diag: bool = True) -> None:
         self.proc = proc
         self.uid = my_uid() if uid is None else uid
         self._pids = _InodePids(proc, self.uid)
+        self._diag: SockDiag | None = None
+        if diag:
+            try:
+                self._diag = SockDiag()
+            except OSError:
+                self._diag = None
 
     def owner(self, peer: Address, local: Address, *, want_pid: bool = False) -> Peer:
         entry = self.entry(peer, local)
@@ -117,6 +189,17 @@ class ProcNetPeers:
         return Peer(same_user=True, uid=entry.uid, pid=pid)
 
     def entry(self, peer: Address, local: Address) -> ProcEntry | None:
+        if self._diag is not None:
+            try:
+                found = self._diag.find(peer, local)
+                if found is None and ":" not in peer[0]:  # an IPv6 socket, IPv4-mapped
+                    found = self._diag.find(mapped(peer), mapped(local))
+                return found
+            except OSError:
+                self._diag = None  # refused once: the text tables from now on
+        return self.table_entry(peer, local)
+
+    def table_entry(self, peer: Address, local: Address) -> ProcEntry | None:
         peer_hex, six = proc_hex(peer)
         local_hex, _ = proc_hex(local)
         tables = [("tcp6", peer_hex, local_hex)] if six else [("tcp", peer_hex, local_hex)]

@@ -31,7 +31,6 @@ from aiohttp import hdrs, web
 from agentbar.core.server.codes import CodeBook
 
 COOKIE_PREFIX = "agentbar_"
-AUTH = "agentbar_auth"  # on each request: how it proved itself ("token" or "cookie")
 TOKEN_HEADER = "X-Agentbar-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 TERMINAL_PAGE = "/terminal/"  # a launched task's live terminal (its own document)
@@ -91,14 +90,12 @@ class Guard:
         if given is not None:
             if not hmac.compare_digest(given.encode(), self.token.encode()):
                 return error(403, "bad_token", "wrong token")
-            request[AUTH] = "token"
         else:
             cookie = request.cookies.get(self.cookie_name)
             if cookie is None:
                 return error(401, "no_token", "a token is required")
             if not hmac.compare_digest(cookie.encode(), self.cookie_value.encode()):
                 return error(403, "bad_token", "wrong cookie")
-            request[AUTH] = "cookie"
         websocket = request.headers.get(hdrs.UPGRADE, "").lower() == "websocket"
         if (websocket or request.method not in SAFE_METHODS) and (
             request.headers.get(hdrs.ORIGIN) not in self.origins
@@ -122,6 +119,10 @@ class Guard:
             self.cookie_name, self.cookie_value, httponly=True, samesite="Strict", path="/"
         )
         return response
+
+    def by_token(self, request: web.Request) -> bool:
+        """Whether a request (past the guard) proved itself with the token, not the cookie."""
+        return self._token_of(request) is not None
 
     def _token_of(self, request: web.Request) -> str | None:
         auth = request.headers.get(hdrs.AUTHORIZATION, "")
