@@ -40,7 +40,7 @@ class OtherUser:
         """``argv`` as the other user, in a clean environment (no token, no bus, no display)."""
         env = {"PATH": "/usr/bin:/bin", "HOME": "/", "LANG": "C.UTF-8"}
         return subprocess.run(
-            ["runuser", "-u", self.name, "--", *argv],
+            [runuser(), "-u", self.name, "--", *argv],
             env=env,
             capture_output=True,
             text=True,
@@ -54,7 +54,7 @@ class OtherUser:
         standard streams are pipes); the caller ends it."""
         env = {"PATH": "/usr/bin:/bin", "HOME": "/", "LANG": "C.UTF-8"}
         return subprocess.Popen(
-            ["runuser", "-u", self.name, "--", PYTHON, "-I", "-c", source, *args],
+            [runuser(), "-u", self.name, "--", PYTHON, "-I", "-c", source, *args],
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -73,6 +73,12 @@ class OtherUser:
 
     def can_list(self, path: Path) -> bool:
         return self.run("ls", str(path)).returncode == 0
+
+
+def runuser() -> str:
+    """runuser's full path: the other user's clean PATH has no sbin, and a child's PATH is
+    where its program is looked up."""
+    return shutil.which("runuser") or "/usr/sbin/runuser"
 
 
 def _ensure_user() -> OtherUser:
