@@ -88,9 +88,9 @@ CONTEXT = web.AppKey("context", Context)
 
 
 def build_app(ctx: Context, gate: Gate | None = None) -> web.Application:
-    middlewares = (
-        [ctx.guard.middleware] if gate is None else [gate.middleware, ctx.guard.middleware]
-    )
+    middlewares = [ctx.guard.middleware]
+    if gate is not None:  # counted before the guard; bodies read once the guard let them in
+        middlewares = [gate.middleware, ctx.guard.middleware, gate.read_body]
     app = web.Application(middlewares=middlewares, client_max_size=64 * 1024)
     app[CONTEXT] = ctx
     app.on_response_prepare.append(ctx.guard.on_response_prepare)
@@ -128,13 +128,22 @@ async def _in_thread(func: Callable[[], T]) -> T:
 # -- parameters --------------------------------------------------------------------------------
 
 
+def _digits(text: str) -> int | None:
+    """``text`` as a number if it is up to 16 ASCII digits (``str.isdigit`` also takes "²"
+    and "١", which ``int`` refuses or reads)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 16:
+        return None
+    return int(text)
+
+
 def _int_param(request: web.Request, name: str, default: int | None = None) -> int | None:
     raw = request.query.get(name)
     if raw is None or raw == "":
         return default
-    if not raw.isdigit() or len(raw) > 16 or int(raw) > MAX_OFFSET:
+    value = _digits(raw)
+    if value is None or value > MAX_OFFSET:
         raise BadRequest(f"{name} must be a non-negative integer")
-    return int(raw)
+    return value
 
 
 def _agent_param(request: web.Request) -> Agent | None:
@@ -271,10 +280,10 @@ async def item(request: web.Request) -> web.Response:
     ctx = _ctx(request)
     snap = _find(request)
     thread = _thread_param(request)
-    offset_text, index_text = request.match_info["offset"], request.match_info["index"]
-    if not (offset_text.isdigit() and index_text.isdigit()) or len(offset_text) > 16:
+    offset = _digits(request.match_info["offset"])
+    index = _digits(request.match_info["index"])
+    if offset is None or index is None:
         raise NotFound("no such item")
-    offset, index = int(offset_text), int(index_text)
     found = await _in_thread(lambda: ctx.replay.item(snap, thread, offset, index))
     return json_reply({"thread": thread, "item": found.to_json()})
 

@@ -14,7 +14,8 @@ reaches a route; then it is counted and timed (server thread: the asyncio loop).
   locks neither the tray, the window nor the CLI out.
 - **Timeouts.** A connection that has not finished its first request's headers within
   ``header_seconds`` is closed, and so is one idle for ``idle_seconds`` between requests.
-  A request in progress (a WebSocket, a download) is never cut.
+  A request's body must arrive within ``body_seconds`` (``read_body``: a 408 else). A request
+  in progress (a WebSocket, a download) is never cut.
 
 The gate is an asyncio protocol in front of aiohttp's own: it forwards everything once the
 connection is let in, and sees it close. Its middleware marks the requests a connection is
@@ -36,6 +37,7 @@ from aiohttp import web
 
 from agentbar.core.server.faults import FaultLog
 from agentbar.core.server.peers import Address, Peer, PeerOwners
+from agentbar.core.server.security import error
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,7 @@ JANITOR_SECONDS = 0.5
 class Limits:
     header_seconds: float = 5.0
     idle_seconds: float = 30.0
+    body_seconds: float = 10.0
     per_client: int = 64
     total: int = 512
 
@@ -203,6 +206,18 @@ class Gate:
         finally:
             record.busy -= 1
             record.last = self.clock()
+
+    @web.middleware
+    async def read_body(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """The body read before the route runs (aiohttp keeps it for the route's own read),
+        within ``body_seconds``: a client that promises more than it sends is answered."""
+        if request.body_exists:
+            try:
+                await asyncio.wait_for(request.read(), self.limits.body_seconds)
+            except TimeoutError:
+                self.refused["body_timeout"] += 1
+                return error(408, "body_timeout", "the request's body did not arrive in time")
+        return await handler(request)
 
     def stale(self) -> list[Open]:
         """The connections past their header or idle time."""
