@@ -81,6 +81,9 @@ def test_a_peer_table_that_fails_refuses_and_says_so_once(caplog: pytest.LogCapt
         def owner(self, peer, local, *, want_pid=False):
             raise OSError("no /proc")
 
+        def close(self):
+            pass
+
     gate = Gate(Broken(), faults=FaultLog(logging.getLogger("test.gate")))
     with caplog.at_level(logging.WARNING, logger="test.gate"):
         for _ in range(50):

@@ -113,6 +113,17 @@ def test_a_page_load_with_a_code_sets_a_strict_port_bound_cookie_and_drops_the_c
                     running.server.open_url("/session/claude/x?a=1"), allow_redirects=False
                 ) as r:
                     assert r.headers["Location"] == "/session/claude/x?a=1"
+                # A spent code in a browser that holds the cookie just opens the page; without
+                # the cookie it opens nothing.
+                spent = running.server.open_url("/board")
+                async with browser.get(spent, allow_redirects=False) as r:
+                    assert r.status == 303
+                async with browser.get(spent, allow_redirects=False) as r:
+                    assert r.status == 303 and "Set-Cookie" not in r.headers
+                    assert r.headers["Location"] == "/board"
+                async with aiohttp.ClientSession() as stranger:
+                    status, body = await status_of(stranger, "GET", spent, allow_redirects=False)
+                    assert status == 403 and "bad_code" in body
                 # From now on the cookie alone opens the page, its files and the API.
                 for route in ("/", "/static/app.css", "/api/health", f"/api/sessions/{V21}"):
                     status, _ = await status_of(browser, "GET", running.origin + route)

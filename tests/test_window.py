@@ -292,6 +292,11 @@ def test_without_pywebview_or_a_browser_it_prints_an_address_that_opens_once(
         page.goto(url)
         page.wait_for_selector("#app[data-ready='true']")
         assert page.evaluate("document.body.dataset.view") == "board"
-        assert context.new_page().goto(url).status == 403
     finally:
         context.close()
+    another = browser.new_context()  # anyone else with the address: it is spent
+    try:
+        response = another.new_page().goto(url)
+        assert response is not None and response.status == 403
+    finally:
+        another.close()

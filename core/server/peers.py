@@ -60,6 +60,8 @@ class PeerOwners(Protocol):
 
     def owner(self, peer: Address, local: Address, *, want_pid: bool = False) -> Peer: ...
 
+    def close(self) -> None: ...
+
 
 # -- Linux: /proc/net/tcp ------------------------------------------------------------------------
 
@@ -199,6 +201,11 @@ class ProcNetPeers:
                 self._diag = None  # refused once: the text tables from now on
         return self.table_entry(peer, local)
 
+    def close(self) -> None:
+        if self._diag is not None:
+            self._diag.close()
+            self._diag = None
+
     def table_entry(self, peer: Address, local: Address) -> ProcEntry | None:
         peer_hex, six = proc_hex(peer)
         local_hex, _ = proc_hex(local)
@@ -312,6 +319,9 @@ class PsutilPeers:
                 continue
         return NOBODY
 
+    def close(self) -> None:
+        pass
+
 
 def _same(address: object, wanted: Address) -> bool:
     if not address:
@@ -340,6 +350,9 @@ class FakePeers:
     def owner(self, peer: Address, local: Address, *, want_pid: bool = False) -> Peer:
         self.asked.append(peer)
         return self.owners.get(peer[1], NOBODY)
+
+    def close(self) -> None:
+        pass
 
 
 def for_platform() -> PeerOwners:

@@ -159,6 +159,7 @@ class LoopbackServer:
             self._thread.join(timeout)
         with contextlib.suppress(OSError):
             self._sock.close()
+        self.gate.peers.close()
 
     def _on_change(self, change: StateChange) -> None:
         """On the engine thread: hand the change to the server's loop, nothing more."""

@@ -106,14 +106,18 @@ class Guard:
     def _trade_code(self, request: web.Request) -> web.Response:
         """A page opened with a one-time code: the cookie for it, once, and the same address
         without the code."""
+        target = request.rel_url.without_query_params("code")
         if not self.codes.redeem(request.query.get("code", "")):
+            cookie = request.cookies.get(self.cookie_name, "")
+            if hmac.compare_digest(cookie.encode(), self.cookie_value.encode()):
+                # A spent code, but this browser holds the cookie already: just the page.
+                return web.Response(status=303, headers={hdrs.LOCATION: str(target)})
             return error(
                 403,
                 "bad_code",
                 "this link was used already or has expired: open agentbar again "
                 "(agentbar window, or the tray's Open window)",
             )
-        target = request.rel_url.without_query_params("code")
         response = web.Response(status=303, headers={hdrs.LOCATION: str(target)})
         response.set_cookie(
             self.cookie_name, self.cookie_value, httponly=True, samesite="Strict", path="/"
