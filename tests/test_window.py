@@ -300,3 +300,90 @@ def test_without_pywebview_or_a_browser_it_prints_an_address_that_opens_once(
         assert response is not None and response.status == 403
     finally:
         another.close()
+
+
+def test_without_pywebview_and_a_server_it_serves_the_browser_until_interrupted(
+    xvfb: dict[str, str], tmp_path: Path, browser: Any
+) -> None:
+    import signal
+
+    home, data = tmp_path / "home", tmp_path / "data"
+    home.mkdir()
+    command, record = recording_browser(tmp_path)
+    env = {
+        **base_env(home, data),
+        **xvfb,
+        "PYTHONPATH": hidden_pywebview(tmp_path),
+        "BROWSER": command,
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentbar.tray", "window"],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        said = [proc.stderr.readline(), proc.stderr.readline()]
+        assert said[0].startswith("agentbar: opened in your browser (pywebview cannot be imported")
+        assert said[1] == "agentbar: serving it until you press Ctrl-C\n"
+        url = record.read_text().strip()
+        assert "?code=" in url and (data / "server.json").exists()
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            page.goto(url)
+            page.wait_for_selector("#app[data-ready='true']")
+            assert page.evaluate("document.body.dataset.view") == "board"
+        finally:
+            context.close()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert not (data / "server.json").exists()  # its server stopped at Ctrl-C
+
+
+def test_the_trays_window_falls_back_to_the_browser_for_this_page_and_the_next(
+    tmp_path: Path,
+) -> None:
+    """The tray's WindowHost with pywebview failing to import in its child: the page it was
+    asked for, and every later one, opens in the browser (a code in each address)."""
+    command, record = recording_browser(tmp_path)
+    script = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from agentbar.tray.window_host import WindowHost\n"
+        "host = WindowHost(lambda p, s: f'http://127.0.0.1:9{p}?code=c{int(s)}', 'tok')\n"
+        "host.open('/board')\n"
+        "deadline = time.monotonic() + 60\n"
+        "while host.no_window is None and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
+        "host.open('/search')\n"
+        "record = Path(sys.argv[1])\n"  # the first page goes to the browser on another thread
+        "while len(record.read_text().split()) < 2 and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
+        "print(host.no_window)\n"
+        "host.close()\n"
+    )
+    env = {
+        **base_env(tmp_path / "home", tmp_path / "data"),
+        "PYTHONPATH": hidden_pywebview(tmp_path),
+        "BROWSER": command,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(record)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("pywebview cannot be imported: pywebview hidden by the test")
+    assert sorted(record.read_text().split()) == [
+        "http://127.0.0.1:9/board?code=c60",
+        "http://127.0.0.1:9/search?code=c60",
+    ]
