@@ -29,6 +29,7 @@ from agentbar.core.server.peers import (
     FakePeers,
     Peer,
     ProcNetPeers,
+    PsutilPeers,
     find_in_table,
     proc_hex,
     proc_hex_mapped,
@@ -182,6 +183,25 @@ def test_the_real_table_names_this_process_for_its_own_connection(diag: bool):
                 assert not peers.owner(("127.0.0.1", 1), local).same_user
                 # Both ways read the same table.
                 assert ProcNetPeers(diag=not diag).entry(peer, local) == entry
+
+
+@pytest.mark.parametrize("platform", ["win32", "darwin"])
+def test_the_psutil_lookups_of_macos_and_windows_name_this_process(platform: str):
+    """The branches for macOS (this user's processes asked for their sockets) and Windows (the
+    system's TCP table), run here through psutil's Linux side: same answers."""
+    import os
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        with socket.create_connection(server.getsockname()):
+            conn, peer = server.accept()
+            with conn:
+                peers = PsutilPeers(platform)
+                local = conn.getsockname()
+                assert peers.owner(peer, local) == Peer(same_user=True, pid=os.getpid())
+                assert peers.owner(peer, local) == Peer(same_user=True, pid=os.getpid())  # again
+                assert not peers.owner(("127.0.0.1", 1), local).same_user
 
 
 # -- codes ---------------------------------------------------------------------------------------

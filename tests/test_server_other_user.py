@@ -19,6 +19,7 @@ from replay_rig import Home, make_home
 from server_rig import Running, serving, write_page
 
 from agentbar.core.launch.client import ApiError, api_call
+from agentbar.core.server.peers import ProcNetPeers, PsutilPeers
 
 
 @pytest.fixture
@@ -63,6 +64,32 @@ def test_the_other_user_gets_403_with_the_token_the_cookie_or_a_code(
     assert answers == ["HTTP/1.1 403 Forbidden"] * 6, answers
     assert running.server.gate.refused["foreign"] == 6
     assert health(running) == 200  # the owner, meanwhile
+
+
+def test_every_way_of_looking_up_a_peer_names_the_other_user_as_a_stranger(
+    other_user: OtherUser,
+):
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        holder = other_user.start(FLOOD, str(server.getsockname()[1]), "1")
+        try:
+            assert holder.stdout is not None
+            assert holder.stdout.readline().split()[:2] == ["ready", "1"]
+            conn, peer = server.accept()
+            with conn:
+                local = conn.getsockname()
+                lookups = [ProcNetPeers(), ProcNetPeers(diag=False), PsutilPeers("win32"),
+                           PsutilPeers("darwin")]  # fmt: skip
+                owners = [lookup.owner(peer, local, want_pid=True) for lookup in lookups]
+        finally:
+            holder.kill()
+            holder.wait(10)
+    assert [o.same_user for o in owners] == [False] * 4
+    assert owners[0].uid == owners[1].uid == other_user.uid
+    assert owners[2].pid is not None  # Windows' table names the process (not ours)
 
 
 def test_a_listener_on_another_port_gets_no_usable_secret(

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 Address = tuple[str, int]
 
@@ -289,35 +289,80 @@ class _InodePids:
 # -- macOS and Windows: psutil -------------------------------------------------------------------
 
 
-class PsutilPeers:
-    """The way where ``/proc`` is missing: the process of this user holding a TCP socket at
-    ``peer`` connected to ``local`` (psutil asks the system per process: libproc on macOS,
-    ``GetExtendedTcpTable`` on Windows). Only processes of this user are asked, so a socket
-    not found among them belongs to someone else."""
+RECENT_PIDS = 8  # processes that connected lately, asked first (a browser, the tray, the CLI)
 
-    def __init__(self) -> None:
+
+class PsutilPeers:
+    """The way where ``/proc`` is missing, through psutil.
+
+    - Windows: the system's TCP table (``GetExtendedTcpTable``, which names each socket's
+      owning process, readable without privileges) gives the peer's pid; that process's user
+      must be ours.
+    - macOS (and any other system): the system-wide table needs root there, so the processes
+      of this user are asked for their own sockets (libproc), those that connected lately
+      first; a socket not found among them belongs to someone else.
+    """
+
+    def __init__(self, platform: str = sys.platform) -> None:
         import psutil  # noqa: PLC0415 - only where /proc is missing
 
         self._psutil = psutil
+        self._by_table = platform == "win32"
+        self._recent: list[int] = []
         try:
             self._me: str | None = psutil.Process().username()
         except psutil.Error:
             self._me = None
 
     def owner(self, peer: Address, local: Address, *, want_pid: bool = False) -> Peer:
-        psutil = self._psutil
         if self._me is None:
             return NOBODY
+        if self._by_table:
+            return self._from_table(peer, local)
+        return self._from_processes(peer, local)
+
+    def _from_table(self, peer: Address, local: Address) -> Peer:
+        psutil = self._psutil
+        try:
+            table = psutil.net_connections(kind="tcp")
+        except (psutil.Error, OSError):
+            return NOBODY
+        for conn in table:
+            if conn.pid and _same(conn.laddr, peer) and _same(conn.raddr, local):
+                try:
+                    user = psutil.Process(conn.pid).username()
+                except psutil.Error:
+                    return NOBODY  # gone, or not ours to ask about
+                return Peer(same_user=user == self._me, pid=conn.pid)
+        return NOBODY
+
+    def _from_processes(self, peer: Address, local: Address) -> Peer:
+        psutil = self._psutil
+        for pid in list(self._recent):
+            try:
+                if self._holds(psutil.Process(pid), peer, local):
+                    return Peer(same_user=True, pid=pid)
+            except (psutil.Error, OSError):
+                self._recent.remove(pid)
         for proc in psutil.process_iter(["username"]):
             try:
-                if proc.info.get("username") != self._me:
+                if proc.pid in self._recent or proc.info.get("username") != self._me:
                     continue
-                for conn in proc.net_connections(kind="tcp"):
-                    if _same(conn.laddr, peer) and _same(conn.raddr, local):
-                        return Peer(same_user=True, pid=proc.pid)
+                if self._holds(proc, peer, local):
+                    self._recent = [proc.pid, *self._recent][:RECENT_PIDS]
+                    return Peer(same_user=True, pid=proc.pid)
             except (psutil.Error, OSError):
                 continue
         return NOBODY
+
+    def _holds(self, proc: Any, peer: Address, local: Address) -> bool:
+        """Whether ``proc`` (one of ours) holds the socket at ``peer`` connected to ``local``."""
+        if proc.username() != self._me:
+            return False
+        return any(
+            _same(conn.laddr, peer) and _same(conn.raddr, local)
+            for conn in proc.net_connections(kind="tcp")
+        )
 
     def close(self) -> None:
         pass
