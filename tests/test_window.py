@@ -283,7 +283,7 @@ def test_without_pywebview_or_a_browser_it_prints_an_address_that_opens_once(
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert "no browser to open it in: open http://127.0.0.1:" in done.stderr
-    url = done.stderr.split(" by hand")[0].rsplit(" ", 1)[1]
+    url = done.stderr.split(" in a browser (it works once")[0].rsplit(" ", 1)[1]
     assert "?code=" in url and world.token not in done.stderr
     assert tried.read_text().count("?code=") == 1  # the browser was tried, with another code
     context = browser.new_context()

@@ -28,9 +28,11 @@ def open_in_browser(url: str) -> bool:
         return False
 
 
+def open_this(url: str, minutes: int) -> str:
+    """How to open ``url`` (a one-time address) by hand."""
+    return f"open {url} in a browser (it works once, within {minutes} minute{'s' * (minutes != 1)})"
+
+
 def by_hand(url: str, minutes: int) -> str:
     """The line that says how to open ``url`` without a browser agentbar can start."""
-    return (
-        f"no browser to open it in: open {url} by hand "
-        f"(it works once, within {minutes} minute{'s' * (minutes != 1)})"
-    )
+    return f"no browser to open it in: {open_this(url, minutes)}"

@@ -53,7 +53,7 @@ def hand_over(
         return 1
     if status == 501:
         try:
-            how = browser.by_hand(server.open_url(seconds=MAX_SECONDS), int(MAX_SECONDS // 60))
+            how = browser.open_this(server.open_url(seconds=MAX_SECONDS), int(MAX_SECONDS // 60))
         except (ApiError, OSError) as exc:
             how = f"it gave no address to open ({exc})"
         print(f"agentbar: agentbar already runs (pid {pid}) without a display; {how}", file=err)
