@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -42,14 +43,18 @@ def test_the_window_opens_a_replay_on_the_running_server_and_closing_it_leaves_t
 ) -> None:
     assert world.server is not None
     write_server_file(world.settings.server_path, world.server.info())
+    watch = CommandLines(world.token)
     try:
         probe = tmp_path / "probe.json"
         env = {**base_env(world.home, world.settings.data_dir), **xvfb}
-        done = agentbar(env, "window", RICH[:8], "--probe", str(probe), timeout=WINDOW_TIMEOUT)
+        with watch:
+            done = agentbar(env, "window", RICH[:8], "--probe", str(probe), timeout=WINDOW_TIMEOUT)
         assert done.returncode == 0, done.stderr
+        assert done.stderr == "agentbar: opened in pywebview (GTK)\n"
         result = json.loads(probe.read_text())
     finally:
         world.settings.server_path.unlink()
+    assert watch.seen > 0 and watch.found == []  # no process showed the token in its arguments
     assert result["loaded"] is True
     page = result["page"]
     assert page["view"] == "replay"
@@ -60,6 +65,39 @@ def test_the_window_opens_a_replay_on_the_running_server_and_closing_it_leaves_t
     assert page["live"] == "live"  # the WebSocket connected from WebKit too
     # Closing the window left the server running.
     assert world.api("/api/health")["ok"] is True
+
+
+class CommandLines:
+    """Reads every process's arguments (``/proc/PID/cmdline``) every 20 ms while in use, and
+    keeps those that hold ``secret``."""
+
+    def __init__(self, secret: str) -> None:
+        self.secret = secret.encode()
+        self.found: list[str] = []
+        self.seen = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> CommandLines:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.02):
+            for entry in Path("/proc").iterdir():
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    line = (entry / "cmdline").read_bytes()
+                except OSError:
+                    continue
+                self.seen += 1
+                if self.secret in line:
+                    self.found.append(line.replace(b"\0", b" ").decode(errors="replace"))
 
 
 def test_without_a_server_the_window_runs_one_until_it_closes(
