@@ -92,14 +92,30 @@ def test_every_way_of_looking_up_a_peer_names_the_other_user_as_a_stranger(
     assert owners[2].pid is not None  # Windows' table names the process (not ours)
 
 
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """Chromium for this module alone: the session's ``browser`` fixture keeps Playwright's
+    event loop running in the main thread until the end, and the server tests after this
+    module use ``asyncio.run``."""
+    from playwright.sync_api import sync_playwright
+    from web_harness import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
 def test_a_listener_on_another_port_gets_no_usable_secret(
-    other_user: OtherUser, running: Running, browser: Any
+    other_user: OtherUser, running: Running, chromium: Any
 ):
     listener = other_user.start(LISTEN)
     try:
         assert listener.stdout is not None
         listener_port = int(listener.stdout.readline())
-        context = browser.new_context()
+        context = chromium.new_context()
         try:
             page = context.new_page()
             page.goto(running.server.open_url())
