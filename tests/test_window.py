@@ -425,3 +425,43 @@ def test_the_trays_window_falls_back_to_the_browser_for_this_page_and_the_next(
         "http://127.0.0.1:9/board?code=c60",
         "http://127.0.0.1:9/search?code=c60",
     ]
+
+
+def test_a_running_agentbar_that_gives_no_codes_is_named_in_one_line(tmp_path: Path) -> None:
+    """An agentbar from before one-time codes (``POST /api/codes`` is a 404 there) answers its
+    health check but gives no address to open: one line says so and what to do."""
+    import http.server
+
+    class OldServer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self._answer(200 if self.path == "/api/health" else 404)
+
+        def do_POST(self) -> None:
+            self._answer(404)
+
+        def _answer(self, status: int) -> None:
+            body = b'{"ok": true}' if status == 200 else b'{"error": {"code": "not_found"}}'
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    old = http.server.ThreadingHTTPServer(("127.0.0.1", 0), OldServer)
+    threading.Thread(target=old.serve_forever, daemon=True).start()
+    data = tmp_path / "data"
+    data.mkdir()
+    port = old.server_address[1]
+    info = {"url": f"http://127.0.0.1:{port}/", "port": port, "token": "t", "pid": os.getpid()}
+    (data / "server.json").write_bytes(orjson.dumps(info))
+    try:
+        env = {**base_env(tmp_path / "home", data), "DISPLAY": ":99"}
+        done = agentbar(env, "window", timeout=WINDOW_TIMEOUT)
+    finally:
+        old.shutdown()
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "gave no address to open" in done.stderr and "restart it" in done.stderr

@@ -100,7 +100,7 @@ def add_parser(commands: Any) -> None:
         help="open the session window (board, replay, search) on the running agentbar",
         description="Open agentbar's window. Uses the agentbar server that runs (tray or "
         "'agentbar serve'); without one, runs the engine and the server until the window "
-        "closes.",
+        "closes (in a browser, when pywebview cannot open a window: until Ctrl-C).",
     )
     window.add_argument(
         "session_id",
@@ -127,7 +127,15 @@ def run(args: argparse.Namespace, settings: Settings, err: TextIO | None = None)
         except LookupError as exc:
             print(f"agentbar: {exc}", file=err)
             return 1
-        return show(server_pages(server), path, probe=probe, err=err)
+        try:
+            return show(server_pages(server), path, probe=probe, err=err)
+        except (ApiError, OSError) as exc:  # it stopped, or an agentbar without codes
+            print(
+                f"agentbar: the running agentbar (pid {server.pid}) gave no address to open "
+                f"({exc}); restart it (agentbar quit) and try again",
+                file=err,
+            )
+            return 1
     return serve_and_open(settings, args.session_id, probe=probe, err=err)
 
 
