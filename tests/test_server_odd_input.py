@@ -137,7 +137,7 @@ def home(tmp_path: Path) -> Home:
 @pytest.fixture
 def running(home: Home, tmp_path: Path) -> Iterator[Running]:
     """Every route live: tasks, search, a window opener (a valid request to open a window
-    gets a 202, not the 501 of a server without a display), and short body and header
+    gets a 202, not the 409 of a server without a display), and short body and header
     timeouts for the requests that promise more than they send."""
     limits = Limits(header_seconds=2.0, body_seconds=1.0)
     web = write_page(tmp_path / "web")

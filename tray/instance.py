@@ -51,7 +51,7 @@ def hand_over(
     except OSError as exc:
         print(f"agentbar: agentbar already runs (pid {pid}); asking it failed: {exc}", file=err)
         return 1
-    if status == 501:
+    if status in (409, 501):  # 501: an agentbar from before 409
         try:
             how = browser.open_this(server.open_url(seconds=MAX_SECONDS), int(MAX_SECONDS // 60))
         except (ApiError, OSError) as exc:

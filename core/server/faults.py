@@ -6,7 +6,8 @@ A flood of connections or of odd requests must not turn into megabytes of log. `
 is what the server's own code reports to; ``quiet_library_logs`` puts the same rule on what
 aiohttp and asyncio log (their "Error handling request" and accept errors carry a traceback
 each): the first of a kind is logged in one line with the exception's type and message, the
-rest are counted.
+rest are counted. A request aiohttp's parser refused (a bad request line, headers too long)
+was answered with a 4xx and is the client's doing: not logged at all.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from collections.abc import Callable
 
 REPEAT_SECONDS = 60.0
+MAX_DETAIL = 300  # characters of an exception's message kept in its one line
 LIBRARY_LOGGERS = (
     "aiohttp.server",
     "aiohttp.web",
@@ -70,12 +72,15 @@ class _OneLinePerFault(logging.Filter):
         if record.levelno < logging.WARNING:
             return True
         exc = record.exc_info[1] if record.exc_info else None
+        if _client_fault(exc):
+            return False  # a request the parser refused: answered with a 4xx, not our fault
         kind = f"{record.name}:{record.msg}:{type(exc).__name__ if exc else ''}"
         held = self.faults.allow(kind)
         if held is None:
             return False
         if exc is not None:
-            record.msg = f"{record.getMessage()}: {type(exc).__name__}: {exc}"
+            detail = " ".join(str(exc).split())[:MAX_DETAIL]
+            record.msg = f"{record.getMessage()}: {type(exc).__name__}: {detail}"
             record.args = None
             record.exc_info = None
             record.exc_text = None
@@ -84,6 +89,16 @@ class _OneLinePerFault(logging.Filter):
             record.msg = f"{record.getMessage()} ({held} more like it since the last line)"
             record.args = None
         return True
+
+
+def _client_fault(exc: BaseException | None) -> bool:
+    """An HTTP message aiohttp's parser refused with a 4xx (bad request line, headers too
+    long, ...): the client's fault, answered already."""
+    from aiohttp import http_exceptions  # noqa: PLC0415 - only when a fault is logged
+
+    if not isinstance(exc, http_exceptions.HttpProcessingError):
+        return False
+    return 400 <= (exc.code or 400) < 500
 
 
 _installed: list[_OneLinePerFault] = []

@@ -187,6 +187,7 @@ class LoopbackServer:
         finally:
             self._ready.set()
             with contextlib.suppress(Exception):
+                _cancel_the_rest(loop)
                 loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 
@@ -208,6 +209,16 @@ class LoopbackServer:
         finally:
             janitor.cancel()
             await runner.cleanup()
+
+
+def _cancel_the_rest(loop: asyncio.AbstractEventLoop) -> None:
+    """End the tasks still pending (connections the gate cut, a request that outlived the
+    shutdown) before the loop closes, rather than have each destroyed with a warning."""
+    pending = asyncio.all_tasks(loop)
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 @contextlib.contextmanager
