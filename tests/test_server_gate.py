@@ -257,7 +257,11 @@ def test_a_client_that_does_not_finish_its_headers_is_closed(home: Home):
         port = running.server.port
         with socket.create_connection(("127.0.0.1", port), timeout=10) as slow:
             slow.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1")  # and nothing more
-            assert slow.recv(1024) == b""  # closed by the server (recv would time out else)
+            try:
+                got = slow.recv(1024)
+            except ConnectionResetError:
+                got = b""  # cut: as closed as a FIN
+            assert got == b""  # closed by the server (recv would time out else)
         with socket.create_connection(("127.0.0.1", port), timeout=10) as idle:
             idle.sendall(
                 f"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
