@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             context = browser.new_context(viewport={"width": 1200, "height": 900})
             context.add_init_script(WATCH_LONG_TASKS)
             page = context.new_page()
-            page.goto(server.url)  # the token becomes a cookie
+            page.goto(server.open_url())  # the one-time code becomes a cookie
             page.wait_for_selector("#app[data-ready='true']", timeout=60_000)
             result["chromium"] = browser.version
             for label, (session_id, path) in sessions.items():

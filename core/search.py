@@ -19,12 +19,15 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from agentbar.core.model import Agent, SessionKey, iso
 from agentbar.core.records import AssistantText, Prompt, Record, ToolCall
+
+if TYPE_CHECKING:
+    from agentbar.core.replay.files import AgentRoots
 
 MAX_QUERY_CHARS = 500
 MAX_WORDS = 16
@@ -326,10 +329,13 @@ def snippet_segments(snippet: str) -> tuple[tuple[str, bool], ...]:
 
 
 class Searcher:
-    """Searches the index file through a read-only connection (one query at a time)."""
+    """Searches the index file through a read-only connection (one query at a time). With
+    ``roots``, a hit counts only if its file may be read under the replay's folder rule (its
+    real path inside an agent root): a transcript linked in from elsewhere is not searched."""
 
-    def __init__(self, index_path: Path) -> None:
+    def __init__(self, index_path: Path, *, roots: AgentRoots | None = None) -> None:
         self.path = index_path
+        self.roots = roots
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._counts: tuple[int, dict[SessionKey, dict[str, int]]] | None = None
@@ -362,7 +368,7 @@ class Searcher:
         sql = (
             "SELECT f.agent, f.session_id, f.thread, d.offset, d.kind, d.ts,"
             f" snippet(search_text, 0, '{MARK_START}', '{MARK_END}', '…', {SNIPPET_TOKENS}),"
-            " rank"
+            " rank, f.path"
             " FROM search_text JOIN search_docs d ON d.id = search_text.rowid"
             " JOIN search_files f ON f.id = d.file"
             " WHERE search_text MATCH ? AND search_text.rowid >= ?"
@@ -391,13 +397,19 @@ class Searcher:
                     args.append(str(agent))
                 if session_id is not None:
                     args.append(session_id)
-                args.append(limit)
+                # Room for the hits the folder rule drops.
+                args.append(limit if self.roots is None else limit * 4)
                 rows = conn.execute(sql, args).fetchall()
             except sqlite3.OperationalError as exc:
                 if "no such table" in str(exc) or "unable to open" in str(exc):
                     self._reset()
                     return []
                 raise
+        if self.roots is not None:
+            roots, readable = self.roots, dict[str, bool]()
+            for path in {row[8] for row in rows}:
+                readable[path] = roots.contains(path)
+            rows = [row for row in rows if readable[row[8]]][:limit]
         return [
             Hit(
                 key=SessionKey(Agent(row[0]), row[1]),

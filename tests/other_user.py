@@ -40,14 +40,26 @@ class OtherUser:
         """``argv`` as the other user, in a clean environment (no token, no bus, no display)."""
         env = {"PATH": "/usr/bin:/bin", "HOME": "/", "LANG": "C.UTF-8"}
         return subprocess.run(
-            # Found on the test's PATH: the clean one below lacks /usr/sbin, where it lives.
-            [shutil.which("runuser") or "runuser", "-u", self.name, "--", *argv],
+            [runuser(), "-u", self.name, "--", *argv],
             env=env,
             capture_output=True,
             text=True,
             timeout=timeout,
             input=input,
             check=False,
+        )
+
+    def start(self, source: str, *args: str) -> subprocess.Popen[str]:
+        """Start ``source`` with Debian's Python as the other user, in the background (its
+        standard streams are pipes); the caller ends it."""
+        env = {"PATH": "/usr/bin:/bin", "HOME": "/", "LANG": "C.UTF-8"}
+        return subprocess.Popen(
+            [runuser(), "-u", self.name, "--", PYTHON, "-I", "-c", source, *args],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
 
     def python(
@@ -61,6 +73,12 @@ class OtherUser:
 
     def can_list(self, path: Path) -> bool:
         return self.run("ls", str(path)).returncode == 0
+
+
+def runuser() -> str:
+    """runuser's full path: the other user's clean PATH has no sbin, and a child's PATH is
+    where its program is looked up."""
+    return shutil.which("runuser") or "/usr/sbin/runuser"
 
 
 def _ensure_user() -> OtherUser:

@@ -11,6 +11,7 @@ from typing import Any
 from replay_rig import Home
 
 from agentbar.core.engine import Engine
+from agentbar.core.launch.manager import TaskManager
 from agentbar.core.replay.files import AgentRoots
 from agentbar.core.search import Searcher
 from agentbar.core.server.runner import LoopbackServer
@@ -35,12 +36,16 @@ class Running:
 
 
 @contextmanager
-def serving(home: Home, **server_args: Any) -> Iterator[Running]:
+def serving(home: Home, *, with_tasks: bool = False, **server_args: Any) -> Iterator[Running]:
+    """``with_tasks``: a real task manager behind the task routes (none launched here)."""
     engine = home.caught_up()
+    roots = AgentRoots(home.settings.agent_roots)
+    tasks = TaskManager(home.settings, engine=engine) if with_tasks else None
     server = LoopbackServer(
         engine,
-        AgentRoots(home.settings.agent_roots),
-        searcher=Searcher(home.settings.index_path),
+        roots,
+        searcher=Searcher(home.settings.index_path, roots=roots),
+        tasks=tasks,
         **server_args,
     )
     server.start()
@@ -48,6 +53,8 @@ def serving(home: Home, **server_args: Any) -> Iterator[Running]:
         yield Running(home, engine, server)
     finally:
         server.stop()
+        if tasks is not None:
+            tasks.shutdown(keep=False)
         engine.stop()
         engine.index.close()
 

@@ -52,13 +52,14 @@ def test_serve_prints_its_url_first_and_the_url_works(sessions_env: dict[str, st
     try:
         assert server.stdout is not None
         first = server.stdout.readline().strip()
-        assert first.startswith("http://127.0.0.1:") and "/?token=" in first
-        token = first.split("token=", 1)[1]
+        assert first.startswith("http://127.0.0.1:") and "/?code=" in first
         origin = first.split("/?", 1)[0]
         info_path = tmp_path / "data" / "server.json"
         info = orjson.loads(info_path.read_bytes())
+        token = info["token"]
+        assert token not in first  # a one-time code, never the token
         assert info == {
-            "url": first,
+            "url": f"{origin}/",
             "port": int(origin.rsplit(":", 1)[1]),
             "token": token,
             "pid": server.pid,
@@ -67,6 +68,7 @@ def test_serve_prints_its_url_first_and_the_url_works(sessions_env: dict[str, st
         assert info_path.stat().st_mode & 0o777 == 0o600
         status, _ = get(first)
         assert status == 303  # into a cookie, out of the address bar
+        assert get(first)[0] == 403  # once
         status, body = get(f"{origin}/api/health", Authorization=f"Bearer {token}")
         assert status == 200 and orjson.loads(body)["ok"] is True
         for _ in range(100):  # the engine catches up after the URL is out
@@ -110,3 +112,55 @@ def test_export_in_each_format(sessions_env: dict[str, str], tmp_path: Path):
     assert missing.returncode == 1 and "no session 'ffff'" in missing.stderr
     ambiguous = agentbar(sessions_env, "export", "", "--format", "md")
     assert ambiguous.returncode == 1
+
+
+@pytest.mark.slow
+def test_a_flood_and_odd_requests_leave_serves_log_small(sessions_env: dict[str, str], tmp_path):
+    """What made ``serve.log`` grow 12 MB in 5 s: 2,000 idle connections (as many as the old
+    server could not even accept), then a few hundred odd requests. The server answers its owner
+    throughout, and what it wrote (standard error and ``agentbar.log``) stays a few lines, with
+    no traceback."""
+    import itertools
+    import random
+
+    from peer_scripts import FLOOD
+    from test_server_odd_input import odd_requests, status_of
+
+    stderr = tmp_path / "serve.err"
+    with stderr.open("wb") as sink:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "agentbar.tray", "serve", "--on-exit", "stop"],
+            env=sessions_env,
+            stdout=subprocess.PIPE,
+            stderr=sink,
+            text=True,
+        )
+    flood = None
+    try:
+        assert server.stdout is not None
+        origin = server.stdout.readline().split("/?", 1)[0]
+        port = int(origin.rsplit(":", 1)[1])
+        token = orjson.loads((tmp_path / "data" / "server.json").read_bytes())["token"]
+        flood = subprocess.Popen(
+            [sys.executable, "-I", "-c", FLOOD, str(port), "2000"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert flood.stdout is not None and flood.stdout.readline().startswith("ready")
+        for request in itertools.islice(odd_requests(port, token, random.Random(7)), 200):
+            status = status_of(port, request)
+            assert status is None or status < 500
+        assert get(f"{origin}/api/health", Authorization=f"Bearer {token}")[0] == 200
+    finally:
+        if flood is not None:
+            flood.kill()
+            flood.wait(10)
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    written = stderr.read_bytes()
+    log = tmp_path / "data" / "agentbar.log"
+    if log.exists():
+        written += log.read_bytes()
+    assert b"Traceback" not in written and b"Task was destroyed" not in written, written
+    assert len(written) < 5_000, written[-2000:]

@@ -16,6 +16,8 @@ from replay_rig import V21, Home, make_home
 from server_rig import serving, write_page
 from yarl import URL
 
+from agentbar.core.search import Searcher
+
 EVIL = "81000000-0000-4000-8000-000000000008"
 LINKED = "82000000-0000-4000-8000-000000000008"
 SCRIPT = "<script>alert(document.cookie)</script>"
@@ -78,36 +80,50 @@ def test_every_route_needs_the_right_token(home: Home, tmp_path: Path):
                         if "?" in route
                         else f"{base}{route}?token=nope",
                     )
-                    assert status == 403, route
-                # Every way of giving the right one works.
+                    assert status == 401, route  # a token in an address counts for nothing
+                # Every way of giving the right one works; in an address it never does.
                 for headers in (running.auth(), {"X-Agentbar-Token": running.token}):
                     assert (await status_of(anon, "GET", f"{base}/api/health", headers=headers))[
                         0
                     ] == 200
-                url = f"{base}/api/health?token={running.token}"
-                assert (await status_of(anon, "GET", url))[0] == 200
+                for route in ("/api/health", "/"):
+                    url = f"{base}{route}?token={running.token}"
+                    assert (await status_of(anon, "GET", url, allow_redirects=False))[0] == 401
 
         run(test)
 
 
-def test_a_page_load_with_the_token_sets_a_strict_cookie_and_drops_it_from_the_url(
+def test_a_page_load_with_a_code_sets_a_strict_port_bound_cookie_and_drops_the_code(
     home: Home, tmp_path: Path
 ):
     with serving(home, static=write_page(tmp_path / "web")) as running:
+        port = running.server.port
 
         async def test() -> None:
             jar = aiohttp.CookieJar(unsafe=True)  # cookies for an IP address
             async with aiohttp.ClientSession(cookie_jar=jar) as browser:
-                async with browser.get(running.server.url, allow_redirects=False) as r:
+                async with browser.get(running.server.open_url(), allow_redirects=False) as r:
                     assert r.status == 303 and r.headers["Location"] == "/"
                     cookie = r.headers["Set-Cookie"]
+                    assert cookie.startswith(f"agentbar_{port}=")
                     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
                     assert "Path=/" in cookie
+                    assert running.token not in cookie  # derived from it, not it
                 async with browser.get(
-                    f"{running.origin}/session/claude/x?token={running.token}&a=1",
-                    allow_redirects=False,
+                    running.server.open_url("/session/claude/x?a=1"), allow_redirects=False
                 ) as r:
                     assert r.headers["Location"] == "/session/claude/x?a=1"
+                # A spent code in a browser that holds the cookie just opens the page; without
+                # the cookie it opens nothing.
+                spent = running.server.open_url("/board")
+                async with browser.get(spent, allow_redirects=False) as r:
+                    assert r.status == 303
+                async with browser.get(spent, allow_redirects=False) as r:
+                    assert r.status == 303 and "Set-Cookie" not in r.headers
+                    assert r.headers["Location"] == "/board"
+                async with aiohttp.ClientSession() as stranger:
+                    status, body = await status_of(stranger, "GET", spent, allow_redirects=False)
+                    assert status == 403 and "bad_code" in body
                 # From now on the cookie alone opens the page, its files and the API.
                 for route in ("/", "/static/app.css", "/api/health", f"/api/sessions/{V21}"):
                     status, _ = await status_of(browser, "GET", running.origin + route)
@@ -243,8 +259,19 @@ def test_a_transcript_that_links_out_of_the_agent_root_is_not_read(home: Home):
                         assert "secret" not in body
                         continue
                     raise AssertionError((route, status, body[:300]))
+                # Search follows the same folder rule: the linked file's words are not found.
+                for query in ("secret", f"secret&session={LINKED}"):
+                    async with client.get(f"{running.origin}/api/search?q={query}") as r:
+                        assert r.status == 200 and (await r.json())["hits"] == []
 
         run(test)
+
+    # Without the rule the index does hold them (the test would pass for nothing otherwise).
+    unfiltered = Searcher(home.settings.index_path)
+    try:
+        assert [h.key.session_id for h in unfiltered.search("secret")] == [LINKED, LINKED]
+    finally:
+        unfiltered.close()
 
 
 def test_transcript_markup_is_served_as_json_data_only(home: Home):

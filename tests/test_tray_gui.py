@@ -347,7 +347,8 @@ def test_without_a_display_it_says_so_and_keeps_serving_and_notifying(tray: Tray
     second = tray.start(env=headless)
     _out, err = second.communicate(timeout=60)
     assert second.returncode == 0
-    assert "without a display; open http://127.0.0.1:" in err and "token=" not in err
+    assert "without a display; open http://127.0.0.1:" in err
+    assert "/?code=" in err and "token" not in err  # a one-time address, never the token
     status, _err = tray.stop()
     assert status == 0
 

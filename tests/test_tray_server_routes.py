@@ -100,7 +100,7 @@ def test_the_guard_applies(running: Running) -> None:
 def test_open_goes_to_the_opener_or_says_there_is_none(running: Running) -> None:
     link = running.server.context.window
     status, doc = call(running, "POST", "/api/window/open", {"path": "/"})
-    assert (status, doc["error"]["code"]) == (501, "no_window")
+    assert (status, doc["error"]["code"]) == (409, "no_window")
     opened: list[str] = []
     link.set_opener(opened.append)
     assert call(running, "GET", "/api/window")[1]["can_open"] is True

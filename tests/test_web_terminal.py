@@ -26,8 +26,9 @@ class Site:
         self.rig, self.server, self.manager = rig, server, server.tasks
 
     def url(self, path: str) -> str:
-        joiner = "&" if "?" in path else "?"
-        return f"{self.server.origin}{path}{joiner}token={self.server.token}"
+        """An address that opens ``path`` once (a one-time code the server trades for its
+        cookie)."""
+        return self.server.open_url(path)
 
 
 @pytest.fixture

@@ -117,9 +117,10 @@ class World:
         return self.server.token
 
     def url(self, path: str = "/") -> str:
-        """An address to open, with the token (the server moves it into a cookie)."""
-        joiner = "&" if "?" in path else "?"
-        return f"{self.origin}{path}{joiner}token={self.token}"
+        """An address that opens ``path`` once: a one-time code the server trades for its
+        cookie."""
+        assert self.server is not None
+        return self.server.open_url(path)
 
     def api(self, path: str) -> Any:
         import urllib.request

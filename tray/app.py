@@ -24,7 +24,6 @@ from agentbar.core.clock import SystemClock
 from agentbar.core.config import Settings
 from agentbar.core.launch.client import ApiError, Client, NoServer
 from agentbar.core.launch.manager import TaskManager, still_running
-from agentbar.core.server.address import for_stream
 from agentbar.core.server.runner import LoopbackServer, announced_server
 from agentbar.core.service import Service
 from agentbar.tray import autostart, host, instance, preferences, window
@@ -94,7 +93,11 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
     quit_app: _Quit,
 ) -> int:
     link = server.context.window
-    windows = WindowHost(server.port, server.token) if can_open else None
+    windows = (
+        WindowHost(lambda path, seconds: server.open_url(path, seconds=seconds), server.token)
+        if can_open
+        else None
+    )
     icon: TrayIcon | None = None
     if no_icon is None:
         try:
@@ -145,7 +148,7 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         if icon is None:
             print(
                 f"agentbar: {no_icon}; running the engine, notifications and the server at "
-                f"{for_stream(server.origin, server.token, err, str(settings.server_path))}",
+                f"{server.url} ('agentbar window' opens it)",
                 file=err,
                 flush=True,
             )

@@ -13,8 +13,8 @@ from typing import TextIO
 from agentbar.core.config import Settings
 from agentbar.core.launch.client import ApiError, Client
 from agentbar.core.lock import InstanceLock
-from agentbar.core.server.address import for_stream
-from agentbar.tray import window
+from agentbar.core.server.codes import MAX_SECONDS
+from agentbar.tray import browser, window
 
 LOCK_FILE = "tray.lock"
 WAIT_SECONDS = 20.0  # the first one may still be starting its server
@@ -51,13 +51,12 @@ def hand_over(
     except OSError as exc:
         print(f"agentbar: agentbar already runs (pid {pid}); asking it failed: {exc}", file=err)
         return 1
-    if status == 501:
-        address = for_stream(server.origin, server.token, err, str(settings.server_path))
-        print(
-            f"agentbar: agentbar already runs (pid {pid}) without a display; open "
-            f"{address} in a browser",
-            file=err,
-        )
+    if status in (409, 501):  # 501: an agentbar from before 409
+        try:
+            how = browser.open_this(server.open_url(seconds=MAX_SECONDS), int(MAX_SECONDS // 60))
+        except (ApiError, OSError) as exc:
+            how = f"it gave no address to open ({exc})"
+        print(f"agentbar: agentbar already runs (pid {pid}) without a display; {how}", file=err)
         return 0
     print(f"agentbar: agentbar already runs (pid {pid}); opened its window", file=err)
     return 0

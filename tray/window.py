@@ -1,13 +1,19 @@
-"""``agentbar window [SESSION_ID]``: the session window (board, replay, search), pywebview in a
-child process (this module's commands run on the main thread; the window owns the main thread
-of its own child, started with ``spawn``).
+"""``agentbar window [SESSION_ID]``: the session window (board, replay, search): pywebview in a
+child process when pywebview and one of its backends can be imported, else the user's default
+browser (this module's commands run on the main thread; the window owns the main thread of its
+own child, started with ``spawn``).
 
 If an agentbar server runs (``<data dir>/server.json`` names a live process that answers), the
-window opens on it; otherwise this process runs the engine, the server and a task manager
-itself, opens the window, and stops engine and server when the window closes (agents launched
-from the window run on). Closing the window never stops a server that
-runs elsewhere (the tray, ``agentbar serve``). The window opens the server's address with its
-token; the server moves the token into a cookie at once, so the page never holds it.
+page opens on it; otherwise this process runs the engine, the server and a task manager
+itself, and stops them when the window closes (or, in a browser, at Ctrl-C; agents launched
+from the page run on). Closing the window never stops a server that runs elsewhere (the tray,
+``agentbar serve``). Pages open with a one-time code the server trades for its cookie, never
+with the token; the window child gets the token (to report what it shows) through
+multiprocessing's pipe, not its arguments.
+
+The child checks its backend before anything else (GTK with WebKit2 or Qt WebEngine on Linux,
+Cocoa on macOS, EdgeChromium on Windows) and reports the one it found, or why none, on a pipe:
+the parent says in one line which it used.
 
 pywebview's ``evaluate_js`` wraps the script in ``eval``, which the pages' Content-Security-
 Policy (``script-src 'self'``) refuses; the window reads its page with ``run_js`` instead
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import importlib.util
 import json
 import logging
@@ -29,15 +36,17 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable
-from multiprocessing.connection import Connection
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from agentbar.core.config import Settings
 from agentbar.core.launch.client import ApiError, Client, NoServer, api_call
 from agentbar.core.launch.manager import TaskManager
+from agentbar.core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
 from agentbar.core.server.runner import announced_server
 from agentbar.core.service import Service
+from agentbar.tray.browser import by_hand, open_in_browser
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +57,23 @@ HEALTH_TIMEOUT = 3.0
 PROBE_SECONDS = 60.0
 TITLE_POLL_SECONDS = 1.0
 REPORT_SECONDS = 5.0  # a window says what it shows at least this often (windows.STALE_SECONDS)
+START_SECONDS = 60.0  # the child says which backend it found (or none) within this
+
+
+class Channel(Protocol):
+    """One end of a multiprocessing pipe (``Connection``; ``PipeConnection`` on Windows)."""
+
+    def send(self, obj: Any) -> None: ...
+
+    def recv(self) -> Any: ...
+
+    def poll(self, timeout: float | None = ...) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+# (path, seconds) -> an address that opens the page once, within that many seconds
+UrlFor = Callable[[str, float], str]
 
 # What the window tells its server every second: its page and whether it is in front.
 SHOWN_JS = """JSON.stringify({
@@ -74,7 +100,7 @@ def add_parser(commands: Any) -> None:
         help="open the session window (board, replay, search) on the running agentbar",
         description="Open agentbar's window. Uses the agentbar server that runs (tray or "
         "'agentbar serve'); without one, runs the engine and the server until the window "
-        "closes.",
+        "closes (in a browser, when pywebview cannot open a window: until Ctrl-C).",
     )
     window.add_argument(
         "session_id",
@@ -101,15 +127,74 @@ def run(args: argparse.Namespace, settings: Settings, err: TextIO | None = None)
         except LookupError as exc:
             print(f"agentbar: {exc}", file=err)
             return 1
-        return open_window(page_url(server.port, server.token, path), probe=probe)
+        try:
+            return show(server_pages(server), path, probe=probe, err=err)
+        except (ApiError, OSError) as exc:  # it stopped, or an agentbar without codes
+            print(
+                f"agentbar: the running agentbar (pid {server.pid}) gave no address to open "
+                f"({exc}); restart it (agentbar quit) and try again",
+                file=err,
+            )
+            return 1
     return serve_and_open(settings, args.session_id, probe=probe, err=err)
+
+
+@dataclass(frozen=True, slots=True)
+class Pages:
+    """One server's pages: how to make an address that opens one, and the token a window
+    reports to the server with."""
+
+    url_for: UrlFor
+    token: str
+
+
+def server_pages(server: Client) -> Pages:
+    return Pages(lambda path, seconds: server.open_url(path, seconds=seconds), server.token)
+
+
+def show(pages: Pages, path: str, *, probe: Path | None, err: TextIO, serving: bool = False) -> int:
+    """``path`` in a pywebview window, else in the default browser, else an address to open by
+    hand; one line says which. ``serving``: this process runs the server, so after a browser
+    opened the page it serves until Ctrl-C."""
+    reason = webview_problem()
+    if reason is None:
+        outcome = open_window(
+            pages.url_for(path, DEFAULT_SECONDS),
+            pages.token,
+            probe=probe,
+            on_open=lambda name: print(
+                f"agentbar: opened in pywebview ({name})", file=err, flush=True
+            ),
+        )
+        if outcome.backend is not None:
+            return outcome.status
+        reason = outcome.reason
+    if probe is not None:
+        print(f"agentbar: no window to probe ({reason})", file=err)
+        return 2
+    if open_in_browser(pages.url_for(path, DEFAULT_SECONDS)):
+        print(f"agentbar: opened in your browser ({reason})", file=err, flush=True)
+    else:
+        url = pages.url_for(path, MAX_SECONDS)
+        print(f"agentbar: {reason}; {by_hand(url, int(MAX_SECONDS // 60))}", file=err, flush=True)
+    if serving:
+        print("agentbar: serving it until you press Ctrl-C", file=err, flush=True)
+        _wait_for_interrupt()
+    return 0
+
+
+def _wait_for_interrupt() -> None:
+    stop = threading.Event()
+    with contextlib.suppress(KeyboardInterrupt):
+        while not stop.wait(0.5):
+            pass
 
 
 # -- can a window open here --------------------------------------------------------------------
 
 
 def display_problem(env: dict[str, str] | None = None, platform: str | None = None) -> str | None:
-    """Why no window can open here (one line), or None."""
+    """Why no window and no browser can open here (one line), or None."""
     env = dict(os.environ) if env is None else env
     platform = platform or sys.platform
     linux_like = platform.startswith("linux") or "bsd" in platform
@@ -118,23 +203,81 @@ def display_problem(env: dict[str, str] | None = None, platform: str | None = No
             "no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset); "
             "run 'agentbar serve' and open its address in a browser"
         )
-    if importlib.util.find_spec("webview") is None:
-        return "pywebview is not installed (pip install 'pywebview[gtk]')"
-    if (
-        platform.startswith("linux")
-        and gui_name(env) == "gtk"
-        and (importlib.util.find_spec("gi") is None)
-    ):
-        return "pywebview's GTK backend needs PyGObject (pip install 'PyGObject<3.51')"
     return None
 
 
-def gui_name(env: dict[str, str] | None = None) -> str | None:
+def webview_problem(find: Callable[[str], object] = importlib.util.find_spec) -> str | None:
+    """Why pywebview surely cannot open a window (cheap: nothing imported), or None: it may,
+    and the window's child finds out for sure (``webview_backend``)."""
+    if find("webview") is None:
+        return "pywebview not installed"
+    return None
+
+
+class NoBackend(Exception):
+    """pywebview cannot show a window here (the message says why, in a few words)."""
+
+
+def _gtk() -> None:
+    gi: Any = importlib.import_module("gi")
+    for version in ("4.1", "4.0"):  # WebKitGTK for GTK 3, as pywebview asks for it
+        try:
+            gi.require_version("WebKit2", version)
+            break
+        except ValueError:
+            continue
+    else:
+        raise NoBackend("no WebKit2 4.1 or 4.0")
+    gi.require_version("Gtk", "3.0")
+    importlib.import_module("gi.repository.Gtk")
+    importlib.import_module("gi.repository.WebKit2")
+
+
+def _qt() -> None:
+    importlib.import_module("qtpy")
+    importlib.import_module("qtpy.QtWebEngineWidgets")
+
+
+def _cocoa() -> None:
+    importlib.import_module("AppKit")
+    importlib.import_module("WebKit")
+
+
+def _edge() -> None:
+    importlib.import_module("clr")  # pythonnet: pywebview's way to WebView2
+
+
+BACKENDS: dict[str, list[tuple[str, str, Callable[[], None]]]] = {
+    "linux": [("gtk", "GTK", _gtk), ("qt", "Qt", _qt)],
+    "darwin": [("cocoa", "Cocoa", _cocoa)],
+    "win32": [("edgechromium", "EdgeChromium", _edge)],
+}
+
+
+def webview_backend(
+    env: dict[str, str] | None = None, platform: str | None = None
+) -> tuple[str, str]:
+    """pywebview's name for a backend that imports here, and the name to show; ``NoBackend``
+    when pywebview or every backend fails to import (``$PYWEBVIEW_GUI`` narrows the choice)."""
     env = dict(os.environ) if env is None else env
+    platform = platform or sys.platform
+    try:
+        importlib.import_module("webview")
+    except Exception as exc:  # ImportError, or a broken install failing its own way
+        raise NoBackend(f"pywebview cannot be imported: {exc}") from None
+    key = "linux" if platform.startswith("linux") or "bsd" in platform else platform
     chosen = env.get("PYWEBVIEW_GUI")
-    if chosen:
-        return chosen
-    return "gtk" if sys.platform.startswith("linux") else None
+    problems = []
+    for gui, name, check in BACKENDS.get(key, []):
+        if chosen and chosen != gui:
+            continue
+        try:
+            check()
+        except Exception as exc:  # ImportError, ValueError (gi's versions), a missing library
+            problems.append(f"{name}: {exc}")
+            continue
+        return gui, name
+    raise NoBackend(f"no pywebview backend ({'; '.join(problems) or 'none for ' + platform})")
 
 
 # -- finding the server ------------------------------------------------------------------------
@@ -170,10 +313,6 @@ def target_path(sessions: Callable[[], list[tuple[str, str]]], wanted: str | Non
     return f"/session/{urllib.parse.quote(agent)}/{urllib.parse.quote(session_id)}"
 
 
-def page_url(port: int, token: str, path: str = "/") -> str:
-    return f"http://127.0.0.1:{port}{path}?{urllib.parse.urlencode({'token': token})}"
-
-
 # -- running one ourselves ---------------------------------------------------------------------
 
 
@@ -203,7 +342,10 @@ def serve_and_open(
             except LookupError as exc:
                 print(f"agentbar: {exc}", file=err)
                 return 1
-            return open_window(page_url(server.port, server.token, path), probe=probe)
+            pages = Pages(
+                lambda page, seconds: server.open_url(page, seconds=seconds), server.token
+            )
+            return show(pages, path, probe=probe, err=err, serving=True)
     except OSError as exc:
         if listening:
             raise  # not the socket
@@ -217,44 +359,112 @@ def serve_and_open(
 # -- the window process ------------------------------------------------------------------------
 
 
-def open_window(url: str, *, probe: Path | None = None, title: str = TITLE) -> int:
-    """Show the window in a child process and wait until it is closed; its exit status."""
+@dataclass(frozen=True, slots=True)
+class WindowOutcome:
+    backend: str | None  # the backend the window opened with; None: it could not open
+    status: int = 0
+    reason: str = ""  # why it could not
+
+
+def open_window(
+    url: str,
+    token: str,
+    *,
+    probe: Path | None = None,
+    title: str = TITLE,
+    on_open: Callable[[str], None] | None = None,
+) -> WindowOutcome:
+    """Show the window in a child process and wait until it is closed; or, when the child finds
+    no backend, why not. ``on_open(backend)`` once the window is on its way."""
     context = multiprocessing.get_context("spawn")
+    reports, theirs = context.Pipe(duplex=False)
     child = context.Process(
         target=window_main,
-        args=(url, title, None if probe is None else str(probe)),
+        args=(url, title, None if probe is None else str(probe), None, token, theirs),
         name="agentbar-window",
     )
     child.start()
+    theirs.close()
     try:
+        kind, detail = first_report(reports, child)
+        if kind != "ok":
+            child.join(10)
+            return WindowOutcome(None, reason=detail)
+        if on_open is not None:
+            on_open(detail)
         child.join()
     except KeyboardInterrupt:
         child.terminate()
         child.join(5)
-        return 130
-    return child.exitcode or 0
+        return WindowOutcome("", 130)
+    finally:
+        reports.close()
+    return WindowOutcome(detail, child.exitcode or 0)
 
 
-def window_main(
-    url: str, title: str, probe: str | None, commands: Connection | None = None
+def first_report(reports: Channel, child: Any, timeout: float = START_SECONDS) -> tuple[str, str]:
+    """What the window's child says first: ``("ok", backend)`` or ``("none", why)``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if reports.poll(0.2):
+                report = reports.recv()
+                if (
+                    isinstance(report, tuple)
+                    and len(report) == 2
+                    and all(isinstance(part, str) for part in report)
+                ):
+                    return report[0], report[1]
+                return "none", "the window process said something odd"
+        except (EOFError, OSError):
+            break
+        if not child.is_alive() and not reports.poll(0):
+            break
+    child.join(1)
+    return "none", f"the window process ended at start (status {child.exitcode})"
+
+
+def window_main(  # noqa: PLR0917 - multiprocessing passes them in order
+    url: str,
+    title: str,
+    probe: str | None,
+    commands: Channel | None = None,
+    token: str = "",
+    reports: Channel | None = None,
 ) -> None:
     """The child's main thread: pywebview's loop until the window closes. ``commands`` (from
-    the tray) carries addresses to show in this window instead of opening another."""
+    the tray) carries addresses to show in this window instead of opening another;
+    ``reports`` hears which backend it uses, or why there is none, before anything shows."""
+    try:
+        chosen, name = webview_backend()
+    except NoBackend as exc:
+        _report(reports, ("none", str(exc)))
+        return
     import webview  # noqa: PLC0415  (the child alone needs the GUI toolkit)
 
+    _report(reports, ("ok", name))
+    gui: Any = chosen  # one of pywebview's literal names
     # The export buttons download (a save dialog); without this pywebview drops downloads.
     webview.settings["ALLOW_DOWNLOADS"] = True
     window = webview.create_window(
         title, url, width=SIZE[0], height=SIZE[1], min_size=MIN_SIZE, text_select=True
     )
-    gui: Any = gui_name()  # one of pywebview's names, or None: its own choice
-    webview.start(_on_start, (window, probe, url, commands), gui=gui, private_mode=True)
+    webview.start(_on_start, (window, probe, url, token, commands), gui=gui, private_mode=True)
 
 
-def _on_start(window: Any, probe: str | None, url: str, commands: Connection | None) -> None:
+def _report(reports: Channel | None, report: tuple[str, str]) -> None:
+    if reports is not None:
+        with contextlib.suppress(OSError):
+            reports.send(report)
+            reports.close()
+
+
+def _on_start(
+    window: Any, probe: str | None, url: str, token: str, commands: Channel | None
+) -> None:
     """pywebview's start function (a thread of its own, once the loop runs)."""
     follower = threading.Thread(
-        target=_follow_page, args=(window, url), name="agentbar-window-title", daemon=True
+        target=_follow_page, args=(window, url, token), name="agentbar-window-title", daemon=True
     )
     follower.start()
     if commands is not None:
@@ -269,7 +479,7 @@ def _on_start(window: Any, probe: str | None, url: str, commands: Connection | N
         _probe(window, Path(probe))
 
 
-def _follow_commands(window: Any, commands: Connection) -> None:
+def _follow_commands(window: Any, commands: Channel) -> None:
     """Addresses from the tray: show each in this window and bring it to the front. The
     tray closing its end (it quit) closes the window."""
     while True:
@@ -297,12 +507,12 @@ def page_state(window: Any) -> dict[str, Any] | None:
     return state if isinstance(state, dict) else None
 
 
-def _follow_page(window: Any, url: str) -> None:
+def _follow_page(window: Any, url: str, token: str) -> None:
     """The window's title follows the page's (it counts the sessions that need you), and the
     server hears which page the window shows and whether it is in front, so the tray does not
     notify about a session the user is looking at."""
     shown_title = None
-    report = _Reporter(url)
+    report = _Reporter(url, token)
     if not window.events.loaded.wait(PROBE_SECONDS):
         return
     while not window.events.closed.wait(TITLE_POLL_SECONDS):
@@ -324,10 +534,10 @@ class _Reporter:
     """Tells the window's server what it shows (``PUT /api/window/<id>``): on a change, and
     every few seconds so the server knows it still does."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, token: str) -> None:
         parts = urllib.parse.urlsplit(url)
         self.origin = f"{parts.scheme}://{parts.netloc}"
-        self.token = (urllib.parse.parse_qs(parts.query).get("token") or [""])[0]
+        self.token = token
         self.window = secrets.token_hex(8)
         self.last: tuple[str | None, bool] | None = None
         self.at = 0.0

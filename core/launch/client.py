@@ -26,7 +26,7 @@ from typing import Any
 from agentbar.core.config import Settings
 from agentbar.core.logs import SERVE_LOG
 from agentbar.core.privacy import open_private, private_dir, user_umask
-from agentbar.core.server.address import url_to_show
+from agentbar.core.server.codes import with_code
 
 START_TIMEOUT = 30.0
 
@@ -72,10 +72,16 @@ class Client:
     def port(self) -> int:
         return int(self.origin.rsplit(":", 1)[1])
 
-    @property
-    def url(self) -> str:
-        """The address to open in a browser, token included (as ``server.json`` says it)."""
-        return url_to_show(self.origin, self.token)
+    def open_url(self, path: str = "/", *, seconds: float | None = None) -> str:
+        """An address that opens ``path`` in a browser or a window once: a one-time code
+        asked of the server (``POST /api/codes``), never the token. ``ApiError``/``OSError``
+        when the server cannot give one."""
+        body = None if seconds is None else {"seconds": seconds}
+        doc = self.request("POST", "/api/codes", body, timeout=10.0)
+        code = doc["code"] if isinstance(doc, dict) else None
+        if not isinstance(code, str):
+            raise ApiError(502, "bad_reply", "the server gave no code")
+        return with_code(self.origin, path, code)
 
     def request(
         self, method: str, path: str, body: dict[str, Any] | None = None, *, timeout: float = 60.0

@@ -262,6 +262,14 @@ class AgentRoots:
             raise OutsideRoots(f"not a file: {path}")
         return real
 
+    def contains(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` may be read: ``resolve`` would take it."""
+        try:
+            self.resolve(path)
+        except (OutsideRoots, OSError, ValueError):
+            return False
+        return True
+
     def open(self, path: str | os.PathLike[str]) -> TranscriptFile:
         """Open a transcript for reading; raises ``OutsideRoots`` or ``OSError``."""
         real = self.resolve(path)

@@ -34,12 +34,16 @@ from agentbar.core.replay.model import MAIN_THREAD
 from agentbar.core.replay.pages import PAGE_ITEMS, NotFound, Replay
 from agentbar.core.search import DEFAULT_LIMIT, Searcher
 from agentbar.core.server import task_routes, window_routes
-from agentbar.core.server.replies import BadRequest, guarded, json_reply
+from agentbar.core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
+from agentbar.core.server.faults import quiet_library_logs
+from agentbar.core.server.gate import Gate, GatedSite
+from agentbar.core.server.replies import BadRequest, Refused, guarded, json_reply, read_object
 from agentbar.core.server.security import Guard, error
 from agentbar.core.server.windows import WindowLink
 
 __all__ = [
-    "CONTEXT", "Context", "Guard", "Sessions", "broadcast", "broadcast_task", "build_app", "web",
+    "CONTEXT", "Context", "Gate", "GatedSite", "Guard", "Sessions", "broadcast",
+    "broadcast_task", "build_app", "quiet_library_logs", "web",
 ]  # fmt: skip
 
 log = logging.getLogger(__name__)
@@ -83,8 +87,11 @@ class Context:
 CONTEXT = web.AppKey("context", Context)
 
 
-def build_app(ctx: Context) -> web.Application:
-    app = web.Application(middlewares=[ctx.guard.middleware], client_max_size=64 * 1024)
+def build_app(ctx: Context, gate: Gate | None = None) -> web.Application:
+    middlewares = [ctx.guard.middleware]
+    if gate is not None:  # counted before the guard; bodies read once the guard let them in
+        middlewares = [gate.middleware, ctx.guard.middleware, gate.read_body]
+    app = web.Application(middlewares=middlewares, client_max_size=64 * 1024)
     app[CONTEXT] = ctx
     app.on_response_prepare.append(ctx.guard.on_response_prepare)
     app.on_shutdown.append(_close_clients)
@@ -97,6 +104,7 @@ def build_app(ctx: Context) -> web.Application:
         web.get("/api/sessions/{session_id}/export", download),
         web.get("/api/search", search),
         web.get("/api/events", events),
+        web.post("/api/codes", new_code),
     ]
     routes += task_routes.routes(_ctx)
     routes.append(web.get("/terminal/{task_id}", terminal_page))
@@ -120,13 +128,22 @@ async def _in_thread(func: Callable[[], T]) -> T:
 # -- parameters --------------------------------------------------------------------------------
 
 
+def _digits(text: str) -> int | None:
+    """``text`` as a number if it is up to 16 ASCII digits (``str.isdigit`` also takes "²"
+    and "١", which ``int`` refuses or reads)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 16:
+        return None
+    return int(text)
+
+
 def _int_param(request: web.Request, name: str, default: int | None = None) -> int | None:
     raw = request.query.get(name)
     if raw is None or raw == "":
         return default
-    if not raw.isdigit() or len(raw) > 16 or int(raw) > MAX_OFFSET:
+    value = _digits(raw)
+    if value is None or value > MAX_OFFSET:
         raise BadRequest(f"{name} must be a non-negative integer")
-    return int(raw)
+    return value
 
 
 def _agent_param(request: web.Request) -> Agent | None:
@@ -199,6 +216,24 @@ async def health(request: web.Request) -> web.Response:
 
 
 @guarded
+async def new_code(request: web.Request) -> web.Response:
+    """A one-time code to open a page with (``/?code=CODE``): for clients that hold the token
+    (the tray, ``agentbar window``, the CLI), not for pages (they have the cookie already)."""
+    if not _ctx(request).guard.by_token(request):
+        raise Refused(403, "token_required", "only a client holding the token may ask for codes")
+    body = await read_object(request)
+    seconds = body.get("seconds", DEFAULT_SECONDS)
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not 1 <= seconds <= MAX_SECONDS
+    ):
+        raise BadRequest(f"seconds must be a number from 1 to {int(MAX_SECONDS)}")
+    code = _ctx(request).guard.codes.issue(float(seconds))
+    return json_reply({"code": code, "seconds": seconds}, status=201)
+
+
+@guarded
 async def sessions(request: web.Request) -> web.Response:
     ctx = _ctx(request)
     show_all = request.query.get("all") in ("1", "true", "yes")
@@ -245,10 +280,10 @@ async def item(request: web.Request) -> web.Response:
     ctx = _ctx(request)
     snap = _find(request)
     thread = _thread_param(request)
-    offset_text, index_text = request.match_info["offset"], request.match_info["index"]
-    if not (offset_text.isdigit() and index_text.isdigit()) or len(offset_text) > 16:
+    offset = _digits(request.match_info["offset"])
+    index = _digits(request.match_info["index"])
+    if offset is None or index is None:
         raise NotFound("no such item")
-    offset, index = int(offset_text), int(index_text)
     found = await _in_thread(lambda: ctx.replay.item(snap, thread, offset, index))
     return json_reply({"thread": thread, "item": found.to_json()})
 

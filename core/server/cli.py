@@ -1,8 +1,8 @@
 """``agentbar serve`` and ``agentbar export`` (main thread; the server runs on its own thread).
 
-``serve`` prints the URL it serves, token included, as its first line (on its own output, for
-the person or script that started it; a detached one prints nothing), then runs the engine and
-the server until interrupted; ``<data dir>/server.json`` (0600) says where it is meanwhile.
+``serve`` prints an address that opens the web UI as its first line (a one-time code in it,
+good for ``MAX_SECONDS``; never the token; a detached one prints nothing), then runs the
+engine and the server until interrupted; ``<data dir>/server.json`` (0600) says where it is meanwhile.
 ``export`` writes one session as Markdown, JSON or HTML to a file or standard output; the
 session is named by its id or a unique prefix of it, in either agent.
 """
@@ -23,7 +23,7 @@ from agentbar.core.privacy import open_private
 from agentbar.core.replay.export import Format, Options, export
 from agentbar.core.replay.files import AgentRoots
 from agentbar.core.replay.pages import NotFound, Replay
-from agentbar.core.server.address import url_to_show
+from agentbar.core.server.codes import MAX_SECONDS
 from agentbar.core.server.runner import announced_server
 from agentbar.core.service import Service
 
@@ -88,8 +88,8 @@ def serve(
         signal.signal(signum, lambda *_: finished.set())
     try:
         with announced_server(service, settings, port=port, tasks=tasks, quit=quit_with) as server:
-            if not detached:
-                out.write(url_to_show(server.origin, server.token) + "\n")
+            if not detached:  # no person reads a detached serve's output
+                out.write(server.open_url(seconds=MAX_SECONDS) + "\n")
                 out.flush()
             service.start()
             tasks.start()

@@ -20,6 +20,7 @@ import logging
 import os
 import secrets
 import socket
+import sys
 import threading
 import types
 from collections.abc import Callable, Iterator
@@ -35,18 +36,22 @@ from agentbar.core.privacy import write_private
 from agentbar.core.replay.files import AgentRoots
 from agentbar.core.replay.pages import Replay
 from agentbar.core.search import Searcher
-from agentbar.core.server.address import url_to_show
+from agentbar.core.server import peers as peer_owners
+from agentbar.core.server.codes import DEFAULT_SECONDS, with_code
 from agentbar.core.service import Service
 
 if TYPE_CHECKING:
     from agentbar.core.launch.manager import TaskManager
     from agentbar.core.launch.task import TaskInfo
     from agentbar.core.server.app import Sessions
+    from agentbar.core.server.gate import Limits
+    from agentbar.core.server.peers import PeerOwners
 
 log = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
 SERVER_FILE = "server.json"
+WANTED_FILES = 8192  # open files the server asks for: its connection caps need headroom
 
 
 def _app_module() -> types.ModuleType:
@@ -69,22 +74,24 @@ class LoopbackServer:
         *,
         searcher: Searcher | None = None,
         port: int = 0,
-        token: str | None = None,
         static: Path | None = None,
         tasks: TaskManager | None = None,
         quit: Callable[[str], None] | None = None,
+        peers: PeerOwners | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.engine = engine
         self.tasks = tasks
         self.roots = roots
         self.searcher = searcher
-        self.token = token or secrets.token_urlsafe(32)
+        self.token = secrets.token_urlsafe(32)  # new at every start, never read back
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((HOST, port))  # raises OSError when the port is taken
         self.port: int = self._sock.getsockname()[1]
         self._app = _app_module()
         self.guard = self._app.Guard(self.port, self.token)
+        self.gate = self._app.Gate(peers or peer_owners.for_platform(), limits)
         self.context = self._app.Context(
             engine=engine,
             replay=Replay(roots),
@@ -108,8 +115,13 @@ class LoopbackServer:
 
     @property
     def url(self) -> str:
-        """The address to open, token included (the page moves it into a cookie)."""
-        return url_to_show(self.origin, self.token)
+        """The server's address (no secret in it: ``open_url`` makes one that opens)."""
+        return f"{self.origin}/"
+
+    def open_url(self, path: str = "/", *, seconds: float = DEFAULT_SECONDS) -> str:
+        """An address that opens ``path`` once, within ``seconds``: a one-time code the first
+        page load trades for the cookie."""
+        return with_code(self.origin, path, self.guard.codes.issue(seconds))
 
     def info(self) -> dict[str, Any]:
         return {
@@ -121,6 +133,8 @@ class LoopbackServer:
         }
 
     def start(self, timeout: float = 10.0) -> str:
+        raise_file_limit(WANTED_FILES)
+        self._app.quiet_library_logs()
         self._thread = threading.Thread(target=self._run, name="agentbar-server", daemon=True)
         self._thread.start()
         if not self._ready.wait(timeout):
@@ -146,6 +160,7 @@ class LoopbackServer:
             self._thread.join(timeout)
         with contextlib.suppress(OSError):
             self._sock.close()
+        self.gate.peers.close()
 
     def _on_change(self, change: StateChange) -> None:
         """On the engine thread: hand the change to the server's loop, nothing more."""
@@ -173,21 +188,38 @@ class LoopbackServer:
         finally:
             self._ready.set()
             with contextlib.suppress(Exception):
+                _cancel_the_rest(loop)
                 loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 
     async def _serve(self) -> None:
         self._stopped = asyncio.Event()
         web = self._app.web
-        runner = web.AppRunner(self._app.build_app(self.context), access_log=None)
+        runner = web.AppRunner(
+            self._app.build_app(self.context, self.gate),
+            access_log=None,
+            keepalive_timeout=self.gate.limits.idle_seconds,
+        )
         await runner.setup()
-        site = web.SockSite(runner, self._sock)
+        site = self._app.GatedSite(runner, self._sock, self.gate)
         await site.start()
+        janitor = asyncio.create_task(self.gate.janitor())
         self._ready.set()
         try:
             await self._stopped.wait()
         finally:
+            janitor.cancel()
             await runner.cleanup()
+
+
+def _cancel_the_rest(loop: asyncio.AbstractEventLoop) -> None:
+    """End the tasks still pending (connections the gate cut, a request that outlived the
+    shutdown) before the loop closes, rather than have each destroyed with a warning."""
+    pending = asyncio.all_tasks(loop)
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 @contextlib.contextmanager
@@ -203,10 +235,11 @@ def announced_server(
     process), announced in ``server.json`` while it runs, stopped and unannounced after.
     ``quit(choice)`` is what ``POST /api/quit`` calls. Raises ``OSError`` when ``port`` is
     taken."""
+    roots = AgentRoots(settings.agent_roots)
     server = LoopbackServer(
         service.engine,
-        AgentRoots(settings.agent_roots),
-        searcher=Searcher(settings.index_path),
+        roots,
+        searcher=Searcher(settings.index_path, roots=roots),
         port=port,
         tasks=tasks,
         quit=quit,
@@ -220,6 +253,27 @@ def announced_server(
         server.stop()
         if server.searcher is not None:
             server.searcher.close()
+
+
+if sys.platform == "win32":
+
+    def raise_file_limit(wanted: int) -> None:
+        """Windows has no such limit on sockets."""
+
+else:
+
+    def raise_file_limit(wanted: int) -> None:
+        """Let this process hold ``wanted`` open files if the hard limit allows (the server's
+        caps count on it; a default soft limit of 1,024 is less than its connection cap)."""
+        import resource  # noqa: PLC0415 - not on Windows
+
+        try:
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+            if soft != resource.RLIM_INFINITY and soft < target:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            log.info("cannot raise the open-file limit")
 
 
 def write_server_file(path: Path, info: dict[str, Any]) -> None:

@@ -3,7 +3,7 @@ the running one to open its window (server thread; the opener only queues the re
 
 - ``GET /api/window``: ``{"windows": [{"window", "path", "focused"}], "can_open": bool}``
 - ``PUT /api/window/{window}`` with ``{"path": "/session/claude/ID" | null, "focused": bool}``
-- ``POST /api/window/open`` with ``{"path": "/"}``: 202 when a window will open, 501 when this
+- ``POST /api/window/open`` with ``{"path": "/"}``: 202 when a window will open, 409 when this
   server has no display to open one on.
 
 Both writes pass the guard like every other request (token, Host, and our own ``Origin``).
@@ -69,5 +69,5 @@ async def open_window(request: web.Request) -> web.Response:
     except ValueError as exc:
         return error(400, "bad_request", str(exc))
     if not opened:
-        return error(501, "no_window", "this agentbar has no display to open a window on")
+        return error(409, "no_window", "this agentbar has no display to open a window on")
     return web.json_response({"ok": True, "path": path}, status=202)

@@ -43,9 +43,9 @@ class App {
     } catch (err) {
       if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
         this.main.replaceChildren(h('section', { class: 'notice' },
-          h('h1', null, 'This page needs its token'),
-          h('p', null, 'Open the address that agentbar printed (it ends in ?token=…), or run ',
-            h('code', null, 'agentbar window'), '.')));
+          h('h1', null, 'This page needs a fresh address'),
+          h('p', null, 'Run ', h('code', null, 'agentbar window'),
+            ' (or the tray\'s Open window): it opens this page with a one-time code.')));
       }
     }
   }
