@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 WATCHER = "org.kde.StatusNotifierWatcher"
 SNI = "sni"
 XEMBED = "xembed"
-PYSTRAY = "pystray"
 MEANWHILE = "notifications and 'agentbar window' work meanwhile"
 
 

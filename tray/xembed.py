@@ -67,7 +67,7 @@ class XEmbedIcon:
     def start(self) -> bool:
         """Open the display, make the icon's window and ask the tray to dock it (if one runs):
         True when a tray was asked. ``NoDisplay`` when the display cannot be opened."""
-        from Xlib import X, error  # noqa: PLC0415  (Linux X11 only)
+        from Xlib import X, Xutil, error  # noqa: PLC0415  (Linux X11 only)
         from Xlib import display as xdisplay  # noqa: PLC0415
 
         try:
@@ -88,6 +88,11 @@ class XEmbedIcon:
             event_mask=X.ButtonPressMask | X.ExposureMask | X.StructureNotifyMask,
         )  # fmt: skip
         self.win.set_wm_class(NAME, NAME)
+        # A tray sizes its socket from these (trayer gave a window without them 1 px).
+        self.win.set_wm_normal_hints(
+            flags=Xutil.PMinSize | Xutil.PBaseSize, min_width=SIZE, min_height=SIZE,
+            base_width=SIZE, base_height=SIZE,
+        )  # fmt: skip
         self.win.set_wm_name(self.view.tooltip)
         xembed_info = atom("_XEMBED_INFO")
         self.win.change_property(xembed_info, xembed_info, 32, [0, 1])  # version 0, mapped
