@@ -208,7 +208,9 @@ class Desktop:
         """The host's bar window (of the host ``pid``, if given), once it is shown."""
         found = self.run("xdotool", "search", "--onlyvisible", "--classname", "gtk-sni-tray")
         for window in found.stdout.split():
-            if pid is not None and self.run("xdotool", "getwindowpid", window).stdout.strip() != str(pid):
+            if pid is not None and self.run(
+                "xdotool", "getwindowpid", window
+            ).stdout.strip() != str(pid):
                 continue
             x, y, w, h = self.geometry(window)
             if (w, h) == (SCREEN[0], SNI_BAR) and y == SCREEN[1] - SNI_BAR:

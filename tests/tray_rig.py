@@ -170,6 +170,26 @@ class Tray:
             write_lines(path, [t.prompt("Clean the build"), t.bash(command)])
         self._registry(session_id, project, "waiting")
 
+    def start_running(self, session_id: str, project: str) -> None:
+        """A live Claude session at work (its registry says busy)."""
+        path = (
+            self.home / ".claude" / "projects" / project.replace("/", "-") / f"{session_id}.jsonl"
+        )
+        t = self.transcripts[session_id] = ClaudeTranscript(session_id, project, start=time.time())
+        self.pids[session_id] = self._agent()
+        self.started[session_id] = time.time()
+        write_lines(path, [t.prompt("Write the docs")])
+        self._registry(session_id, project, "busy")
+
+    def finish_turn(self, session_id: str, project: str) -> None:
+        """The session's turn ends: its answer, the turn's end, and its registry says idle."""
+        path = (
+            self.home / ".claude" / "projects" / project.replace("/", "-") / f"{session_id}.jsonl"
+        )
+        t = self.transcripts[session_id]
+        write_lines(path, [t.text("Done."), t.turn_duration()])
+        self._registry(session_id, project, "idle")
+
     def _agent(self) -> int:
         agent = subprocess.Popen(["sleep", "600"])
         self.agents.append(agent)
@@ -368,5 +388,3 @@ def colour_count(image: Image.Image, colour: tuple[int, ...], tolerance: int = 2
         and abs(data[i + 1] - g0) <= tolerance
         and abs(data[i + 2] - b0) <= tolerance
     )
-
-

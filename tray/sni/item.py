@@ -51,7 +51,6 @@ class StatusNotifierItem(ServiceInterface):
                 self.NewStatus(status_of(view.badge))
         if view.tooltip != shown.tooltip:
             self.NewToolTip()
-            self.NewTitle()
 
     def _pixmaps(self) -> list[Any]:
         return [p.as_dbus() for p in pixmaps(self.view.badge)]
@@ -68,7 +67,7 @@ class StatusNotifierItem(ServiceInterface):
 
     @dbus_property(access=PropertyAccess.READ)
     def Title(self) -> Str:
-        return self.view.tooltip
+        return NAME  # the application's name; what it has to say is in the tooltip
 
     @dbus_property(access=PropertyAccess.READ)
     def Status(self) -> Str:

@@ -20,6 +20,8 @@ log = logging.getLogger(__name__)
 
 WATCHER = "org.kde.StatusNotifierWatcher"
 WATCHER_PATH = "/StatusNotifierWatcher"
+RETRIES = 25
+RETRY_SECONDS = 0.2
 
 
 class WatcherLink:
@@ -38,7 +40,7 @@ class WatcherLink:
             await self.register()
         return self.registered
 
-    async def register(self) -> None:
+    async def register(self, *, quiet: bool = False) -> None:
         reply = await self.bus.call(
             Message(
                 destination=WATCHER,
@@ -51,7 +53,7 @@ class WatcherLink:
         )
         if reply.message_type is MessageType.ERROR:
             self.registered = False
-            log.warning("the StatusNotifierWatcher refused the icon: %s %s", reply.error_name,
+            (log.debug if quiet else log.warning)("the StatusNotifierWatcher refused the icon: %s %s", reply.error_name,
                         reply.body)  # fmt: skip
             return
         self.registered = True
@@ -76,7 +78,13 @@ class WatcherLink:
 
     async def _appeared(self) -> None:
         again = self.registrations > 0
-        await self.register()
+        # A watcher may own its name a moment before it serves its object (the Haskell one
+        # does: UnknownObject): try again for a few seconds.
+        for attempt in range(RETRIES):
+            await self.register(quiet=attempt < RETRIES - 1)
+            if self.registered:
+                break
+            await asyncio.sleep(RETRY_SECONDS)
         if self.registered:
             self.say(
                 "the system tray restarted (a new StatusNotifierWatcher); the icon is back in it"
