@@ -186,6 +186,10 @@ class Desktop:
             raise RuntimeError(f"import failed: {done.stderr}")
         return path
 
+    def start_trayer(self) -> None:
+        """trayer, the XEmbed system tray (for a desktop started without one)."""
+        _start_trayer(self)
+
     # -- the StatusNotifier host --------------------------------------------------------------
 
     def start_sni_watcher(self) -> subprocess.Popen[bytes]:
@@ -212,7 +216,7 @@ class Desktop:
                 "xdotool", "getwindowpid", window
             ).stdout.strip() != str(pid):
                 continue
-            x, y, w, h = self.geometry(window)
+            _x, y, w, h = self.geometry(window)
             if (w, h) == (SCREEN[0], SNI_BAR) and y == SCREEN[1] - SNI_BAR:
                 return window
         return None
@@ -221,7 +225,7 @@ class Desktop:
         """A menu the host popped up (a viewable window of the host other than its bar)."""
         found = self.run("xdotool", "search", "--onlyvisible", "--classname", "gtk-sni-tray")
         for window in found.stdout.split():
-            x, y, w, h = self.geometry(window)
+            _x, _y, w, h = self.geometry(window)
             if w > 60 and h > 30 and (w, h) != (SCREEN[0], SNI_BAR):
                 return window
         return None
@@ -379,7 +383,7 @@ def _start_trayer(desktop: Desktop) -> None:
 
     wait_until("trayer to own the system tray", owned)
     # It takes the selection before its panel is up; a dock request sent in between can be lost
-    # (pystray's xorg backend asks once). Wait for the panel to show.
+    # (an icon that asks once would miss it). Wait for the panel to show.
     wait_until(
         "trayer's panel to show",
         lambda: "IsViewable" in desktop.run("xwininfo", "-name", "panel").stdout,

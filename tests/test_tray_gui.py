@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from desktop import Desktop, wait_until
-from tray_rig import A, B, Tray, colour_count, tray, tray_on  # noqa: F401  (the fixture)
+from tray_rig import A, B, Tray, colour_count, tray_on
 
 from agentbar.tray import badge
 
@@ -138,9 +138,7 @@ def test_no_bus_and_no_tray_yet_one_line_then_the_icon_docks_when_a_tray_starts(
             "$XDG_RUNTIME_DIR/bus is absent), and no XEmbed tray on the display yet; the icon "
             "appears once one starts, notifications and 'agentbar window' work meanwhile"
         )
-        from desktop import _start_trayer
-
-        _start_trayer(bare_desktop)
+        bare_desktop.start_trayer()
         t.icon()
         t.wait_said("agentbar: a system tray started (XEmbed); the icon is in it now")
         status, err = t.stop()

@@ -11,14 +11,13 @@ them; and a host that starts after agentbar, or restarts, gets the icon back."""
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import sni_client
 from desktop import Desktop, wait_until
-from tray_rig import A, B, Tray, colour_count, tray, tray_on  # noqa: F401  (the fixture)
+from tray_rig import A, B, Tray, colour_count, tray_on
 
 from agentbar.tray import badge
 
@@ -333,7 +332,8 @@ def test_a_host_that_starts_after_agentbar_and_restarts(
         watcher = bare_desktop.start_sni_watcher()
         host = bare_desktop.start_sni_host()
         t.wait_said(
-            "agentbar: the system tray restarted (a new StatusNotifierWatcher); the icon is back in it"
+            "agentbar: the system tray restarted (a new StatusNotifierWatcher); the icon is back "
+            "in it"
         )
         t.sni_service()
         t.start_waiting(C, "/work/again")

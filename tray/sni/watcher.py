@@ -53,8 +53,8 @@ class WatcherLink:
         )
         if reply.message_type is MessageType.ERROR:
             self.registered = False
-            (log.debug if quiet else log.warning)("the StatusNotifierWatcher refused the icon: %s %s", reply.error_name,
-                        reply.body)  # fmt: skip
+            say = log.debug if quiet else log.warning
+            say("the StatusNotifierWatcher refused the icon: %s %s", reply.error_name, reply.body)
             return
         self.registered = True
         self.registrations += 1
