@@ -31,6 +31,7 @@ from agentbar.tray import autostart, host, instance, preferences, window
 from agentbar.tray.actions import KEEP_TASKS, OPEN, STOP_TASKS, Action
 from agentbar.tray.icons import Icon, NoIcon, open_icon
 from agentbar.tray.launched import LaunchedAgents
+from agentbar.tray.memory import Trimmer
 from agentbar.tray.notify import Notifier, make_notifier
 from agentbar.tray.pause import FILE_NAME as PAUSE_FILE
 from agentbar.tray.pause import PauseStore
@@ -140,10 +141,12 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         icon.on_action = worker.post
     if windows is not None:
         link.set_opener(lambda path: worker.post(Action(OPEN, path)))
+    trimmer = Trimmer(service.engine.ready)
     try:
         service.start()
         tasks.start()  # takes back the agents an earlier agentbar kept running
         worker.start()
+        trimmer.start()
         if icon is None:
             print(
                 f"agentbar: {no_icon}; running the engine, notifications and the server at "
@@ -162,6 +165,7 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
                 )
             _run_icon(icon, quit_app)
     finally:
+        trimmer.stop()
         link.set_opener(None)
         worker.stop()
         if windows is not None:
