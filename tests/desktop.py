@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,6 +98,26 @@ class Desktop:
             f"string:{name}",
         )
         return done.returncode == 0 and "boolean true" in done.stdout
+
+    @contextlib.contextmanager
+    def monitor(self, rule: str) -> Iterator[Callable[[], str]]:
+        """``dbus-monitor`` on the bus with ``rule``; yields what it printed so far."""
+        out = (self.root / f"monitor-{time.monotonic_ns()}.txt").open("w+")
+        proc = subprocess.Popen(
+            ["dbus-monitor", "--session", rule], env=self.env, stdout=out, stderr=subprocess.DEVNULL
+        )
+        time.sleep(0.3)  # its match rule in place
+
+        def seen() -> str:
+            out.flush()
+            return Path(out.name).read_text()
+
+        try:
+            yield seen
+        finally:
+            proc.terminate()
+            proc.wait(5)
+            out.close()
 
     def notifications(self) -> list[dict[str, str]]:
         """What dunst showed since the last ``clear_notifications``, oldest first: summary,
@@ -186,9 +207,10 @@ class Desktop:
             raise RuntimeError(f"import failed: {done.stderr}")
         return path
 
-    def start_trayer(self) -> None:
+    def start_trayer(self) -> subprocess.Popen[bytes]:
         """trayer, the XEmbed system tray (for a desktop started without one)."""
         _start_trayer(self)
+        return self.procs[-1]
 
     # -- the StatusNotifier host --------------------------------------------------------------
 

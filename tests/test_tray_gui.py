@@ -125,7 +125,7 @@ def test_without_a_session_bus_the_xembed_icon_still_docks(tray: Tray, artifacts
     assert "Traceback" not in err
 
 
-def test_no_bus_and_no_tray_yet_one_line_then_the_icon_docks_when_a_tray_starts(
+def test_no_bus_and_no_tray_yet_one_line_then_the_icon_docks_when_a_tray_starts_and_restarts(
     bare_desktop: Desktop, tmp_path: Path
 ) -> None:
     with tray_on(bare_desktop, tmp_path) as t:
@@ -138,9 +138,17 @@ def test_no_bus_and_no_tray_yet_one_line_then_the_icon_docks_when_a_tray_starts(
             "$XDG_RUNTIME_DIR/bus is absent), and no XEmbed tray on the display yet; the icon "
             "appears once one starts, notifications and 'agentbar window' work meanwhile"
         )
-        bare_desktop.start_trayer()
+        trayer = bare_desktop.start_trayer()
         t.icon()
         t.wait_said("agentbar: a system tray started (XEmbed); the icon is in it now")
+        # The tray restarts: the icon docks in the new one.
+        bare_desktop.stop(trayer)
+        wait_until("the icon to leave the tray", lambda: not t.desktop.docked_icon("agentbar"))
+        bare_desktop.start_trayer()
+        t.icon()
+        t.wait_said("agentbar: the system tray restarted (XEmbed); the icon is back in it")
+        t.click_icon()
+        t.wait_window_on("/")
         status, err = t.stop()
         assert status == 0, err
         assert "Traceback" not in err

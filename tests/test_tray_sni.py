@@ -2,7 +2,8 @@
 ``gtk-sni-tray-standalone`` (a GTK bar that draws the item's pixmaps and pops its
 com.canonical.dbusmenu menu as a GTK menu through libdbusmenu-gtk3) on the private desktop,
 with no GTK in agentbar. The icon registers and shows in the host's bar, its badge pixels
-follow a session that starts waiting, notifications still reach dunst; a left click opens the
+follow a session that starts waiting (and the item signals it), notifications still reach
+dunst, all with no PyGObject importable at all; a left click opens the
 window and the menu's entries work when clicked in the host's menu; every other entry (launched
 agents' Approve, Deny, Open terminal and Stop; Pause's choices and Resume; sessions running and
 finished) works through dbusmenu ``Event`` calls from a separate D-Bus client, as a host sends
@@ -46,7 +47,11 @@ def badge_in_bar(tray: Tray, path: Path, colour: tuple[int, ...], least: int) ->
 def test_the_icon_docks_in_the_host_and_its_badge_follows_a_waiting_session(
     tray: Tray, sni_host: object, artifacts: Path
 ) -> None:
-    tray.run_tray()
+    # No PyGObject at all: a "gi" that cannot be imported comes first on the path.
+    blocked = tray.root / "no-gi" / "gi"
+    blocked.mkdir(parents=True)
+    (blocked / "__init__.py").write_text('raise ImportError("no PyGObject here")\n')
+    tray.run_tray(env=dict(tray.env, PYTHONPATH=str(blocked.parent)))
     tray.wait_ready()
     service = tray.sni_service()
     props = tray.sni_props()
@@ -68,7 +73,11 @@ def test_the_icon_docks_in_the_host_and_its_badge_follows_a_waiting_session(
     assert colour_count(calm, badge.NEEDS) == 0
     assert tray.desktop.docked_icon("agentbar") is None  # in the host, not in trayer
 
-    tray.start_waiting(A, "/work/live")
+    with tray.desktop.monitor(f"type='signal',sender='{service.split('/')[0]}'") as signals:
+        tray.start_waiting(A, "/work/live")
+        wait_until("the signals", lambda: "member=NewStatus" in signals())
+        wait_until("the tooltip's", lambda: "member=NewToolTip" in signals())
+        assert "member=NewIcon" in signals() and '"NeedsAttention"' in signals()
     wait_until(
         "the badge in the host",
         lambda: badge_in_bar(tray, artifacts / "sni-needs.png", badge.NEEDS, 100),
@@ -171,7 +180,10 @@ def test_every_entry_works_over_dbusmenu(tray: Tray, sni_host: object) -> None:
     tray.wait_window_on("/")
 
     # Start at login: a check box that follows.
-    tray.click_entry("Start at login")
+    with tray.desktop.monitor(f"type='signal',sender='{service.split('/')[0]}'") as signals:
+        tray.click_entry("Start at login")
+        wait_until("a property update", lambda: "member=ItemsPropertiesUpdated" in signals())
+        assert '"toggle-state"' in signals() and "member=LayoutUpdated" not in signals()
     wait_until(
         "the check mark", lambda: tray.menu().find("Start at login").props["toggle-state"] == 1
     )

@@ -35,7 +35,11 @@ def entries(
                 Entry("Off", Action(actions.PAUSE, "off"), checked=False, radio=True),
             ),
         ),
-        Entry("Start at login", Action(actions.AUTOSTART, "enable"), checked=login),
+        Entry(
+            "Start at login",
+            Action(actions.AUTOSTART, "disable" if login else "enable"),
+            checked=login,
+        ),
         SEPARATOR,
         Entry("Quit my_app", Action(actions.QUIT)),
     )
@@ -81,6 +85,7 @@ def test_a_new_label_is_a_property_update_a_new_entry_a_new_layout() -> None:
         ),
     )
     assert m.tree[menu.ROOT].children[1] == a_id  # the same session keeps its id
+    assert m.action_of(login_id) == Action(actions.AUTOSTART, "disable")  # the check box too
     more = (*entries()[:2], Entry("Claude Code · web — done", OPEN_B), *entries()[2:])
     change = m.replace(more)
     assert change == menu.Change(revision=3, layout=True)
@@ -95,10 +100,16 @@ def test_a_property_left_out_now_is_reported_removed() -> None:
     m = Menu((Entry("Heading"),))
     change = m.replace((Entry("Heading", submenu=(Entry("x", actions.BOARD),)),))
     assert change is not None and change.layout  # it has children now
-    m = Menu((Entry("Off", Action(actions.PAUSE, "off"), checked=True, radio=True),))
-    off = m.tree[menu.ROOT].children[0]
-    change = m.replace((Entry("Off", Action(actions.PAUSE, "off")),))
-    assert change == menu.Change(2, False, (), ((off, ("toggle-state", "toggle-type")),))
+    # An item that keeps its id but leaves a property out now (diff over two trees).
+    before = menu.Tree({
+        menu.ROOT: menu.Item(menu.ROOT, {"children-display": "submenu"}, (1,)),
+        1: menu.Item(1, {"label": "Off", "toggle-type": "radio", "toggle-state": 1}),
+    })  # fmt: skip
+    after = menu.Tree({menu.ROOT: before[menu.ROOT], 1: menu.Item(1, {"label": "Off"})})
+    assert menu.diff(before, after, 7) == menu.Change(
+        7, False, (), ((1, ("toggle-state", "toggle-type")),)
+    )
+    assert menu.diff(before, before, 7) is None
 
 
 def test_layout_follows_depth_and_the_property_filter() -> None:

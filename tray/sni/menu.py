@@ -4,7 +4,8 @@ and what a new menu changed (a new revision with ``LayoutUpdated``, or only
 ``ItemsPropertiesUpdated``).
 
 An entry keeps its id while it keeps its place and its identity: its action when it has one (a
-session's entry keeps its id while its label says what the session does now), else its label.
+session's entry keeps its id while its label says what the session does now), a check box's
+label (its action flips as it is checked), else its label.
 So a label that changes is a property update, which a host applies without rebuilding the open
 menu; a structure that changes is a new layout revision.
 """
@@ -97,6 +98,9 @@ def build(entries: Sequence[Entry], ids: Ids) -> Tree:
         for entry in level:
             if entry.separator:
                 what: tuple[object, ...] = ("separator",)
+            elif entry.action is not None and entry.checked is not None:
+                # A check box's action flips with it ("enable" / "disable"): its label stays.
+                what = ("toggle", entry.action.kind, entry.label)
             elif entry.action is not None:
                 what = ("action", entry.action.kind, entry.action.arg)
             else:
