@@ -120,9 +120,20 @@ def test_without_a_session_bus_the_xembed_icon_still_docks(tray: Tray, artifacts
         "the badge",
         lambda: colour_count(tray.icon_image(artifacts / "busless.png"), badge.NEEDS) > 100,
     )
+    # No notification without a bus: said once, in words, in the log (no autolaunch attempt).
+    log = tray.data / "agentbar.log"
+    wait_until("the notice's turn", lambda: "cannot show notifications" in log.read_text())
+    tray.start_waiting(B, "/work/busless-too")
+    wait_until(
+        "the second badge", lambda: tray.desktop.name_of(tray.icon()) == "agentbar: 2 need you"
+    )
+    time.sleep(2)  # past the coalescing window: the second notice was not shown either
     status, err = tray.stop()
     assert status == 0, err
     assert "Traceback" not in err
+    logged = log.read_text()
+    assert logged.count("cannot show notifications: no session D-Bus") == 1, logged
+    assert "Traceback" not in logged and "autolaunch" not in logged
 
 
 def test_no_bus_and_no_tray_yet_one_line_then_the_icon_docks_when_a_tray_starts_and_restarts(
