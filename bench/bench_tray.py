@@ -17,9 +17,13 @@ over a temporary HOME.
    coalesces.
 2. Idle. ``--sessions`` generated sessions (bench/corpus.py) in a HOME; ``agentbar serve``
    (engine + server: the baseline) and then the tray (engine + server + icon + worker +
-   notifier), each in a fresh data dir, waited for until its engine is ready, left
+   notifier) on each Linux backend: the StatusNotifierItem in a real host
+   (``status-notifier-watcher`` + ``gtk-sni-tray-standalone``), and the XEmbed icon in trayer.
+   Each in a fresh data dir, waited for until its engine is ready and its icon shows, left
    ``--settle`` seconds, then measured for ``--idle-seconds``: CPU (user + system of the
    process and its children, all threads) as % of one core, and RSS at the end.
+3. Where the memory goes: the RSS of a fresh Python after importing each part alone (a child
+   process per part), so the tray's RSS above the baseline can be read part by part.
 
     python bench/bench_tray.py --changes 40 --sessions 2000 --idle-seconds 60
 """
@@ -54,6 +58,7 @@ from benchlib import (
 sys.path.insert(0, str(REPO / "tests"))
 from claude_lines import ClaudeTranscript, registry, write_lines
 from desktop import Desktop, running_desktop, wait_until
+from sni_client import registered_items
 
 NOTIFY = re.compile(r"^method call time=(\d+\.\d+) .*member=Notify$")
 
@@ -204,12 +209,18 @@ def latency_run(
 
 
 def idle_run(
-    desktop: Desktop, home: Path, data: Path, args: tuple[str, ...], settle: float, seconds: float
+    desktop: Desktop,
+    home: Path,
+    data: Path,
+    args: tuple[str, ...],
+    settle: float,
+    seconds: float,
+    icon: Any = None,
 ) -> dict[str, float]:
     running = Agentbar(desktop, home, data, *args)
     try:
-        if not args:
-            wait_until("the icon", lambda: desktop.docked_icon("agentbar"), 60)
+        if icon is not None:
+            wait_until("the icon", icon, 60)
         time.sleep(settle)
         proc = psutil.Process(running.proc.pid)
 
@@ -232,6 +243,35 @@ def idle_run(
         running.stop()
 
 
+IMPORT_PARTS = {
+    "python alone": "",
+    "engine (agentbar.core.service)": "agentbar.core.service",
+    "server (aiohttp)": "aiohttp",
+    "badge (Pillow)": "agentbar.tray.badge",
+    "notifications (desktop-notifier)": "agentbar.tray.notify",
+    "StatusNotifierItem (dbus-fast)": "agentbar.tray.sni.service",
+    "XEmbed icon (python-xlib)": "agentbar.tray.xembed",
+    "the whole tray (agentbar.tray.app)": "agentbar.tray.app",
+}
+
+
+def import_costs() -> dict[str, float]:
+    """RSS (MB) of a fresh interpreter after importing each part alone (median of three)."""
+    found: dict[str, float] = {}
+    for name, module in IMPORT_PARTS.items():
+        code = (
+            f"import psutil\n{'import ' + module if module else ''}\n"
+            "print(psutil.Process().memory_info().rss)"
+        )
+        command = [sys.executable, "-c", code]
+        runs = sorted(
+            int(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+            for _ in range(3)
+        )
+        found[name] = runs[1] / MB
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--changes", type=int, default=40)
@@ -249,20 +289,33 @@ def main() -> None:
         (root / "desktop").mkdir()
         with running_desktop(root / "desktop") as desktop:
             latency: dict[str, Any] = {}
-            for coalesce in (1.0, 0.0):
+            for coalesce in (1.0, 0.0) if args.changes else ():  # --changes 0: idle only
                 ms = latency_run(desktop, root, args.changes, coalesce, args.gap)
                 latency[f"coalesce_{coalesce:g}s"] = distribution(ms)
             result["latency"] = latency
             home = root / "home-idle"
             generate_corpus_in_child(home, args.sessions, args.sessions * 24_000, args.seed)
-            result["idle"] = {
-                "serve (engine + server)": idle_run(
-                    desktop, home, root / "data-serve", ("serve",), args.settle, args.idle_seconds
-                ),
-                "tray (engine + server + icon)": idle_run(
-                    desktop, home, root / "data-tray", (), args.settle, args.idle_seconds
-                ),
-            }
+            idle: dict[str, Any] = {}
+            idle["serve (engine + server)"] = idle_run(
+                desktop, home, root / "data-serve", ("serve",), args.settle, args.idle_seconds
+            )
+            idle["tray, XEmbed icon in trayer"] = idle_run(
+                desktop, home, root / "data-xembed", (), args.settle, args.idle_seconds,
+                icon=lambda: desktop.docked_icon("agentbar"),
+            )  # fmt: skip
+            watcher = desktop.start_sni_watcher()
+            host = desktop.start_sni_host()
+            try:
+                bus = desktop.env["DBUS_SESSION_BUS_ADDRESS"]
+                idle["tray, StatusNotifierItem in a host"] = idle_run(
+                    desktop, home, root / "data-sni", (), args.settle, args.idle_seconds,
+                    icon=lambda: registered_items(bus),
+                )  # fmt: skip
+            finally:
+                desktop.stop(host)
+                desktop.stop(watcher)
+            result["idle"] = idle
+    result["imports"] = import_costs()
     rows = [
         (name, d["count"], f"{d['p50_ms']:.1f}", f"{d['p90_ms']:.1f}", f"{d['p99_ms']:.1f}",
          f"{d['max_ms']:.1f}")
@@ -276,6 +329,9 @@ def main() -> None:
     ]
     print(f"\nidle over {args.idle_seconds:g} s")
     print(table(rows, ("process", "sessions", "% of a core", "RSS MB", "threads")))
+    rows = [(name, f"{mb:.1f}") for name, mb in result["imports"].items()]
+    print("\nRSS of a fresh Python after importing one part (MB)")
+    print(table(rows, ("part", "RSS MB")))
     print(f"\nload average (1 min) at start: {result['machine']['loadavg_1m']}")
     write_json(args.json, result)
 

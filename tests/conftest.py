@@ -1,11 +1,12 @@
-"""Shared fixtures: the web UI's world, Chromium and Xvfb live in ``web_harness.py``."""
+"""Shared fixtures: the web UI's world, Chromium and Xvfb live in ``web_harness.py``; the private
+desktop in ``desktop.py``; the running tray in ``tray_rig.py``."""
 
 import os
 from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins = ("web_harness", "desktop", "other_user")
+pytest_plugins = ("web_harness", "desktop", "tray_rig", "other_user")
 
 
 @pytest.fixture(autouse=True)

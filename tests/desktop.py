@@ -1,6 +1,9 @@
 """A private desktop for the tray's GUI tests: Xvfb, a session D-Bus of its own, dunst as the
-notification server and trayer as the system tray (the recipe of
-``shared/reference/desktop-linux.md``, pitfalls included), plus what the tests read from it.
+notification server and trayer as the XEmbed system tray (the recipe of
+``shared/reference/desktop-linux.md``, pitfalls included), plus what the tests read from it; and
+a real StatusNotifier host to start and stop on it: ``status-notifier-watcher`` and
+``gtk-sni-tray-standalone`` (a GTK bar that draws each item's pixmaps and pops its dbusmenu as a
+GTK menu through libdbusmenu-gtk3).
 
 - Xvfb picks a free display and names it on a pipe: read to the newline (it writes twice).
 - dunst is D-Bus-activatable: readiness is ``NameHasOwner``, never ``dunstctl`` (which would
@@ -20,6 +23,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +33,13 @@ import pytest
 from polling import wait_for
 
 TOOLS = ("Xvfb", "dbus-daemon", "dunst", "dunstctl", "trayer", "xdotool", "import", "xwininfo")
+SNI_TOOLS = {
+    "status-notifier-watcher": "haskell-status-notifier-item-utils",
+    "gtk-sni-tray-standalone": "haskell-gtk-sni-tray-utils",
+}
+WATCHER = "org.kde.StatusNotifierWatcher"
 TRAY_HEIGHT = 32
+SNI_BAR = 32  # the StatusNotifier host's bar, along the bottom of the screen
 SCREEN = (1280, 800)
 FIELDS = ("summary", "body", "appname", "id")
 GEOMETRY = ("Absolute upper-left X", "Absolute upper-left Y", "Width", "Height")
@@ -88,6 +98,26 @@ class Desktop:
             f"string:{name}",
         )
         return done.returncode == 0 and "boolean true" in done.stdout
+
+    @contextlib.contextmanager
+    def monitor(self, rule: str) -> Iterator[Callable[[], str]]:
+        """``dbus-monitor`` on the bus with ``rule``; yields what it printed so far."""
+        out = (self.root / f"monitor-{time.monotonic_ns()}.txt").open("w+")
+        proc = subprocess.Popen(
+            ["dbus-monitor", "--session", rule], env=self.env, stdout=out, stderr=subprocess.DEVNULL
+        )
+        time.sleep(0.3)  # its match rule in place
+
+        def seen() -> str:
+            out.flush()
+            return Path(out.name).read_text()
+
+        try:
+            yield seen
+        finally:
+            proc.terminate()
+            proc.wait(5)
+            out.close()
 
     def notifications(self) -> list[dict[str, str]]:
         """What dunst showed since the last ``clear_notifications``, oldest first: summary,
@@ -177,6 +207,70 @@ class Desktop:
             raise RuntimeError(f"import failed: {done.stderr}")
         return path
 
+    def start_trayer(self) -> subprocess.Popen[bytes]:
+        """trayer, the XEmbed system tray (for a desktop started without one)."""
+        _start_trayer(self)
+        return self.procs[-1]
+
+    # -- the StatusNotifier host --------------------------------------------------------------
+
+    def start_sni_watcher(self) -> subprocess.Popen[bytes]:
+        """``status-notifier-watcher``, once it owns its name on the bus."""
+        _need_sni_tools()
+        watcher = self._spawn("status-notifier-watcher", log="sni-watcher.log")
+        wait_until("the StatusNotifierWatcher", lambda: self.name_has_owner(WATCHER))
+        return watcher
+
+    def start_sni_host(self) -> subprocess.Popen[bytes]:
+        """``gtk-sni-tray-standalone``: a bar of SNI icons along the bottom, once it shows."""
+        _need_sni_tools()
+        host = self._spawn(
+            "gtk-sni-tray-standalone", "--bottom", "--size", str(SNI_BAR), log="sni-host.log"
+        )
+        wait_until("the StatusNotifier host's bar", lambda: self.sni_bar(host.pid))
+        return host
+
+    def sni_bar(self, pid: int | None = None) -> str | None:
+        """The host's bar window (of the host ``pid``, if given), once it is shown."""
+        found = self.run("xdotool", "search", "--onlyvisible", "--classname", "gtk-sni-tray")
+        for window in found.stdout.split():
+            if pid is not None and self.run(
+                "xdotool", "getwindowpid", window
+            ).stdout.strip() != str(pid):
+                continue
+            _x, y, w, h = self.geometry(window)
+            if (w, h) == (SCREEN[0], SNI_BAR) and y == SCREEN[1] - SNI_BAR:
+                return window
+        return None
+
+    def sni_popup(self) -> str | None:
+        """A menu the host popped up (a viewable window of the host other than its bar)."""
+        found = self.run("xdotool", "search", "--onlyvisible", "--classname", "gtk-sni-tray")
+        for window in found.stdout.split():
+            _x, _y, w, h = self.geometry(window)
+            if w > 60 and h > 30 and (w, h) != (SCREEN[0], SNI_BAR):
+                return window
+        return None
+
+    def stop(self, proc: subprocess.Popen[bytes]) -> None:
+        """End one process this desktop started (by its pid), and forget it."""
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+        if proc in self.procs:
+            self.procs.remove(proc)
+
+    def _spawn(self, *cmd: str, log: str) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            cmd, env=self.env, stdout=subprocess.DEVNULL, stderr=(self.root / log).open("ab")
+        )
+        self.procs.append(proc)
+        return proc
+
     def close(self) -> None:
         for proc in reversed(self.procs):
             if proc.poll() is None:
@@ -189,6 +283,12 @@ class Desktop:
         if self.bus_pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.bus_pid, 15)
+
+
+def _need_sni_tools() -> None:
+    missing = sorted({pkg for tool, pkg in SNI_TOOLS.items() if shutil.which(tool) is None})
+    if missing:
+        pytest.fail(f"the StatusNotifier tray tests need apt-get install {' '.join(missing)}")
 
 
 def start_xvfb(size: tuple[int, int] = SCREEN) -> tuple[subprocess.Popen[bytes], str]:
@@ -305,7 +405,7 @@ def _start_trayer(desktop: Desktop) -> None:
 
     wait_until("trayer to own the system tray", owned)
     # It takes the selection before its panel is up; a dock request sent in between can be lost
-    # (pystray's xorg backend asks once). Wait for the panel to show.
+    # (an icon that asks once would miss it). Wait for the panel to show.
     wait_until(
         "trayer's panel to show",
         lambda: "IsViewable" in desktop.run("xwininfo", "-name", "panel").stdout,
@@ -313,7 +413,8 @@ def _start_trayer(desktop: Desktop) -> None:
 
 
 @contextlib.contextmanager
-def running_desktop(root: Path) -> Iterator[Desktop]:
+def running_desktop(root: Path, *, trayer: bool = True) -> Iterator[Desktop]:
+    """The desktop; without ``trayer`` it has no system tray at all until a test starts one."""
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
     if missing:
         pytest.fail(
@@ -328,14 +429,13 @@ def running_desktop(root: Path) -> Iterator[Desktop]:
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("CLAUDE_", "CODEX_", "XDG_", "WAYLAND_", "DBUS_", "AGENTBAR_"))
-        and k not in ("DISPLAY", "TMPDIR", "PYSTRAY_BACKEND")
+        and k not in ("DISPLAY", "TMPDIR")
     }
     env.update(
         XDG_RUNTIME_DIR=str(runtime),
         TMPDIR=str(tmp),
         NO_AT_BRIDGE="1",
         GDK_BACKEND="x11",
-        PYSTRAY_BACKEND="appindicator",
         PYWEBVIEW_GUI="gtk",
         WEBKIT_DISABLE_COMPOSITING_MODE="1",
     )
@@ -344,7 +444,8 @@ def running_desktop(root: Path) -> Iterator[Desktop]:
         _start_xvfb(desktop)
         _start_bus(desktop)
         _start_dunst(desktop)
-        _start_trayer(desktop)
+        if trayer:
+            _start_trayer(desktop)
         yield desktop
     finally:
         desktop.close()
@@ -353,6 +454,14 @@ def running_desktop(root: Path) -> Iterator[Desktop]:
 @pytest.fixture(scope="session")
 def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]:
     with running_desktop(tmp_path_factory.mktemp("desktop")) as running:
+        yield running
+
+
+@pytest.fixture
+def bare_desktop(tmp_path: Path) -> Iterator[Desktop]:
+    """A desktop of the test's own with no system tray (the test starts one when it wants)."""
+    (tmp_path / "bare-desktop").mkdir()
+    with running_desktop(tmp_path / "bare-desktop", trayer=False) as running:
         yield running
 
 

@@ -4,8 +4,9 @@ browser use them), shows the icon, raises notifications and opens the window (ma
 icon's loop, or a wait without one; the worker, engine, watcher, server and notifier run on
 threads of their own, the window in a child process).
 
-Without a display (or without pystray) it says so in one line and carries on without an icon:
-engine, server, and notifications where a notification service exists.
+Without a display (or without a session bus and an X display, on Linux) it says so in one line
+and carries on without an icon: engine, server, and notifications where a notification service
+exists.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from agentbar.core.server.runner import LoopbackServer, announced_server
 from agentbar.core.service import Service
 from agentbar.tray import autostart, host, instance, preferences, window
 from agentbar.tray.actions import KEEP_TASKS, OPEN, STOP_TASKS, Action
-from agentbar.tray.icon import GLibDispatcher, TrayIcon
+from agentbar.tray.icons import Icon, NoIcon, open_icon
 from agentbar.tray.launched import LaunchedAgents
+from agentbar.tray.memory import Trimmer
 from agentbar.tray.notify import Notifier, make_notifier
 from agentbar.tray.pause import FILE_NAME as PAUSE_FILE
 from agentbar.tray.pause import PauseStore
@@ -98,11 +100,13 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         if can_open
         else None
     )
-    icon: TrayIcon | None = None
+    icon: Icon | None = None
     if no_icon is None:
         try:
-            icon = _make_icon()
-        except Exception as exc:  # no GI typelib, no X connection: carry on without an icon
+            icon = _make_icon(err)
+        except NoIcon as exc:
+            no_icon = str(exc)
+        except Exception as exc:  # a bug: keep the engine, say it once, log the rest
             log.exception("cannot show a tray icon")
             no_icon = f"cannot show a tray icon ({exc})"
     quit_app.attach(icon)
@@ -141,10 +145,12 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         icon.on_action = worker.post
     if windows is not None:
         link.set_opener(lambda path: worker.post(Action(OPEN, path)))
+    trimmer = Trimmer(service.engine.ready)
     try:
         service.start()
         tasks.start()  # takes back the agents an earlier agentbar kept running
         worker.start()
+        trimmer.start()
         if icon is None:
             print(
                 f"agentbar: {no_icon}; running the engine, notifications and the server at "
@@ -156,22 +162,14 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         else:
             if not icon.has_menu:
                 print(
-                    f"agentbar: the {icon.backend} tray backend has no menu (install "
-                    "gir1.2-ayatanaappindicator3-0.1 or GTK's PyGObject); 'agentbar window' "
-                    "opens the window",
-                    file=err,
-                    flush=True,
-                )
-            if host.tray_host_missing():
-                print(
-                    "agentbar: no system tray on this desktop yet (no StatusNotifierWatcher, no "
-                    "XEmbed tray); the icon shows when one starts, notifications and "
-                    "'agentbar window' work meanwhile",
+                    f"agentbar: this system tray ({icon.backend}) has no menus: the icon shows "
+                    "the badge and a click opens the window, which has everything",
                     file=err,
                     flush=True,
                 )
             _run_icon(icon, quit_app)
     finally:
+        trimmer.stop()
         link.set_opener(None)
         worker.stop()
         if windows is not None:
@@ -188,7 +186,7 @@ class _Quit:
     def __init__(self) -> None:
         self.choice = KEEP_TASKS
         self.done = threading.Event()
-        self.icon: TrayIcon | None = None
+        self.icon: Icon | None = None
 
     def __call__(self, choice: str = KEEP_TASKS) -> None:
         self.choice = choice
@@ -196,7 +194,7 @@ class _Quit:
         if self.icon is not None:
             self.icon.stop()
 
-    def attach(self, icon: TrayIcon | None) -> None:
+    def attach(self, icon: Icon | None) -> None:
         """The icon whose loop a quit ends (a quit that came first ends it as it starts)."""
         self.icon = icon
         if icon is not None and self.done.is_set():
@@ -232,43 +230,21 @@ def _no_view(_view: TrayView) -> None:
     pass
 
 
-def _make_icon() -> TrayIcon:
-    if sys.platform.startswith("linux"):
-        try:
-            from gi.repository import GLib  # noqa: PLC0415
+def _make_icon(err: TextIO) -> Icon:
+    def say(line: str) -> None:
+        print(f"agentbar: {line}", file=err, flush=True)
 
-            GLib.set_prgname("agentbar")  # the icon's WM_CLASS, and how panels name it
-            GLib.set_application_name("agentbar")
-        except ImportError:
-            pass
     first = present([], now=0.0, prefs=preferences.Preferences(), tray=TrayState())
-    return TrayIcon(lambda action: None, first)
+    return open_icon(first, say)
 
 
-def _run_icon(icon: TrayIcon, quit_app: Callable[[], None]) -> None:
-    if isinstance(icon.dispatcher, GLibDispatcher):
-        # GLib's loop runs in C: Python signal handlers would wait for it. Let GLib catch them.
-        from gi.repository import GLib  # noqa: PLC0415
-
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signum, _once(quit_app))
-    else:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, lambda *_: quit_app())
+def _run_icon(icon: Icon, quit_app: Callable[[], None]) -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: quit_app())
     try:
         icon.run()
     except Exception:
-        # pystray's GTK backends hide their own notifier on the way out, which fails without a
-        # notification server on the bus: the icon has stopped all the same.
         log.warning("the tray icon's loop ended with an error", exc_info=True)
-
-
-def _once(func: Callable[[], None]) -> Callable[[], bool]:
-    def handler() -> bool:
-        func()
-        return False  # GLib: remove the source
-
-    return handler
 
 
 def _wait_headless(quitting: threading.Event) -> None:

@@ -1,5 +1,6 @@
-"""The tray icon: pystray on the main thread (appindicator on Linux, the native backends on macOS
-and Windows), changed only through a dispatcher that runs code on that thread.
+"""The tray icon on macOS and Windows: pystray on the main thread (its native backends), changed
+only through a dispatcher that runs code on that thread. (Linux has its own: ``tray/sni/`` and
+``tray/xembed.py``, no GTK.)
 
 ``show(view)`` may be called from any thread: it hands the view to the main thread, which
 redraws the badge only if it changed, sets the tooltip, and rebuilds the menu only if its
@@ -31,25 +32,6 @@ class Dispatcher(Protocol):
         ...
 
 
-class GLibDispatcher:
-    """Linux (appindicator and gtk backends): the GLib main loop that pystray runs."""
-
-    def __init__(self) -> None:
-        from gi.repository import GLib  # noqa: PLC0415  (Linux GUI only)
-
-        self._glib = GLib
-
-    def call(self, func: Callable[[], None]) -> None:
-        def once() -> bool:
-            try:
-                func()
-            except Exception:
-                log.exception("a tray update failed")
-            return False  # do not repeat
-
-        self._glib.idle_add(once)
-
-
 class AppKitDispatcher:
     """macOS: AppKit's main run loop, which pystray's darwin backend runs."""
 
@@ -60,8 +42,8 @@ class AppKitDispatcher:
 
 
 class SerialDispatcher:
-    """Windows and X11 without GTK: pystray's win32 and xorg backends hand every change to
-    their own loop themselves; calls are only kept from overlapping."""
+    """Windows: pystray's win32 backend hands every change to its own loop itself; calls are
+    only kept from overlapping."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -92,7 +74,6 @@ class TrayIcon:
 
     @property
     def has_menu(self) -> bool:
-        """pystray's xorg backend (X11 without GTK) shows the badge but has no menu."""
         return bool(getattr(self._icon, "HAS_MENU", True))
 
     def show(self, view: TrayView) -> None:
@@ -150,8 +131,6 @@ class TrayIcon:
 
 
 def _dispatcher_for(backend: str) -> Dispatcher:
-    if backend in ("appindicator", "gtk"):
-        return GLibDispatcher()
     if backend == "darwin" or sys.platform == "darwin":
         return AppKitDispatcher()
     return SerialDispatcher()

@@ -14,6 +14,7 @@ import concurrent.futures
 import functools
 import importlib.util
 import logging
+import sys
 import threading
 import time
 import warnings
@@ -224,6 +225,15 @@ class DesktopNotifier:
 
 def make_notifier(on_action: OnAction, icon: Path | None = None) -> Notifier:
     """The best notifier this machine has."""
+    if sys.platform.startswith("linux"):
+        from agentbar.tray.sni.bus import NoBus, session_address  # noqa: PLC0415
+
+        try:
+            session_address()
+        except NoBus as exc:
+            # Both libraries would try to autolaunch a bus through X11 and fail on every
+            # notice with a traceback: say it once, in words, instead.
+            return SilentNotifier(str(exc))
     icon = icon if icon is not None else icon_path()
     fallback: Notifier | None = (
         PlyerNotifier(icon) if importlib.util.find_spec("plyer") is not None else None

@@ -1,0 +1,99 @@
+"""Finding and joining the session bus with dbus-fast (pure address lookup; the connection is
+made on the caller's asyncio loop): ``DBUS_SESSION_BUS_ADDRESS``, else the user bus systemd
+and dbus-broker put at ``$XDG_RUNTIME_DIR/bus``. No X11 autolaunch: a session without a bus
+gets one sentence saying so, never a bus started behind its back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from collections.abc import Mapping
+
+from dbus_fast import BusType, Message, MessageType
+from dbus_fast.aio import MessageBus
+
+DBUS = "org.freedesktop.DBus"
+DBUS_PATH = "/org/freedesktop/DBus"
+CONNECT_SECONDS = 5.0
+
+
+class NoBus(Exception):
+    """No session bus to join; the message is one line for the person reading stderr."""
+
+
+def session_address(env: Mapping[str, str] | None = None) -> str:
+    env = os.environ if env is None else env
+    address = env.get("DBUS_SESSION_BUS_ADDRESS")
+    if address:
+        return address
+    runtime = env.get("XDG_RUNTIME_DIR")
+    if runtime:
+        path = os.path.join(runtime, "bus")
+        try:
+            if stat.S_ISSOCK(os.stat(path).st_mode):
+                return f"unix:path={path}"
+        except OSError:
+            pass
+    raise NoBus(
+        "no session D-Bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus is absent)"
+    )
+
+
+async def connect(env: Mapping[str, str] | None = None) -> MessageBus:
+    """A connection to the session bus, or ``NoBus`` saying why not."""
+    address = session_address(env)
+    try:
+        return await asyncio.wait_for(
+            MessageBus(bus_address=address, bus_type=BusType.SESSION).connect(), CONNECT_SECONDS
+        )
+    except (OSError, TimeoutError, ValueError, Exception) as exc:
+        raise NoBus(
+            f"cannot join the session D-Bus at {address} ({exc or type(exc).__name__})"
+        ) from exc
+
+
+async def name_has_owner(bus: MessageBus, name: str) -> bool:
+    reply = await bus.call(
+        Message(
+            destination=DBUS,
+            path=DBUS_PATH,
+            interface=DBUS,
+            member="NameHasOwner",
+            signature="s",
+            body=[name],
+        )
+    )
+    return reply.message_type is MessageType.METHOD_RETURN and bool(reply.body[0])
+
+
+async def watch_owner(bus: MessageBus, name: str) -> None:
+    """Have the bus send this connection ``NameOwnerChanged`` for ``name``."""
+    rule = (
+        f"type='signal',sender='{DBUS}',interface='{DBUS}',member='NameOwnerChanged',arg0='{name}'"
+    )
+    await bus.call(
+        Message(
+            destination=DBUS,
+            path=DBUS_PATH,
+            interface=DBUS,
+            member="AddMatch",
+            signature="s",
+            body=[rule],
+        )
+    )
+
+
+def has_owner_now(env: Mapping[str, str] | None, name: str) -> bool:
+    """Whether ``name`` has an owner on the session bus (a short connection of its own; any
+    thread without a running asyncio loop). ``NoBus`` when there is no bus."""
+
+    async def ask() -> bool:
+        bus = await connect(env)
+        try:
+            return await asyncio.wait_for(name_has_owner(bus, name), CONNECT_SECONDS)
+        finally:
+            bus.disconnect()
+
+    return asyncio.run(ask())
