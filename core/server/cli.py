@@ -2,7 +2,8 @@
 
 ``serve`` prints an address that opens the web UI as its first line (a one-time code in it,
 good for ``MAX_SECONDS``; never the token; a detached one prints nothing), then runs the
-engine and the server until interrupted; ``<data dir>/server.json`` (0600) says where it is meanwhile.
+engine and the server until interrupted; ``<data dir>/server.json`` (0600) says where it is
+meanwhile.
 ``export`` writes one session as Markdown, JSON or HTML to a file or standard output; the
 session is named by its id or a unique prefix of it, in either agent.
 """
