@@ -22,7 +22,7 @@ import orjson
 from agentbar.core import codec
 from agentbar.core.facts import SessionFacts
 from agentbar.core.model import Agent, Process, SessionKey, SessionState, Source, State, WaitingFor
-from agentbar.core.privacy import create_private
+from agentbar.core.privacy import create_private, private_dir
 from agentbar.core.search import SEARCH_SCHEMA, SearchBatch, SearchWriter
 from agentbar.core.sources.base import StreamKind
 from agentbar.core.state.hooks import HookState
@@ -130,7 +130,7 @@ class Index:
     @classmethod
     def open(cls, path: Path) -> Index:
         """Open (or create) the index at ``path``; a corrupt or outdated one is moved aside."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)  # the data folder: 0700 whoever opens the index first
         try:
             return cls._open_checked(path)
         except (sqlite3.DatabaseError, IndexUnusable) as exc:

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
+from agentbar.core.privacy import private_dir
+
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
 
@@ -49,7 +51,7 @@ class InstanceLock:
         """Take the lock without waiting; False when another process holds it."""
         if self._fd is not None:
             return True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)  # the data folder: 0700 whoever makes it first
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         if not _try_lock(fd):
             os.close(fd)

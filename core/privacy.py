@@ -99,7 +99,7 @@ def create_private(path: Path) -> None:
 
 def write_private(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` at once (a temporary file, then a rename), mode 0600."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = open_private(temp, os.O_WRONLY | os.O_TRUNC)
     try:

@@ -453,10 +453,10 @@ def test_a_running_agentbar_that_gives_no_codes_is_named_in_one_line(tmp_path: P
     old = http.server.ThreadingHTTPServer(("127.0.0.1", 0), OldServer)
     threading.Thread(target=old.serve_forever, daemon=True).start()
     data = tmp_path / "data"
-    data.mkdir()
+    data.mkdir(mode=0o700)  # as agentbar makes it: the one line below is the test's
     port = old.server_address[1]
     info = {"url": f"http://127.0.0.1:{port}/", "port": port, "token": "t", "pid": os.getpid()}
-    (data / "server.json").write_bytes(orjson.dumps(info))
+    write_server_file(data / "server.json", info)
     try:
         env = {**base_env(tmp_path / "home", data), "DISPLAY": ":99"}
         done = agentbar(env, "window", timeout=WINDOW_TIMEOUT)
