@@ -11,9 +11,15 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
+import sys
 import threading
-from multiprocessing.connection import Connection
 from typing import Any
+
+# What multiprocessing's Pipe() gives: a named pipe's ends on Windows, a socket pair elsewhere.
+if sys.platform == "win32":
+    from multiprocessing.connection import PipeConnection as Connection
+else:
+    from multiprocessing.connection import Connection
 
 from agentbar.tray import window
 
