@@ -26,6 +26,7 @@ from polling import wait_for
 
 from agentbar.core.config import Settings
 from agentbar.core.launch.client import Client, NoServer
+from agentbar.tray import notify
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -120,7 +121,9 @@ def test_the_readme_run_command_installs_with_wheels_only_and_runs_headless(
         start_new_session=True,
     )
     try:
-        settings = Settings.from_env(env)
+        # Where it keeps server.json under that HOME (platformdirs' default on Linux).
+        data = Path(env["HOME"]) / ".local" / "share" / "agentbar"
+        settings = Settings.from_env({**env, "AGENTBAR_DATA_DIR": str(data)})
 
         def answering() -> Client | None:
             if tray.poll() is not None:
@@ -141,9 +144,12 @@ def test_the_readme_run_command_installs_with_wheels_only_and_runs_headless(
             os.killpg(tray.pid, signal.SIGKILL)
             tray.wait()
     assert tray.returncode == 0, err[-3000:]
-    # pip's own output first, then agentbar's: one line about the display, no traceback.
+    # After pip's own output, agentbar's: one line about the display, one about the missing
+    # notification service (no session bus here), no traceback.
     said = [line for line in err.splitlines() if line.startswith("agentbar: ")]
-    assert said[0].startswith("agentbar: no display (DISPLAY and WAYLAND_DISPLAY are unset)")
+    assert said[0] == f"agentbar: {notify.NO_BUS}; notifications start when one appears"
+    assert said[1].startswith("agentbar: no display (DISPLAY and WAYLAND_DISPLAY are unset)")
+    assert len(said) == 2, said
     assert "Traceback" not in err
     check_installed(venv_bin / "agentbar", env)
 

@@ -107,7 +107,10 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
     def on_click(action: Action) -> None:
         posted[0](action)
 
-    notifier: Notifier = make_notifier(on_click)
+    def tell(line: str) -> None:
+        print(f"agentbar: {line}", file=err, flush=True)
+
+    notifier: Notifier = make_notifier(on_click, tell=tell)
     launched = LaunchedAgents(
         tasks,
         service.engine.sessions,
@@ -142,9 +145,9 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         tasks.start()  # takes back the agents an earlier agentbar kept running
         worker.start()
         if icon is None:
+            parts = "the engine and" if notifier.name == "none" else "the engine, notifications and"
             print(
-                f"agentbar: {no_icon}; running the engine, notifications and the server at "
-                f"{server.url}",
+                f"agentbar: {no_icon}; running {parts} the server at {server.url}",
                 file=err,
                 flush=True,
             )
