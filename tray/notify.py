@@ -161,7 +161,8 @@ def session_bus_address(env: MutableMapping[str, str]) -> str | None:
 
 
 class AwaitingBus:
-    """Linux with no session bus yet: drops notices, and at each one looks for a bus again;
+    """Linux with no session bus yet: drops notices (a line in the log for each), and at each
+    one looks for a bus again;
     once there is one, the notifier ``make`` builds delivers from then on."""
 
     name = "none"
@@ -178,6 +179,8 @@ class AwaitingBus:
         if self._real is None:
             address = session_bus_address(self._env)
             if address is None:
+                # The log only: the person was told once that there is no bus.
+                log.info("not shown, no session bus: %s", notice.title)
                 return
             # desktop-notifier's D-Bus library reads the address from the environment alone.
             self._env.setdefault("DBUS_SESSION_BUS_ADDRESS", address)
