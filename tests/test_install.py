@@ -105,6 +105,16 @@ def check_installed(agentbar_bin: Path, env: dict[str, str]) -> None:
     assert status.stdout == "No agent sessions found.\n"
 
 
+def test_the_readme_test_command_is_the_one_script() -> None:
+    """``.ci/run`` runs what the README says; the README says ``scripts/test``, which installs
+    what the suite needs itself (``.ci/run`` no longer does)."""
+    assert readme_command("test-command") == "scripts/test"
+    script = REPO / "scripts" / "test"
+    assert os.access(script, os.X_OK)
+    assert run(["bash", "-n", str(script)], dict(os.environ)).returncode == 0
+    assert "apt-get" not in (REPO / ".ci" / "run").read_text()
+
+
 @pytest.mark.slow
 def test_the_readme_run_command_installs_with_wheels_only_and_runs_headless(
     source: Path, tmp_path: Path
@@ -169,6 +179,37 @@ def test_pipx_installs_it_with_wheels_only(source: Path, tmp_path: Path) -> None
     )
     assert installed.returncode == 0, (installed.stdout + installed.stderr)[-3000:]
     check_installed(tmp_path / "bin" / "agentbar", env)
+
+
+def interpreter(version: str) -> str | None:
+    """A working ``python3.X`` here: on PATH, or one of pyenv's versions (its shims answer
+    "command not found" for a version that is not selected)."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    found = [shutil.which(f"python{version}"), *pyenv.glob(f"versions/{version}.*/bin/python3")]
+    for candidate in filter(None, found):
+        probe = run([str(candidate), "-c", "import sys; print(sys.version)"], dict(os.environ))
+        if probe.returncode == 0 and probe.stdout.startswith(f"{version}."):
+            return str(candidate)
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["3.11", "3.12", "3.13"])
+def test_a_fresh_venv_of_each_python_installs_it_with_wheels_only(
+    version: str, source: Path, tmp_path: Path
+) -> None:
+    python = interpreter(version)
+    if python is None:
+        pytest.skip(f"no Python {version} on this machine (the wheel checks below cover it)")
+    env = clean_env(tmp_path / "home")
+    venv = tmp_path / "venv"
+    made = run([python, "-m", "venv", str(venv)], env)
+    assert made.returncode == 0, made.stderr
+    installed = run(
+        [str(venv / "bin" / "pip"), "install", "-q", str(source)], env, timeout=INSTALL_SECONDS
+    )
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    check_installed(venv / "bin" / "agentbar", env)
 
 
 # -- the platforms this machine cannot run ----------------------------------------------------
