@@ -145,9 +145,13 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         tasks.start()  # takes back the agents an earlier agentbar kept running
         worker.start()
         if icon is None:
-            parts = "the engine and" if notifier.name == "none" else "the engine, notifications and"
+            running = (
+                "the engine and the server"
+                if notifier.name == "none"  # no notification service: said just before
+                else "the engine, notifications and the server"
+            )
             print(
-                f"agentbar: {no_icon}; running {parts} the server at {server.url}",
+                f"agentbar: {no_icon}; running {running} at {server.url}",
                 file=err,
                 flush=True,
             )
