@@ -127,7 +127,7 @@ def resolve(
     pip = pip or (sys.executable, "-m", "pip")
     result = Resolution(target)
     wanted: dict[str, _Wanted] = {}
-    resolved: dict[str, tuple[Version, list[Requirement]]] = {}
+    resolved: dict[str, Version] = {}
     extras_done: dict[str, set[str]] = {}
     pending = [r for r in map(Requirement, requirements) if target.applies(r)]
     with tempfile.TemporaryDirectory(prefix="agentbar-wheels-") as scratch:
@@ -141,7 +141,7 @@ def resolve(
                 entry.specifier &= req.specifier
                 entry.extras |= set(req.extras)
                 got = resolved.get(name)
-                if got is None or not entry.specifier.contains(got[0], prereleases=True):
+                if got is None or not entry.specifier.contains(got, prereleases=True):
                     level.add(name)
                 elif not entry.extras <= extras_done[name]:
                     level.add(name)  # the same wheel, but new extras bring more requirements
@@ -152,7 +152,7 @@ def resolve(
             for meta, wheel in _dry_run(target, asked, result, pip, Path(scratch)):
                 name = canonicalize_name(meta["name"])
                 deps = [Requirement(d) for d in meta.get("requires_dist") or []]
-                resolved[name] = (Version(meta["version"]), deps)
+                resolved[name] = Version(str(meta["version"]))
                 extras_done[name] = set(wanted[name].extras)
                 result.wheels[name] = wheel
                 pending += [d for d in deps if target.applies(d, wanted[name].extras)]
