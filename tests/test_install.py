@@ -59,15 +59,15 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy
 
 
-def clean_env(home: Path, **extra: str) -> dict[str, str]:
+def clean_env(home: Path) -> dict[str, str]:
     """A person's shell on a machine without a desktop: a HOME of its own, no display, no bus,
     nothing of the test's own venv, and pip allowed wheels alone."""
     keep = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PIP_FIND_LINKS", "PIP_CERT", "PIP_DEFAULT_TIMEOUT")
     env = {k: v for k, v in os.environ.items() if k in keep}
-    venv_bin = os.environ.get("VIRTUAL_ENV")
-    if venv_bin:
+    active_venv = os.environ.get("VIRTUAL_ENV")
+    if active_venv:
         parts = env.get("PATH", "").split(os.pathsep)
-        env["PATH"] = os.pathsep.join(p for p in parts if p != str(Path(venv_bin) / "bin"))
+        env["PATH"] = os.pathsep.join(p for p in parts if p != str(Path(active_venv) / "bin"))
     home.mkdir(parents=True, exist_ok=True)
     env.update(
         HOME=str(home),
@@ -75,7 +75,7 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
         PIP_DISABLE_PIP_VERSION_CHECK="1",
         PYTHONDONTWRITEBYTECODE="1",
     )
-    return env | extra
+    return env
 
 
 def run(
