@@ -14,7 +14,7 @@ the venv's size on disk (``du``: allocated blocks), the share that is agentbar's
 (``agentbar/`` and its ``.dist-info``), a bare venv's size as the baseline, and the largest
 packages. Network time is part of the install: the figure says how long a person waits.
 
-    python bench/bench_install.py [--runs 3] [--python python3] [--machine-pip] [--json PATH]
+    python bench/bench_install.py [--runs 5] [--python python3] [--machine-pip] [--json PATH]
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--python", default="python3", help="the interpreter that makes venvs")
     parser.add_argument("--machine-pip", action="store_true", help="keep this machine's pip config")
     parser.add_argument("--json", type=Path)
