@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.metadata
 import logging
 import os
 import shutil
@@ -36,6 +37,7 @@ def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
         description="Which of your Claude Code and Codex sessions needs you.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr too")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     status = commands.add_parser("status", help="live and recent sessions and their state")
     status.add_argument("--all", action="store_true", help="every session on disk")
@@ -46,6 +48,14 @@ def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
     server_cli.add_parsers(commands)
     launch_cli.add_parsers(commands)
     return parser
+
+
+def version() -> str:
+    """The installed distribution's version ("unknown" when run from a bare source tree)."""
+    try:
+        return importlib.metadata.version("agentbar")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:

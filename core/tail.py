@@ -21,6 +21,8 @@ from typing import BinaryIO, Protocol
 
 import zstandard
 
+from agentbar.core.positional import pread
+
 FINGERPRINT_BYTES = 64
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 OVERSIZED_PREFIX_BYTES = 64 * 1024
@@ -183,11 +185,11 @@ class FileTailer:
             if os.fstat(self._fd).st_size < self._scan_pos:
                 return False
             before = fingerprint + self._held_head
-            if before and os.pread(self._fd, len(before), offset - len(fingerprint)) != before:
+            if before and pread(self._fd, len(before), offset - len(fingerprint)) != before:
                 return False
             tail = self._held_tail
             if self.pending_bytes > len(self._held_head):
-                return os.pread(self._fd, len(tail), self._scan_pos - len(tail)) == tail
+                return pread(self._fd, len(tail), self._scan_pos - len(tail)) == tail
         except OSError:
             return False
         return True
@@ -219,7 +221,7 @@ class FileTailer:
                 result.more = True
                 return
             try:
-                chunk = os.pread(self._fd, READ_CHUNK_BYTES, self._scan_pos)
+                chunk = pread(self._fd, READ_CHUNK_BYTES, self._scan_pos)
             except OSError:
                 return
             if not chunk:

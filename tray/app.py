@@ -115,7 +115,10 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
     def on_click(action: Action) -> None:
         posted[0](action)
 
-    notifier: Notifier = make_notifier(on_click)
+    def tell(line: str) -> None:
+        print(f"agentbar: {line}", file=err, flush=True)
+
+    notifier: Notifier = make_notifier(on_click, tell=tell)
     launched = LaunchedAgents(
         tasks,
         service.engine.sessions,
@@ -152,9 +155,14 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         worker.start()
         trimmer.start()
         if icon is None:
+            running = (
+                "the engine and the server"
+                if notifier.name == "none"  # no notification service: said just before
+                else "the engine, notifications and the server"
+            )
             print(
-                f"agentbar: {no_icon}; running the engine, notifications and the server at "
-                f"{server.url} ('agentbar window' opens it)",
+                f"agentbar: {no_icon}; running {running} at {server.url} ('agentbar window' opens"
+                " it)",
                 file=err,
                 flush=True,
             )

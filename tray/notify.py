@@ -5,6 +5,11 @@ callbacks fire; plyer on a worker thread of its own).
 
 A click on a notice or one of its buttons hands the notice's ``Action`` to ``on_action``, which
 must return quickly (the tray posts it to its worker thread).
+
+On Linux without a session bus nothing can show a notification: ``make_notifier`` says so once,
+in words, and returns a notifier that looks for a bus again at each notice (a user bus can start
+after agentbar) and hands over to the real one once there is one. desktop-notifier's own
+tracebacks (it logs one per failed delivery) become one line in the log.
 """
 
 from __future__ import annotations
@@ -14,16 +19,18 @@ import concurrent.futures
 import functools
 import importlib.util
 import logging
+import os
 import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any, Protocol
 
 import agentbar.assets
 from agentbar.tray.actions import Action
+from agentbar.tray.bus_address import session_bus_address
 from agentbar.tray.notices import Notice
 
 log = logging.getLogger(__name__)
@@ -35,6 +42,11 @@ RETRY_SECONDS = 60.0
 PLYER_TIMEOUT_SECONDS = 10
 
 OnAction = Callable[[Action], None]
+Tell = Callable[[str], None]  # one line for the person running agentbar
+NO_BUS = (
+    "no notification service: no session bus (DBUS_SESSION_BUS_ADDRESS is unset and there is "
+    "no $XDG_RUNTIME_DIR/bus)"
+)
 
 
 class Notifier(Protocol):
@@ -131,6 +143,56 @@ class PlyerNotifier:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+class AwaitingBus:
+    """Linux with no session bus yet: drops notices (a line in the log for each), and at each
+    one looks for a bus again;
+    once there is one, the notifier ``make`` builds delivers from then on."""
+
+    name = "none"
+
+    def __init__(
+        self, make: Callable[[], Notifier], env: MutableMapping[str, str], tell: Tell
+    ) -> None:
+        self._make = make
+        self._env = env
+        self._tell = tell
+        self._real: Notifier | None = None
+
+    def send(self, notice: Notice) -> None:
+        if self._real is None:
+            address = session_bus_address(self._env)
+            if address is None:
+                # The log only: the person was told once that there is no bus.
+                log.info("not shown, no session bus: %s", notice.title)
+                return
+            # desktop-notifier's D-Bus library reads the address from the environment alone.
+            self._env.setdefault("DBUS_SESSION_BUS_ADDRESS", address)
+            self._real = self._make()
+            self._tell(f"a session bus is there now ({address}): notifications are on")
+        self._real.send(notice)
+
+    def close(self) -> None:
+        if self._real is not None:
+            self._real.close()
+
+
+class _OneLine(logging.Filter):
+    """desktop-notifier logs a traceback for each failed delivery: keep its words and the
+    exception's, on one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            record.msg = f"{record.getMessage()}: {type(exc).__name__}: {exc}"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_ONE_LINE = _OneLine()
+
+
 class DesktopNotifier:
     """desktop-notifier on an asyncio loop of its own; ``fallback`` gets what it fails to
     deliver (no notification server on the bus, a platform it cannot serve)."""
@@ -159,6 +221,10 @@ class DesktopNotifier:
         self._ready.wait(5)
         app_icon = desktop_notifier.Icon(path=icon) if icon is not None and icon.exists() else None
         self._notifier: Any = desktop_notifier.DesktopNotifier(app_name=APP_NAME, app_icon=app_icon)
+        # Its loggers exist once its backend is loaded; a filter acts on its own logger's records.
+        for name in [*logging.Logger.manager.loggerDict, "desktop_notifier"]:
+            if name.partition(".")[0] == "desktop_notifier":
+                logging.getLogger(name).addFilter(_ONE_LINE)
 
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
@@ -223,24 +289,35 @@ class DesktopNotifier:
             self.fallback.close()
 
 
-def make_notifier(on_action: OnAction, icon: Path | None = None) -> Notifier:
-    """The best notifier this machine has."""
-    if sys.platform.startswith("linux"):
-        from agentbar.tray.sni.bus import NoBus, session_address  # noqa: PLC0415
-
-        try:
-            session_address()
-        except NoBus as exc:
-            # Both libraries would try to autolaunch a bus through X11 and fail on every
-            # notice with a traceback: say it once, in words, instead.
-            return SilentNotifier(str(exc))
+def make_notifier(
+    on_action: OnAction,
+    icon: Path | None = None,
+    *,
+    env: MutableMapping[str, str] | None = None,
+    tell: Tell | None = None,
+) -> Notifier:
+    """The best notifier this machine has. ``tell`` gets the one line said when there is no
+    notification service (the log gets it too)."""
     icon = icon if icon is not None else icon_path()
-    fallback: Notifier | None = (
-        PlyerNotifier(icon) if importlib.util.find_spec("plyer") is not None else None
-    )
-    if importlib.util.find_spec("desktop_notifier") is not None:
-        try:
-            return DesktopNotifier(on_action, icon=icon, fallback=fallback)
-        except Exception:
-            log.exception("desktop-notifier cannot start; using the fallback")
-    return fallback or SilentNotifier("neither desktop-notifier nor plyer is installed")
+    env = os.environ if env is None else env
+
+    def say(line: str) -> None:
+        log.warning("%s", line)
+        if tell is not None:
+            tell(line)
+
+    def best() -> Notifier:
+        fallback: Notifier | None = (
+            PlyerNotifier(icon) if importlib.util.find_spec("plyer") is not None else None
+        )
+        if importlib.util.find_spec("desktop_notifier") is not None:
+            try:
+                return DesktopNotifier(on_action, icon=icon, fallback=fallback)
+            except Exception:
+                log.exception("desktop-notifier cannot start; using the fallback")
+        return fallback or SilentNotifier("neither desktop-notifier nor plyer is installed")
+
+    if sys.platform == "linux" and session_bus_address(env) is None:
+        say(f"{NO_BUS}; notifications start when one appears")
+        return AwaitingBus(best, env, say)
+    return best()

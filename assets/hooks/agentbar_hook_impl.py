@@ -115,13 +115,15 @@ def _default_data_dir() -> str | None:
     if sys.platform == "win32":
         base = _env("LOCALAPPDATA")
         return base + SEP + "agentbar" if base else None
-    home = _env("HOME")
-    if not home:
-        return None
-    if sys.platform == "darwin":
-        return home + "/Library/Application Support/agentbar"
-    base = (_env("XDG_DATA_HOME") or "").strip() or home + "/.local/share"
-    return base + "/agentbar"
+    else:
+        home = _env("HOME")
+        if not home:
+            return None
+        if sys.platform == "darwin":
+            return home + "/Library/Application Support/agentbar"
+        else:
+            base = (_env("XDG_DATA_HOME") or "").strip() or home + "/.local/share"
+            return base + "/agentbar"
 
 
 def _read_stdin() -> bytes:

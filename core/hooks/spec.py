@@ -126,7 +126,8 @@ class HookCommand:
         argv = self.argv(agent)
         if sys.platform == "win32":
             return subprocess.list2cmdline(argv)
-        return shlex.join(argv)
+        else:
+            return shlex.join(argv)
 
     def handler(self, agent: Agent) -> dict[str, object]:
         """One hook handler entry, the same shape for both agents."""

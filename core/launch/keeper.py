@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from agentbar.core.launch.task import Task
     from agentbar.core.launch.terminal import Terminal
 
+# Type checkers skip the rest of this module on Windows; the task manager never imports it there.
+assert sys.platform != "win32", "POSIX only: a Windows ConPTY cannot outlive agentbar"
+
 KEEPER_DIR = "tasks"
 KEPT_SCROLLBACK = 256 * 1024  # per task, what the keeper passes back
 CONNECT_TIMEOUT = 5.0
@@ -66,8 +69,6 @@ def socket_path(folder: Path, pid: int) -> str:
 def keep(settings: Settings, tasks: Sequence[Task]) -> None:
     """Hand ``tasks`` to a new keeper process; raises ``OSError`` when that cannot be done (the
     tasks are then still ours)."""
-    if sys.platform == "win32":
-        raise OSError("a Windows ConPTY cannot outlive agentbar")
     folder = keeper_dir(settings)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
@@ -126,7 +127,7 @@ MakeTask = Callable[[Mapping[str, Any], "Terminal", bytes], "Task"]
 
 def reclaim(settings: Settings, make_task: MakeTask) -> list[Task]:
     """Take back every task a keeper holds (at start); the keepers exit."""
-    from agentbar.core.launch.terminal import AdoptedTerminal  # noqa: PLC0415
+    from agentbar.core.launch.terminal_posix import AdoptedTerminal  # noqa: PLC0415
 
     folder = keeper_dir(settings)
     found: list[Task] = []

@@ -23,6 +23,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -129,10 +130,11 @@ class TaskManager:
             return
         self._started = True
         self.binder.start()
-        from agentbar.core.launch import keeper  # noqa: PLC0415 - imports the manager back
+        if sys.platform != "win32":  # a Windows ConPTY never outlives its agentbar: no keeper
+            from agentbar.core.launch import keeper  # noqa: PLC0415 - imports the manager back
 
-        for task in keeper.reclaim(self.settings, self._make_adopted):
-            self._register(task, offsets=self.binder.snapshot(task.request.agent))
+            for task in keeper.reclaim(self.settings, self._make_adopted):
+                self._register(task, offsets=self.binder.snapshot(task.request.agent))
 
     def subscribe(self, callback: Callable[[TaskInfo], None]) -> Callable[[], None]:
         """``callback(info)`` on any thread whenever a task changes (status, binding, prompt,
@@ -481,10 +483,8 @@ class TaskManager:
         running = [self.task(info.task_id) for info in self.running()]
         done: list[TaskInfo] = []
         if keep and running:
-            from agentbar.core.launch import keeper  # noqa: PLC0415 - imports the manager back
-
             try:
-                keeper.keep(self.settings, running)
+                _keep(self.settings, running)
                 done = [task.info() for task in running]
                 running = []
             except OSError as exc:
@@ -502,6 +502,16 @@ class TaskManager:
         return done
 
 
+def _keep(settings: Settings, tasks: list[Task]) -> None:
+    """Hand ``tasks`` to a keeper process; ``OSError`` when that cannot be done."""
+    if sys.platform == "win32":
+        raise OSError("a Windows ConPTY cannot outlive agentbar")
+    else:
+        from agentbar.core.launch import keeper  # noqa: PLC0415 - imports the manager back
+
+        keeper.keep(settings, tasks)
+
+
 def session_family(pid: int) -> list[psutil.Process]:
     """The program and its descendants that are still in its terminal's session (a daemon it
     started and that left the session, such as Codex's shared app-server, is not the task's)."""
@@ -513,9 +523,16 @@ def session_family(pid: int) -> list[psutil.Process]:
     family = []
     for proc in found:
         with contextlib.suppress(OSError, psutil.Error):
-            if proc.pid == pid or os.getsid(proc.pid) == pid:
+            if proc.pid == pid or _in_session(proc.pid, pid):
                 family.append(proc)
     return family
+
+
+def _in_session(pid: int, leader: int) -> bool:
+    if sys.platform == "win32":
+        return True  # no sessions there: every descendant is the task's
+    else:
+        return os.getsid(pid) == leader
 
 
 def stop_task(task: Task, *, graceful: bool = True) -> None:
@@ -532,7 +549,7 @@ def stop_task(task: Task, *, graceful: bool = True) -> None:
         task.exited.wait(EXIT_WAIT_SECONDS)
     _signal_all(task, family, signal.SIGTERM)
     if not task.exited.wait(TERM_WAIT_SECONDS):
-        _signal_all(task, family, signal.SIGKILL)
+        _signal_all(task, family, terminal_mod.KILL_SIGNAL)
         task.exited.wait(TERM_WAIT_SECONDS)
     # The rest of the session: what survived its parent's SIGTERM.
     survivors = [p for p in family if p.pid != pid and still_running(p)]

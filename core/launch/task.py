@@ -25,7 +25,7 @@ from typing import Any
 
 from agentbar.core.launch.commands import LaunchRequest, Mode
 from agentbar.core.launch.screen import Prompt, Screen
-from agentbar.core.launch.terminal import Exit, Terminal
+from agentbar.core.launch.terminal import KILL_SIGNAL, Exit, Terminal
 from agentbar.core.model import Agent, iso
 
 log = logging.getLogger(__name__)
@@ -364,9 +364,7 @@ class Task:
         while self.terminal.poll_exit() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         if self.terminal.poll_exit() is None:
-            import signal  # noqa: PLC0415
-
-            self.terminal.send_signal(signal.SIGKILL)
+            self.terminal.send_signal(KILL_SIGNAL)
             while self.terminal.poll_exit() is None and time.monotonic() < deadline + 2.0:
                 time.sleep(0.02)
         with self.lock:

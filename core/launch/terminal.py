@@ -1,25 +1,24 @@
 """The pseudo-terminal seam: start a program in a PTY agentbar owns, read and write it, resize it,
 signal it, know when it exited (called from a task's reader thread and the threads that drive it).
 
-POSIX: ``ptyprocess`` forks the child as the leader of a new session whose controlling terminal
-is the PTY, so Ctrl-C, SIGWINCH and, when the master closes, SIGHUP reach it as they would in a
-terminal window. Exit is seen at once through a pidfd (Linux 5.3+) or by polling ``waitpid``;
-the child is always reaped here, so it never lingers as a zombie. A child can also be *adopted*
-(``AdoptedTerminal``): its master handed back by the keeper after an agentbar restart; it is not
-our child then (its parent exited, init reaps it), so its exit is watched by pid and start time.
+POSIX (``terminal_posix``): ``ptyprocess`` forks the child as the leader of a new session whose
+controlling terminal is the PTY, so Ctrl-C, SIGWINCH and, when the master closes, SIGHUP reach
+it as they would in a terminal window. Exit is seen at once through a pidfd (Linux 5.3+) or by
+polling ``waitpid``; the child is always reaped here, so it never lingers as a zombie. A child
+can also be *adopted* (``AdoptedTerminal``): its master handed back by the keeper after an
+agentbar restart; it is not our child then (its parent exited, init reaps it), so its exit is
+watched by pid and start time.
 
-Windows: pywinpty's ConPTY behind the same Protocol (``WindowsTerminal``); it cannot be detached
-(closing a ConPTY ends its program), so tasks there stop with agentbar.
+Windows (``terminal_windows``): pywinpty's ConPTY behind the same Protocol
+(``WindowsTerminal``); it cannot be detached (closing a ConPTY ends its program), so tasks there
+stop with agentbar.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import os
 import signal
 import sys
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,9 +26,12 @@ from typing import Any, Protocol
 
 import psutil
 
-from agentbar.core.privacy import user_umask
-
-IS_WINDOWS = sys.platform == "win32"
+# The signal that ends a program at once: Windows has no SIGKILL (os.kill with SIGTERM calls
+# TerminateProcess there).
+if sys.platform == "win32":
+    KILL_SIGNAL = signal.SIGTERM
+else:
+    KILL_SIGNAL = signal.SIGKILL
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,65 +110,24 @@ def spawn(
 ) -> Terminal:
     """Start ``argv`` in a new PTY. Raises ``OSError`` (``FileNotFoundError`` for a missing
     program) when it cannot be started."""
-    if IS_WINDOWS:
+    if sys.platform == "win32":
+        from agentbar.core.launch.terminal_windows import WindowsTerminal  # noqa: PLC0415
+
         return WindowsTerminal.spawn(argv, cwd=cwd, env=env, rows=rows, cols=cols)
-    return PosixTerminal.spawn(argv, cwd=cwd, env=env, rows=rows, cols=cols)
+    else:
+        from agentbar.core.launch.terminal_posix import PosixTerminal  # noqa: PLC0415
+
+        return PosixTerminal.spawn(argv, cwd=cwd, env=env, rows=rows, cols=cols)
 
 
-def _create_time(pid: int) -> float:
+def create_time_of(pid: int) -> float:
     try:
         return float(psutil.Process(pid).create_time())
     except (psutil.Error, OSError):
         return time.time()
 
 
-def _pidfd(pid: int) -> int:
-    opener = getattr(os, "pidfd_open", None)
-    if opener is None:
-        return -1
-    try:
-        return int(opener(pid))
-    except OSError:
-        return -1
-
-
-def _reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, 0)
-
-
-def _set_winsize(fd: int, rows: int, cols: int) -> None:
-    import fcntl  # noqa: PLC0415 - POSIX only
-    import struct  # noqa: PLC0415
-    import termios  # noqa: PLC0415
-
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-
-
-def _read_master(fd: int, size: int) -> bytes:
-    try:
-        data = os.read(fd, size)
-    except OSError as exc:
-        if exc.errno == errno.EIO:  # Linux: every holder of the slave side closed it
-            raise EOFError from None
-        raise
-    if not data:  # the BSDs say the same with an empty read
-        raise EOFError
-    return data
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            written = os.write(fd, view)
-        except BlockingIOError:
-            time.sleep(0.005)  # the program reads slower than we type: wait for room
-            continue
-        view = view[written:]
-
-
-class _Program:
+class Program:
     """What every terminal knows of the program it runs: its pid and start time (a reused pid
     is another program), and its exit once seen."""
 
@@ -182,207 +143,3 @@ class _Program:
     @property
     def create_time(self) -> float:
         return self._create_time
-
-
-class _Master(_Program):
-    """What both POSIX terminals share: a master descriptor and the program's pid."""
-
-    def __init__(self, fd: int, pid: int, create_time: float) -> None:
-        super().__init__(pid, create_time)
-        self._fd = fd
-        self._exit_fd = _pidfd(pid)
-        self._owned = True  # the master is open
-
-    def fileno(self) -> int:
-        return self._fd
-
-    def exit_fd(self) -> int:
-        return self._exit_fd
-
-    def read(self, size: int) -> bytes:
-        return _read_master(self._fd, size)
-
-    def write(self, data: bytes) -> None:
-        _write_all(self._fd, data)
-
-    def resize(self, rows: int, cols: int) -> None:
-        with contextlib.suppress(OSError):
-            _set_winsize(self._fd, rows, cols)
-
-
-class PosixTerminal(_Master):
-    """Our own child, forked by ptyprocess."""
-
-    def __init__(self, proc: Any) -> None:
-        super().__init__(proc.fd, proc.pid, _create_time(proc.pid))
-        self._proc = proc  # a ptyprocess.PtyProcess
-        self._detached = False  # someone else keeps the child now: never wait for it here
-
-    @classmethod
-    def spawn(
-        cls, argv: Sequence[str], *, cwd: str, env: Mapping[str, str], rows: int, cols: int
-    ) -> PosixTerminal:
-        from ptyprocess import PtyProcess  # noqa: PLC0415 - POSIX only
-
-        # The agent's files are the user's: it gets the umask the user gave agentbar, not
-        # agentbar's private one.
-        mask = user_umask()
-        proc = PtyProcess.spawn(
-            list(argv),
-            cwd=cwd,
-            env=dict(env),
-            dimensions=(rows, cols),
-            preexec_fn=lambda: os.umask(mask),
-        )
-        return cls(proc)
-
-    def poll_exit(self) -> Exit | None:
-        if self._exit is not None or self._detached:
-            return self._exit
-        try:
-            pid, status = os.waitpid(self._pid, os.WNOHANG)
-        except ChildProcessError:
-            self._exit = Exit()  # reaped elsewhere: gone, status unknown
-            return self._exit
-        if pid == 0:
-            return None
-        if os.WIFEXITED(status):
-            self._exit = Exit(code=os.WEXITSTATUS(status))
-        elif os.WIFSIGNALED(status):
-            self._exit = Exit(signal=os.WTERMSIG(status))
-        else:
-            return None  # stopped or continued: still there
-        # ptyprocess must not wait for (or signal) a pid that may be reused from now on.
-        self._proc.terminated = True
-        return self._exit
-
-    def send_signal(self, signum: int) -> None:
-        if self.poll_exit() is None and not self._detached:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self._pid, signum)
-
-    def detach(self) -> int:
-        kept = os.dup(self._fd)
-        self._detached = True  # from now on close() only closes our descriptors
-        # It is still our child while this process runs: should it exit before we do, reap it
-        # (a thread that only waits; nobody else waits for this pid any more).
-        threading.Thread(
-            target=_reap, args=(self._pid,), name=f"agentbar-reap-{self._pid}", daemon=True
-        ).start()
-        return kept
-
-    def close(self) -> None:
-        self._release()
-
-    def _release(self) -> None:
-        """Close our descriptors without ptyprocess's own close(), which would SIGHUP, SIGINT
-        and SIGKILL the child (and ptyprocess's ``__del__`` would do the same at exit)."""
-        if not self._owned:
-            return
-        self._owned = False
-        with contextlib.suppress(OSError):
-            self._proc.fileobj.close()  # closes the master
-        self._proc.closed = True
-        self._proc.terminated = True
-        if self._exit_fd >= 0:
-            with contextlib.suppress(OSError):
-                os.close(self._exit_fd)
-            self._exit_fd = -1
-
-
-class AdoptedTerminal(_Master):
-    """A program started by an earlier agentbar, its master handed back by the keeper: not our
-    child (init reaps it), so it is watched by pid and start time."""
-
-    def __init__(self, fd: int, pid: int, create_time: float) -> None:
-        super().__init__(fd, pid, create_time)
-        os.set_blocking(fd, True)
-
-    def _alive(self) -> bool:
-        try:
-            proc = psutil.Process(self._pid)
-            if abs(proc.create_time() - self._create_time) >= 1.0:
-                return False  # the pid was given to another process
-            if proc.status() == psutil.STATUS_ZOMBIE:
-                # Exited. Reap it if it happens to be ours (adopted within the process that
-                # started it, as tests do); anyone else's parent reaps its own.
-                with contextlib.suppress(ChildProcessError, OSError):
-                    os.waitpid(self._pid, os.WNOHANG)
-                return False
-            return True
-        except (psutil.Error, OSError):
-            return False
-
-    def poll_exit(self) -> Exit | None:
-        if self._exit is None and not self._alive():
-            self._exit = Exit()
-        return self._exit
-
-    def send_signal(self, signum: int) -> None:
-        if self._alive():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self._pid, signum)
-
-    def detach(self) -> int:
-        return os.dup(self._fd)
-
-    def close(self) -> None:
-        if not self._owned:
-            return
-        self._owned = False
-        for fd in (self._fd, self._exit_fd):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self._exit_fd = -1
-
-
-class WindowsTerminal(_Program):  # pragma: no cover - exercised on Windows only
-    """pywinpty's ConPTY process (``winpty.PtyProcess``)."""
-
-    def __init__(self, proc: Any) -> None:
-        super().__init__(int(proc.pid), _create_time(int(proc.pid)))
-        self._proc = proc
-
-    @classmethod
-    def spawn(
-        cls, argv: Sequence[str], *, cwd: str, env: Mapping[str, str], rows: int, cols: int
-    ) -> WindowsTerminal:
-        import winpty  # noqa: PLC0415 - Windows only
-
-        proc = winpty.PtyProcess.spawn(list(argv), cwd=cwd, env=dict(env), dimensions=(rows, cols))
-        return cls(proc)
-
-    def fileno(self) -> int:
-        return -1
-
-    def exit_fd(self) -> int:
-        return -1
-
-    def read(self, size: int) -> bytes:
-        text = self._proc.read(size)  # blocks; EOFError at the end
-        return text.encode("utf-8", "surrogateescape") if isinstance(text, str) else bytes(text)
-
-    def write(self, data: bytes) -> None:
-        self._proc.write(data.decode("utf-8", "replace"))
-
-    def resize(self, rows: int, cols: int) -> None:
-        with contextlib.suppress(Exception):
-            self._proc.setwinsize(rows, cols)
-
-    def poll_exit(self) -> Exit | None:
-        if self._exit is None and not self._proc.isalive():
-            self._exit = Exit(code=self._proc.exitstatus)
-        return self._exit
-
-    def send_signal(self, signum: int) -> None:
-        if self.poll_exit() is None:
-            with contextlib.suppress(Exception):
-                self._proc.terminate(force=signum == getattr(signal, "SIGKILL", 9))
-
-    def detach(self) -> int:
-        raise OSError(errno.ENOTSUP, "a ConPTY cannot outlive the process that owns it")
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._proc.close(force=True)

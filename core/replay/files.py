@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentbar.core.positional import pread
 from agentbar.core.tail import ZstdFileReader
 
 BLOCK_BYTES = 64 * 1024
@@ -84,7 +85,7 @@ class TranscriptFile:
         if self._data is not None:
             return self._data[offset : offset + size]
         assert self._fd is not None
-        return os.pread(self._fd, size, offset)
+        return pread(self._fd, size, offset)
 
     def _complete_end(self) -> int:
         """Just after the last newline: where the complete lines end."""

@@ -34,7 +34,7 @@ def cache_dir() -> Path:
 def npm() -> str:
     found = shutil.which("npm")
     if found is None:
-        raise RuntimeError("npm is not installed; .ci/run installs Node.js and npm")
+        raise RuntimeError("npm is not installed; scripts/test installs Node.js and npm")
     return found
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import stat
 from collections.abc import Mapping
 
 from dbus_fast import BusType, Message, MessageType
 from dbus_fast.aio import MessageBus
+
+from agentbar.tray.bus_address import session_bus_address
 
 DBUS = "org.freedesktop.DBus"
 DBUS_PATH = "/org/freedesktop/DBus"
@@ -24,21 +25,13 @@ class NoBus(Exception):
 
 
 def session_address(env: Mapping[str, str] | None = None) -> str:
-    env = os.environ if env is None else env
-    address = env.get("DBUS_SESSION_BUS_ADDRESS")
-    if address:
-        return address
-    runtime = env.get("XDG_RUNTIME_DIR")
-    if runtime:
-        path = os.path.join(runtime, "bus")
-        try:
-            if stat.S_ISSOCK(os.stat(path).st_mode):
-                return f"unix:path={path}"
-        except OSError:
-            pass
-    raise NoBus(
-        "no session D-Bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus is absent)"
-    )
+    address = session_bus_address(os.environ if env is None else env)
+    if address is None:
+        raise NoBus(
+            "no session D-Bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus is "
+            "absent)"
+        )
+    return address
 
 
 async def connect(env: Mapping[str, str] | None = None) -> MessageBus:
