@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentbar.core.privacy import FILE_MODE
+from agentbar.core.privacy import FILE_MODE, narrow_open_file
 
 LOG_FILE = "agentbar.log"
 SERVE_LOG = "serve.log"  # a detached ``agentbar serve``'s standard error, and its log
@@ -56,8 +56,7 @@ class PrivateRotatingFile(logging.handlers.RotatingFileHandler):
     def _open(self) -> io.TextIOWrapper:
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(self.baseFilename, flags, FILE_MODE)
-        with contextlib.suppress(OSError, AttributeError):
-            os.fchmod(fd, FILE_MODE)  # a file an older agentbar made wider
+        narrow_open_file(fd)  # a file an older agentbar made wider
         if self.as_stderr:
             with contextlib.suppress(OSError):
                 sys.stderr.flush()

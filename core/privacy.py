@@ -21,6 +21,7 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,14 +98,27 @@ def create_private(path: Path) -> None:
     os.close(open_private(path, os.O_WRONLY))
 
 
+if sys.platform == "win32":
+
+    def narrow_open_file(fd: int) -> None:
+        """Windows: a file's access is its folder's ACL; there are no mode bits to narrow."""
+
+else:
+
+    def narrow_open_file(fd: int) -> None:
+        """Make the open file ``fd`` 0600 (one made wider before, by an older agentbar or
+        another umask); a file system without modes is left as it is."""
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, FILE_MODE)
+
+
 def write_private(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` at once (a temporary file, then a rename), mode 0600."""
     private_dir(path.parent)
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = open_private(temp, os.O_WRONLY | os.O_TRUNC)
     try:
-        with contextlib.suppress(OSError, AttributeError):
-            os.fchmod(fd, FILE_MODE)  # a leftover temporary file keeps its old mode
+        narrow_open_file(fd)  # a leftover temporary file keeps its old mode
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]

@@ -130,7 +130,14 @@ class TrayIcon:
         )
 
 
-def _dispatcher_for(backend: str) -> Dispatcher:
-    if backend == "darwin" or sys.platform == "darwin":
+if sys.platform == "darwin":
+
+    def _dispatcher_for(backend: str) -> Dispatcher:
+        """AppKit owns the main thread on macOS, whatever pystray's backend is called."""
         return AppKitDispatcher()
-    return SerialDispatcher()
+
+else:
+
+    def _dispatcher_for(backend: str) -> Dispatcher:
+        """Windows (and a forced darwin backend elsewhere, in tests): pystray's own thread."""
+        return AppKitDispatcher() if backend == "darwin" else SerialDispatcher()

@@ -22,17 +22,23 @@ log = logging.getLogger(__name__)
 TRIM_SECONDS = 300.0
 
 
-def _malloc_trim() -> Callable[[int], int] | None:
-    if not sys.platform.startswith("linux"):
+if sys.platform.startswith("linux"):
+
+    def _malloc_trim() -> Callable[[int], int] | None:
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            trim = libc.malloc_trim
+        except (OSError, AttributeError):  # musl and others: no malloc_trim
+            return None
+        trim.argtypes = [ctypes.c_size_t]
+        trim.restype = ctypes.c_int
+        return trim
+
+else:
+
+    def _malloc_trim() -> Callable[[int], int] | None:
+        """glibc's alone: elsewhere the allocator returns memory its own way."""
         return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):  # musl and others: no malloc_trim
-        return None
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
-    return trim
 
 
 def trim() -> bool:

@@ -13,20 +13,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
-import sys
 import threading
 from typing import Any
 
 from agentbar.core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
 from agentbar.tray import browser, window
 from agentbar.tray.window import Channel
-# What multiprocessing's Pipe() gives: a named pipe's ends on Windows, a socket pair elsewhere.
-if sys.platform == "win32":
-    from multiprocessing.connection import PipeConnection as Connection
-else:
-    from multiprocessing.connection import Connection
-
-from agentbar.tray import window
 
 log = logging.getLogger(__name__)
 
