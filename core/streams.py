@@ -19,6 +19,7 @@ from agentbar.core.model import SessionKey
 from agentbar.core.records import Record, Unknown
 from agentbar.core.search import SEARCHABLE, SearchEntry, search_entry
 from agentbar.core.sources.base import (
+    ODD_VALUES,
     AgentSource,
     FolderCache,
     MalformedLine,
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 
 READ_BUDGET_BYTES = 8 * 1024 * 1024  # per read call: bounds the memory of one batch of lines
 MALFORMED_LOG_LIMIT = 3  # per stream, so one garbage file cannot flood the log
+BUG_LOG_LIMIT = 3  # lines an adapter failed on, logged with their traceback per stream
 
 
 @dataclass(eq=False)
@@ -60,6 +62,9 @@ class Stream:
     malformed: int = 0
     oversized: int = 0
     unknown: int = 0
+    odd_times: int = 0  # lines with a timestamp that names no representable moment
+    clamped: int = 0  # lines with a number out of range (a token count past TOKEN_LIMIT)
+    bugs: int = 0  # lines the adapter failed on (kept as unknown; this run only, for the log)
     last_error: str | None = None
     registry: RegistryEntry | None = None  # the last good content of a registry file
     unsaved: bool = True
@@ -92,7 +97,7 @@ class Stream:
             self.reader = None
         self.cursor = Cursor.start()
         self.parser = self.source.parser(self.spec, None)
-        self.malformed = self.oversized = self.unknown = 0
+        self.malformed = self.oversized = self.unknown = self.odd_times = self.clamped = 0
         self.size = self.mtime_ns = -1
         self.unsaved = True
         self.search.clear()
@@ -273,12 +278,32 @@ class StreamTable:
         offsets: list[int],
         outcome: ReadOutcome,
     ) -> None:
-        parser = stream.parser
         records = outcome.records
         search = outcome.search
         first_new = len(records)
         outcome.lines += len(lines)
+        ODD_VALUES.take()
         for line, offset in zip(lines, offsets, strict=True):
+            parsed = self._parse_line(stream, line)
+            odd_times, clamped = ODD_VALUES.take()
+            stream.odd_times += odd_times > 0
+            stream.clamped += clamped > 0
+            records.extend(parsed)
+            if isinstance(line, Oversized):
+                continue
+            for record in parsed:
+                if type(record) in SEARCHABLE:
+                    entry = search_entry(record, offset)
+                    if entry is not None:
+                        search.append(entry)
+        stream.unknown += sum(1 for r in records[first_new:] if type(r) is Unknown)
+
+    def _parse_line(self, stream: Stream, line: bytes | Oversized) -> list[Record]:
+        """The records of one line. Never raises: a line that is not JSON is counted as
+        malformed; one the adapter fails on (a bug, or a value it did not expect) becomes an
+        ``Unknown`` record, so the lines after it still count."""
+        parser = stream.parser
+        try:
             if isinstance(line, Oversized):
                 stream.oversized += 1
                 log.warning(
@@ -287,23 +312,20 @@ class StreamTable:
                     line.length,
                     self.max_line_bytes,
                 )
-                records.extend(parser.parse_oversized(line.prefix, line.length))
-                continue
-            try:
-                parsed = parser.parse(line)
-            except MalformedLine as exc:
-                stream.malformed += 1
-                stream.last_error = str(exc)
-                if stream.malformed <= MALFORMED_LOG_LIMIT:
-                    log.warning("%s: skipped a malformed line (%s)", stream.path, exc)
-                continue
-            records.extend(parsed)
-            for record in parsed:
-                if type(record) in SEARCHABLE:
-                    entry = search_entry(record, offset)
-                    if entry is not None:
-                        search.append(entry)
-        stream.unknown += sum(1 for r in records[first_new:] if type(r) is Unknown)
+                return parser.parse_oversized(line.prefix, line.length)
+            return parser.parse(line)
+        except MalformedLine as exc:
+            stream.malformed += 1
+            stream.last_error = str(exc)
+            if stream.malformed <= MALFORMED_LOG_LIMIT:
+                log.warning("%s: skipped a malformed line (%s)", stream.path, exc)
+            return []
+        except Exception as exc:  # RecursionError, MemoryError aside: anything an adapter hits
+            stream.last_error = f"internal error: {exc!r}"
+            stream.bugs += 1
+            if stream.bugs <= BUG_LOG_LIMIT:
+                log.exception("%s: the adapter failed on a line; kept as unknown", stream.path)
+            return [Unknown(kind=f"error/{type(exc).__name__}")]
 
     def _reader(self, stream: Stream) -> LineReader:
         if stream.reader is None:

@@ -11,8 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
+from agentbar.core import jsonsafe
 from agentbar.core.records import (
     TITLE_RANK_AGENT,
     TITLE_RANK_SUMMARY,
@@ -48,6 +47,8 @@ from agentbar.core.sources.base import (
     one_line,
     parse_timestamp,
     size_text,
+    small_int,
+    token_count,
 )
 
 _BOOKKEEPING_TYPES = frozenset(
@@ -157,7 +158,7 @@ class ClaudeTranscriptParser:
     def parse_oversized(self, prefix: bytes, length: int) -> list[Record]:
         head = prefix[:4096]
         ts_match = _TS_RE.search(head)
-        ts = parse_timestamp(ts_match.group(1).decode()) if ts_match else None
+        ts = parse_timestamp(ts_match.group(1).decode("utf-8", "replace")) if ts_match else None
         agent_id = self._agent_id if self.spec.kind is StreamKind.SUBAGENT else None
         if b'"isSidechain":true' in head and agent_id is None:
             agent_id = "sidechain"
@@ -324,7 +325,7 @@ class ClaudeTranscriptParser:
             return TurnEnded(
                 ts=ts,
                 agent_id=agent_id,
-                background_agents=pending if isinstance(pending, int) else None,
+                background_agents=small_int(pending),
             )
         if subtype == "compact_boundary":
             meta = obj.get("compactMetadata")
@@ -403,7 +404,7 @@ def tool_summary(name: str, args: Mapping[str, Any]) -> str:
             return one_line(value)
     if not args:
         return ""
-    return one_line(orjson.dumps(args).decode(), 120)
+    return one_line(jsonsafe.dumps(args).decode(), 120)
 
 
 def _tool_result(
@@ -435,10 +436,10 @@ def _usage(raw: object) -> Usage | None:
     if not isinstance(raw, dict):
         return None
     return Usage(
-        input_tokens=_int(raw.get("input_tokens")),
-        output_tokens=_int(raw.get("output_tokens")),
-        cache_read_tokens=_int(raw.get("cache_read_input_tokens")),
-        cache_creation_tokens=_int(raw.get("cache_creation_input_tokens")),
+        input_tokens=token_count(raw.get("input_tokens")),
+        output_tokens=token_count(raw.get("output_tokens")),
+        cache_read_tokens=token_count(raw.get("cache_read_input_tokens")),
+        cache_creation_tokens=token_count(raw.get("cache_creation_input_tokens")),
     )
 
 
@@ -462,7 +463,3 @@ def _forked_from(obj: dict[str, Any]) -> str | None:
     if isinstance(fork, dict):
         return nonempty_str(fork.get("sessionId"))
     return None
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -1,0 +1,336 @@
+"""Hostile transcript lines never stop the engine (issue 16, item 5): numbers of any size,
+timestamps of any value, deep nesting, strings of any encoding. Each case is a real file on
+tmp_path read by a real engine into a real SQLite index, then read back the way a person does
+(a warm restart, ``agentbar status --json``, the server's JSON, the replay and the exports)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+from claude_lines import T0, ClaudeTranscript, iso, write_lines
+from cli_runner import agentbar
+from codex_lines import CodexRollout
+from engine_harness import Rig, make_rig, new_transcript
+from replay_rig import make_home, snapshot
+from server_rig import serving
+
+from agentbar.core import jsonsafe
+from agentbar.core.listing import diagnostics
+from agentbar.core.records import TOKEN_LIMIT
+from agentbar.core.replay.export import Format, Options, export
+
+A = "aaaaaaaa-0000-4000-8000-000000000001"
+X = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"
+BIG = 2**63  # one past SQLite's largest INTEGER
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Any:
+    r = make_rig(tmp_path)
+    r.claude_process(4242)  # a live Claude: its sessions end on their answers, not "exited"
+    yield r
+    r.close()
+
+
+def usage(output_tokens: int) -> dict[str, int]:
+    return {
+        "input_tokens": 1,
+        "output_tokens": output_tokens,
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+    }
+
+
+def codex_path(rig: Rig, session_id: str = X) -> Path:
+    return rig.codex / "sessions/2026/11/29" / f"rollout-2026-11-29T10-00-00-{session_id}.jsonl"
+
+
+def deep(depth: int) -> bytes:
+    """A JSON value nested ``depth`` levels (orjson writes at most 254)."""
+    return b'{"a":' * depth + b"1" + b"}" * depth
+
+
+def write_any(path: Path, lines: list[dict[str, Any]]) -> None:
+    """``write_lines`` for values orjson will not write (integers past 64 bits)."""
+    with open(path, "a") as fh:
+        for line in lines:
+            fh.write(json.dumps(line, separators=(",", ":")) + "\n")
+
+
+def restarted(rig: Rig) -> dict[str, Any]:
+    """The sessions a warm restart finds in the index (what was saved, not what was read)."""
+    rig.close()
+    rig.open()
+    return rig.sessions()
+
+
+# -- numbers of any size --------------------------------------------------------------------
+
+
+def test_a_token_count_past_int64_is_clamped_counted_and_saved(rig: Rig) -> None:
+    t = new_transcript(A)
+    path = rig.transcript_path(A)
+    write_lines(path, [t.prompt("count"), t.text("Many.", usage=usage(BIG))])
+    write_lines(path, [t.prompt("and later"), t.text("Still here.", stop_reason="end_turn")])
+    engine = rig.open()
+    snap = rig.sessions()[A]
+    assert snap.usage.output_tokens == TOKEN_LIMIT
+    assert diagnostics(engine.stats())["clamped_numbers"] == 1
+    again = restarted(rig)[A]
+    assert again.usage.output_tokens == TOKEN_LIMIT and again.title == "count"
+    assert again.state.detail == "Still here."
+
+
+def test_two_counts_whose_sum_overflows_int64_saturate(rig: Rig) -> None:
+    t = new_transcript(A)
+    path = rig.transcript_path(A)
+    lines = [t.prompt("sum"), t.text("one", usage=usage(5 * 10**18))]
+    lines += [t.text("two", usage=usage(5 * 10**18), stop_reason="end_turn")]
+    write_lines(path, lines)
+    rig.open()
+    assert rig.sessions()[A].usage.output_tokens == TOKEN_LIMIT
+    assert restarted(rig)[A].usage.output_tokens == TOKEN_LIMIT
+
+
+def test_a_codex_token_count_past_int64_is_clamped(rig: Rig) -> None:
+    r = CodexRollout(X)
+    huge = r.tokens(BIG, 0, BIG)
+    write_lines(codex_path(rig), [r.meta(), r.started(), r.prompt("go"), huge, r.complete("ok")])
+    engine = rig.open()
+    snap = rig.sessions()[X]
+    assert snap.usage.output_tokens == TOKEN_LIMIT and snap.usage.input_tokens == TOKEN_LIMIT
+    assert diagnostics(engine.stats())["clamped_numbers"] == 1
+    assert restarted(rig)[X].usage.output_tokens == TOKEN_LIMIT
+
+
+def test_negative_and_float_counts_are_not_counts(rig: Rig) -> None:
+    t = new_transcript(A)
+    odd = {**usage(-5), "input_tokens": 1.5e30}
+    write_lines(rig.transcript_path(A), [t.prompt("odd"), t.text("x", usage=odd)])
+    engine = rig.open()
+    snap = rig.sessions()[A]
+    assert (snap.usage.output_tokens, snap.usage.input_tokens) == (0, TOKEN_LIMIT)
+    assert diagnostics(engine.stats())["clamped_numbers"] == 1
+    restarted(rig)
+
+
+def test_a_pending_agent_count_past_int64_is_saved(rig: Rig) -> None:
+    t = new_transcript(A)
+    write_lines(rig.transcript_path(A), [t.prompt("p"), t.turn_duration(pending_agents=2**64 - 1)])
+    rig.open()
+    assert A in restarted(rig)
+
+
+# -- timestamps of any value ------------------------------------------------------------------
+
+ODD_TIMES: list[Any] = [
+    "9999-12-31T23:59:59-23:59",  # parses, but is a moment in the year 10000
+    "0001-01-01T00:00:00+23:59",  # the year 0
+    "99999-01-01T00:00:00Z",
+    "2026-13-45T99:99:99Z",
+    -62135596800 * 1000,  # year 1 in milliseconds
+    -1,
+    10**30,
+    2**64,
+    1.7976931348623157e308,
+    {"not": "a time"},
+]
+
+
+@pytest.mark.parametrize("value", ODD_TIMES, ids=[repr(v)[:30] for v in ODD_TIMES])
+def test_an_unrepresentable_timestamp_is_unknown_and_counted(rig: Rig, value: Any) -> None:
+    t = new_transcript(A)
+    odd = t.prompt("odd time")
+    odd["timestamp"] = value
+    path = rig.transcript_path(A)
+    write_lines(path, [t.prompt("first")])
+    write_any(path, [odd])
+    write_lines(path, [t.text("after", stop_reason="end_turn")])
+    engine = rig.open()
+    snap = rig.sessions()[A]
+    assert snap.state.detail == "after"
+    assert snap.last_activity is not None and T0 < snap.last_activity < T0 + 60
+    assert diagnostics(engine.stats())["unrepresentable_timestamps"] == 1
+    assert A in restarted(rig)
+
+
+def test_an_odd_codex_timestamp_is_unknown(rig: Rig) -> None:
+    r = CodexRollout(X)
+    odd = r.prompt("when?")
+    odd["timestamp"] = "9999-12-31T23:59:59-23:59"
+    odd["payload"]["timestamp"] = -(10**20)
+    path = codex_path(rig)
+    write_lines(path, [r.meta(), r.started()])
+    write_any(path, [odd, r.complete("ok")])
+    engine = rig.open()
+    assert rig.sessions()[X].title == "when?"
+    assert diagnostics(engine.stats())["unrepresentable_timestamps"] >= 1
+
+
+def test_status_json_and_the_server_survive_odd_numbers_and_times(tmp_path: Path) -> None:
+    home = make_home(tmp_path, claude=())
+    t = ClaudeTranscript(A, "/work/odd", start=time.time() - 60)
+    odd_time = t.prompt("odd time")
+    odd_time["timestamp"] = "9999-12-31T23:59:59-23:59"
+    lines = [t.prompt("numbers"), t.text("big", usage=usage(BIG)), odd_time]
+    lines += [t.text("fine", stop_reason="end_turn")]
+    write_lines(home.transcript_path(A, "-work-odd"), lines)
+    env = {
+        "HOME": str(home.home),
+        "AGENTBAR_DATA_DIR": str(home.settings.data_dir),
+        "PATH": "/usr/bin:/bin",
+    }
+    result = agentbar(env, "status", "--all", "--json")
+    assert result.returncode == 0, result.stderr
+    doc = orjson.loads(result.stdout)
+    (row,) = doc["sessions"]
+    assert row["usage"]["output_tokens"] == TOKEN_LIMIT
+    assert doc["diagnostics"]["clamped_numbers"] == 1
+    assert doc["diagnostics"]["unrepresentable_timestamps"] == 1
+    with serving(home) as running:
+
+        async def main() -> None:
+            async with aiohttp.ClientSession(headers=running.auth()) as client:
+                base = running.origin
+                async with client.get(f"{base}/api/sessions?all=1") as r:
+                    assert r.status == 200, await r.text()
+                    (session,) = (await r.json())["sessions"]
+                    assert session["session_id"] == A
+                async with client.get(f"{base}/api/sessions/{A}/items") as r:
+                    assert r.status == 200, await r.text()
+                for fmt in ("json", "md", "html"):
+                    async with client.get(f"{base}/api/sessions/{A}/export?format={fmt}") as r:
+                        assert r.status == 200, await r.text()
+                async with client.ws_connect(f"{base}/api/events", headers={"Origin": base}) as ws:
+                    hello = await ws.receive_json(timeout=10)
+                    assert hello["type"] == "sessions"
+
+        asyncio.run(main())
+
+
+# -- deep nesting ----------------------------------------------------------------------------
+
+
+def test_a_tool_input_nested_300_deep_loses_no_line(tmp_path: Path) -> None:
+    home = make_home(tmp_path, claude=())
+    t = ClaudeTranscript(A, "/work/deep")
+    path = home.transcript_path(A, "-work-deep")
+    call = orjson.dumps(t.tool_use("Mystery", {"x": 0}, "toolu_deep"))
+    call = call.replace(b'{"x":0}', b'{"x":' + deep(300) + b"}")
+    write_lines(path, [t.prompt("go deep")])
+    with open(path, "ab") as fh:
+        fh.write(call + b"\n")
+    write_lines(
+        path, [t.tool_result("toolu_deep", "ok"), t.text("Done deep.", stop_reason="end_turn")]
+    )
+    engine = home.caught_up()
+    try:
+        snap = snapshot(engine, A)
+        assert snap.title == "go deep" and snap.last_activity == t.now
+        page = home.replay().page(snap)
+        kinds = [item.kind.value for item in page.items]
+        assert "tool_call" in kinds and kinds[-1] == "assistant"
+        doc = orjson.loads("".join(export(home.replay(), snap, Format.JSON, Options())))
+        assert [i["kind"] for i in doc["items"]][-1] == "assistant"
+        (call_item,) = (i for i in doc["items"] if i["kind"] == "tool_call")
+        assert jsonsafe.TRUNCATED in orjson.dumps(call_item["input"]).decode()
+        for fmt in (Format.MARKDOWN, Format.HTML):
+            assert "Done deep." in "".join(export(home.replay(), snap, fmt, Options()))
+    finally:
+        engine.stop()
+        engine.index.close()
+
+
+def test_a_codex_call_nested_300_deep_loses_no_line(rig: Rig) -> None:
+    r = CodexRollout(X)
+    call = orjson.dumps(
+        r.item({"type": "function_call", "name": "odd", "call_id": "c1", "arguments": {"k": 0}})
+    )
+    call = call.replace(b'{"k":0}', deep(300))
+    path = codex_path(rig)
+    write_lines(path, [r.meta(), r.started(), r.prompt("deep")])
+    with open(path, "ab") as fh:
+        fh.write(call + b"\n")
+    write_lines(path, [r.answer("Deep done."), r.complete("Deep done.")])
+    rig.open()
+    assert rig.sessions()[X].state.detail == "Deep done."
+    assert restarted(rig)[X].title == "deep"
+
+
+def test_depth_safe_dumps_truncates_below_a_depth_with_a_marker() -> None:
+    value = orjson.loads(deep(1000))
+    text = jsonsafe.dumps(value)
+    assert jsonsafe.TRUNCATED.encode() in text
+    assert orjson.loads(text)  # still JSON
+    assert jsonsafe.dumps({"a": [1, "b"]}) == orjson.dumps({"a": [1, "b"]})
+    assert orjson.loads(jsonsafe.dumps({"n": 2**70})) == {"n": str(2**70)}
+
+
+# -- strings of any encoding ------------------------------------------------------------------
+
+ODD_LINES = [
+    b'{"type":"user","message":{"role":"user","content":"lone \\ud800 surrogate"}}',
+    b'{"type":"user","message":{"role":"user","content":"low \\udc00 first"}}',
+    b'{"type":"user","message":{"role":"user","content":"nul \\u0000 inside"}}',
+    b'{"type":"user","message":{"role":"user","content":"bad \xff\xfe utf-8"}}',
+    b'{"type":"user","message":{"role":"user","content":"raw \x00 nul"}}',
+    b'{"type":"user","message":"a string where a dict goes"}',
+    b'{"type":"assistant","message":{"content":[1,"x",null],"usage":[1,2]}}',
+    b'{"type":["assistant"],"timestamp":{"a":1}}',
+    b'{"type":"system","subtype":{"x":1},"pendingBackgroundAgentCount":1e300}',
+    b'"just a string"',
+    b'{"type":"user","message":{"role":"user","content":"cut in the mid',
+]
+
+
+def test_lines_of_any_encoding_or_shape_lose_nothing_after_them(rig: Rig) -> None:
+    t = new_transcript(A)
+    path = rig.transcript_path(A)
+    write_lines(path, [t.prompt("before")])
+    with open(path, "ab") as fh:
+        for line in ODD_LINES:
+            fh.write(line + b"\n")
+    write_lines(path, [t.text("After all that.", stop_reason="end_turn")])
+    engine = rig.open()
+    snap = rig.sessions()[A]
+    assert snap.state.detail == "After all that." and snap.title == "before"
+    stats = diagnostics(engine.stats())
+    assert stats["malformed_lines"] + stats["unknown_records"] >= 3
+    assert restarted(rig)[A].state.detail == "After all that."
+
+
+def test_a_parser_bug_costs_one_line_not_the_file(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
+
+    real_parse = ClaudeTranscriptParser.parse
+
+    def parse(self: ClaudeTranscriptParser, line: bytes) -> Any:
+        if b"poison" in line:
+            raise RecursionError("adapter bug")
+        return real_parse(self, line)
+
+    monkeypatch.setattr(ClaudeTranscriptParser, "parse", parse)
+    t = new_transcript(A)
+    write_lines(
+        rig.transcript_path(A),
+        [t.prompt("healthy"), t.prompt("poison"), t.text("later", stop_reason="end_turn")],
+    )
+    engine = rig.open()
+    assert rig.sessions()[A].state.detail == "later"
+    assert diagnostics(engine.stats())["unknown_records"] == 1
+
+
+def test_iso_of_an_unrepresentable_moment_is_none() -> None:
+    from agentbar.core.model import iso as model_iso
+
+    assert model_iso(1e300) is None and model_iso(float("nan")) is None
+    assert model_iso(T0) == iso(T0)
