@@ -17,6 +17,7 @@ through ``AgentRoots`` (real path inside an agent root), never from a request.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections import OrderedDict
@@ -42,6 +43,9 @@ from agentbar.core.sources.claude_replay import REPLAY as CLAUDE_REPLAY
 from agentbar.core.sources.codex_replay import REPLAY as CODEX_REPLAY
 
 log = logging.getLogger(__name__)
+
+FAILURE_LOG_LIMIT = 20  # adapter failures logged with a traceback, per process
+_failures = itertools.count(1)  # thread-safe enough: next() on a count holds the GIL
 
 ADAPTERS: dict[Agent, ReplayAdapter] = {Agent.CLAUDE: CLAUDE_REPLAY, Agent.CODEX: CODEX_REPLAY}
 
@@ -308,7 +312,9 @@ def _line_items(parser: ReplayParser, line: Line) -> list[ReplayItem]:
             return parser.oversized(line.data, line.length, line.offset)
         return parser.items(line.data, line.offset)
     except Exception as exc:  # an adapter bug, or a value it did not expect
-        log.warning("replay: the adapter failed on the line at %d: %r", line.offset, exc)
+        failures = next(_failures)
+        if failures <= FAILURE_LOG_LIMIT:  # a hostile file viewed again must not flood the log
+            log.exception("replay: the adapter failed on the line at %d", line.offset)
         text = line.data[: MESSAGE_CHARS * 4].decode("utf-8", "replace")
         return [
             ReplayItem(

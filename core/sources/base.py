@@ -376,6 +376,17 @@ def program_name(arg: str) -> str:
     return name.removesuffix(".exe")
 
 
+def label(value: object, limit: int = 200) -> str:
+    """Short text for a value of unknown type from a line (a record kind, an id): a string
+    itself, a number or None as ``str`` gives it, anything else as JSON; at most ``limit``
+    characters. Never ``str()`` of a nested value, whose repr can recurse past Python's limit."""
+    if isinstance(value, str):
+        return value[:limit]
+    if value is None or isinstance(value, bool | int | float):
+        return str(value)[:limit]
+    return jsonsafe.dumps(value).decode()[:limit]
+
+
 def nonempty_str(value: object) -> str | None:
     """``value`` when it is a non-empty string, else None (fields of unknown shape)."""
     return value if isinstance(value, str) and value else None

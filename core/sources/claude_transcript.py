@@ -42,6 +42,7 @@ from agentbar.core.sources.base import (
     StreamKind,
     StreamSpec,
     is_uuid,
+    label,
     load_json_object,
     nonempty_str,
     one_line,
@@ -140,11 +141,11 @@ class ClaudeTranscriptParser:
         elif kind == "progress":
             data = obj.get("data")
             sub = data.get("type") if isinstance(data, dict) else None
-            out.append(Activity(ts=ts, agent_id=agent_id, kind=f"progress/{sub or '?'}"))
+            out.append(Activity(ts=ts, agent_id=agent_id, kind=f"progress/{label(sub or '?')}"))
         elif kind == "attachment":
             att = obj.get("attachment")
             sub = att.get("type") if isinstance(att, dict) else None
-            out.append(Activity(ts=ts, agent_id=agent_id, kind=f"attachment/{sub or '?'}"))
+            out.append(Activity(ts=ts, agent_id=agent_id, kind=f"attachment/{label(sub or '?')}"))
         elif kind == "queue-operation":
             out.append(Activity(ts=ts, kind="queue-operation"))
         elif isinstance(kind, str) and kind in _TITLE_FIELDS:
@@ -152,7 +153,7 @@ class ClaudeTranscriptParser:
         elif isinstance(kind, str) and kind in _BOOKKEEPING_TYPES:
             out.append(Bookkeeping(ts=ts, kind=kind))
         else:
-            out.append(Unknown(ts=ts, agent_id=agent_id, kind=str(kind)))
+            out.append(Unknown(ts=ts, agent_id=agent_id, kind=label(kind)))
         return out
 
     def parse_oversized(self, prefix: bytes, length: int) -> list[Record]:
@@ -230,7 +231,9 @@ class ClaudeTranscriptParser:
         if isinstance(content, str):
             blocks = [{"type": "text", "text": content}]
         if obj.get("isApiErrorMessage") is True or model == "<synthetic>":
-            text = " ".join(b.get("text", "") for b in blocks if isinstance(b, dict)).strip()
+            text = " ".join(
+                t for b in blocks if isinstance(b, dict) and isinstance(t := b.get("text"), str)
+            ).strip()
             error = obj.get("error")
             if not text and isinstance(error, str):
                 text = error
@@ -248,7 +251,7 @@ class ClaudeTranscriptParser:
             out.append(ModelSeen(ts=ts, agent_id=agent_id, model=model))
         usage = _usage(message.get("usage"))
         if usage is not None:
-            key = f"{message.get('id')}:{obj.get('requestId')}"
+            key = f"{label(message.get('id'))}:{label(obj.get('requestId'))}"
             out.append(UsageReport(ts=ts, agent_id=agent_id, usage=usage, key=key))
         final = message.get("stop_reason") == "end_turn"
         message_id = nonempty_str(message.get("id"))
@@ -279,7 +282,7 @@ class ClaudeTranscriptParser:
             elif btype == "tool_use":
                 out.append(_tool_call(block, ts, agent_id))
             else:
-                out.append(Unknown(ts=ts, agent_id=agent_id, kind=f"assistant/{btype}"))
+                out.append(Unknown(ts=ts, agent_id=agent_id, kind=f"assistant/{label(btype)}"))
 
     def _user(
         self, obj: dict[str, Any], ts: float | None, agent_id: str | None, out: list[Record]
@@ -319,7 +322,7 @@ class ClaudeTranscriptParser:
 
     def _system(self, obj: dict[str, Any], ts: float | None, agent_id: str | None) -> Record:
         raw_subtype = obj.get("subtype")
-        subtype = raw_subtype if isinstance(raw_subtype, str) else repr(raw_subtype)
+        subtype = raw_subtype if isinstance(raw_subtype, str) else repr(label(raw_subtype))
         if subtype == "turn_duration":
             pending = obj.get("pendingBackgroundAgentCount")
             return TurnEnded(
@@ -390,10 +393,10 @@ def tool_summary(name: str, args: Mapping[str, Any]) -> str:
     if name == "AskUserQuestion":
         questions = args.get("questions")
         if isinstance(questions, list) and questions and isinstance(questions[0], dict):
-            return one_line(str(questions[0].get("question", "")))
-        return one_line(str(args.get("question", "")))
+            return one_line(label(questions[0].get("question", ""), 4000))
+        return one_line(label(args.get("question", ""), 4000))
     if name == "ExitPlanMode":
-        return one_line(str(args.get("plan", ""))) or "plan ready"
+        return one_line(label(args.get("plan", ""), 4000)) or "plan ready"
     for key in ("command", "file_path", "notebook_path", "path", "pattern", "url", "query"):
         value = args.get(key)
         if isinstance(value, str) and value.strip():
@@ -417,7 +420,7 @@ def _tool_result(
         content = block.get("content")
         first_text = content if isinstance(content, str) else ""
         if isinstance(content, list) and content and isinstance(content[0], dict):
-            first_text = str(content[0].get("text", ""))
+            first_text = label(content[0].get("text", ""), 1000)
         denied = (
             obj.get("toolDenialKind") is not None
             or result == "User rejected tool use"
