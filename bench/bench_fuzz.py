@@ -35,8 +35,8 @@ ENGINE_FILES = 20  # scenarios per live-engine round
 ENGINE_PER_LINE = 4.0  # mutated lines per good line in a round
 
 
-class Stop(Exception):
-    pass
+class Stop(BaseException):
+    """SIGTERM: not an ``Exception``, so no target's containment takes it for a crash."""
 
 
 def main() -> None:
@@ -52,6 +52,7 @@ def main() -> None:
         raise Stop
 
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)  # a background job ignores Ctrl-C's signal otherwise
     corpus = load_corpus()
     print(f"seed {seed}; corpus: {len(corpus.files)} files of the real CLIs and fixtures")
     lines, engine = Tally(seed), Tally(seed)
@@ -118,6 +119,10 @@ def report(seed: int, lines: Tally, engine: Tally, wall: float, json_path: Path)
             ["target", "mutated lines", "crashes", "lost good lines", "lines/s"],
         )
     )
+    print(
+        f"\nregrouped files (every line there, filed under another session than in the clean"
+        f" run): {len(engine.regrouped)}"
+    )
     print("\nWhat the parsers made of the mutated lines, by mutator:\n")
     rows = [[kind, *(f"{c[o]:,}" for o in outcomes)] for kind, c in sorted(by_kind.items())]
     rows.append(["all", *(f"{by_outcome[o]:,}" for o in outcomes)])
@@ -126,7 +131,7 @@ def report(seed: int, lines: Tally, engine: Tally, wall: float, json_path: Path)
     print(
         table([[k, f"{v:,}"] for k, v in sorted(engine.engine_counts.items())], ["count", "lines"])
     )
-    for failure in (lines.crashes + engine.crashes)[:5] + engine.lost[:10]:
+    for failure in (lines.crashes + engine.crashes)[:5] + engine.lost[:10] + engine.regrouped[:5]:
         print("\n" + failure)
     write_json(
         json_path,
@@ -138,6 +143,7 @@ def report(seed: int, lines: Tally, engine: Tally, wall: float, json_path: Path)
             "engine": engine.summary(),
             "crash_details": (lines.crashes + engine.crashes)[:20],
             "lost_details": engine.lost[:50],
+            "regrouped_details": engine.regrouped[:50],
         },
     )
 

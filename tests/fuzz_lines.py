@@ -18,7 +18,10 @@ What counts:
   half of each file cold, the rest appended live). A good line is lost when, in the fuzzed run,
   the index's stored offset for its file does not reach past it, or its search rows (kind and
   text, at the line's offset) differ from the baseline's, or the baseline's session of its file
-  is missing after a warm restart.
+  is not shown after a warm restart (then each of the file's good lines counts as lost). A file
+  whose lines all arrived, but filed under a session a mutated line named before any good line
+  did (Claude 1.0's resume rule: a line may name the session its file continues), is counted
+  apart as **regrouped**, not lost.
 
 Everything random comes from one ``random.Random(seed)``: a failure names its seed and
 reproduces with it.
@@ -323,6 +326,9 @@ class Tally:
     good_lines: int = 0  # unmutated lines the live engine read alongside them
     crashes: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
+    # Files whose lines all arrived but under another session than in the clean run: a mutated
+    # line before the first line that names the session named another (a 1.0 resume's rule).
+    regrouped: list[str] = field(default_factory=list)
     outcomes: Counter[tuple[str, str]] = field(default_factory=Counter)
     engine_counts: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
@@ -341,6 +347,7 @@ class Tally:
             "good_lines": self.good_lines,
             "crashes": len(self.crashes),
             "lost_good_lines": len(self.lost),
+            "regrouped_files": len(self.regrouped),
             "outcomes": dict(sorted(by_outcome.items())),
             "by_mutator": {
                 f"{kind}/{outcome}": count
@@ -714,8 +721,13 @@ def _compare(
                 why = f"search rows {clean_rows.get(at_clean)} became {fuzz_rows.get(at_fuzz)}"
             if why is not None:
                 tally.lost.append(f"[seed {tally.seed}] {target} line {number + 1}: {why}")
-        if base_session in clean.sessions and (session != base_session or session not in sessions):
-            tally.lost.append(
-                f"[seed {tally.seed}] {target}: its session {base_session} is now {session}"
-                f" ({'' if session in sessions else 'not '}found after a restart)"
+        if base_session not in clean.sessions or (session == base_session and session in sessions):
+            continue
+        where = f"[seed {tally.seed}] {target}: its session {base_session} is now {session}"
+        if session in sessions:
+            tally.regrouped.append(where)
+        else:
+            tally.lost.extend(
+                f"{where}, not shown after a restart (line {n + 1})"
+                for n in range(len(fuzzed.good_offsets))
             )

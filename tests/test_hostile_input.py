@@ -18,13 +18,25 @@ from claude_lines import T0, ClaudeTranscript, iso, write_lines
 from cli_runner import agentbar
 from codex_lines import CodexRollout
 from engine_harness import Rig, make_rig, new_transcript
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from replay_rig import make_home, snapshot
 from server_rig import serving
 
 from agentbar.core import jsonsafe
 from agentbar.core.listing import diagnostics
-from agentbar.core.records import TOKEN_LIMIT
+from agentbar.core.model import iso as model_iso
+from agentbar.core.records import TOKEN_LIMIT, Usage
 from agentbar.core.replay.export import Format, Options, export
+from agentbar.core.search import Searcher
+from agentbar.core.sources.base import (
+    EPOCH_MAX,
+    EPOCH_MIN,
+    ODD_VALUES,
+    label,
+    parse_timestamp,
+    token_count,
+)
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 X = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"
@@ -330,7 +342,72 @@ def test_a_parser_bug_costs_one_line_not_the_file(
 
 
 def test_iso_of_an_unrepresentable_moment_is_none() -> None:
-    from agentbar.core.model import iso as model_iso
-
     assert model_iso(1e300) is None and model_iso(float("nan")) is None
     assert model_iso(T0) == iso(T0)
+
+
+# -- the pure parts, for every value ------------------------------------------------------------
+
+JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text()
+    | st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)  # lone surrogates
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@given(JSON_VALUES)
+@settings(max_examples=300, deadline=None)
+def test_depth_safe_dumps_writes_any_json_like_value(value: Any) -> None:
+    text = jsonsafe.dumps({"deep": value})
+    assert isinstance(orjson.loads(text), dict)
+
+
+@given(JSON_VALUES)
+@settings(max_examples=300, deadline=None)
+def test_timestamps_and_counts_of_any_value_never_raise(value: Any) -> None:
+    ts = parse_timestamp(value)
+    assert ts is None or EPOCH_MIN <= ts < EPOCH_MAX
+    assert model_iso(ts) is not None or ts is None
+    assert 0 <= token_count(value) <= TOKEN_LIMIT
+    assert isinstance(label(value), str) and len(label(value)) <= 200
+
+
+def test_a_value_nested_past_any_parser_is_cut_not_recursed() -> None:
+    nested: Any = 1
+    for _ in range(100_000):  # far past Python's recursion limit
+        nested = [nested]
+    text = jsonsafe.dumps(nested)
+    assert text.startswith(b"[" * jsonsafe.MAX_DEPTH + b'"' + jsonsafe.TRUNCATED.encode())
+
+
+def test_usage_sums_saturate_and_odd_values_are_counted() -> None:
+    ODD_VALUES.take()
+    big = Usage(output_tokens=token_count(2**63))
+    assert big.output_tokens == TOKEN_LIMIT and ODD_VALUES.take() == (0, 1)
+    assert (big + big).output_tokens == TOKEN_LIMIT
+    assert parse_timestamp("9999-12-31T23:59:59-23:59") is None and ODD_VALUES.take() == (1, 0)
+    assert parse_timestamp(None) is None and ODD_VALUES.take() == (0, 0)  # missing: not odd
+
+
+def test_a_search_for_any_text_answers(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    engine = home.caught_up()
+    engine.stop()
+    engine.index.close()
+    searcher = Searcher(home.settings.index_path)
+    try:
+        for query in ("build\x00slow", "\ud800", "a\udc00b", "\x00", '"', "NEAR(", "build" * 500):
+            assert isinstance(searcher.search(query), list)
+        assert searcher.search("slow\x00")  # the NUL is a space, the word still found
+    finally:
+        searcher.close()

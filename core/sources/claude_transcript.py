@@ -196,6 +196,13 @@ class ClaudeTranscriptParser:
         if not isinstance(cwd, str) or not cwd or self._session_id is None:
             return
         line_session, parent = obj.get("sessionId"), obj.get("parentUuid")
+        if not is_uuid(line_session if isinstance(line_session, str) else "") or not (
+            (parent is None and "parentUuid" in obj) or isinstance(parent, str)
+        ):
+            # Every line of a conversation names its session and its parent (null at a chain's
+            # start). One without them says nothing about whose file this is: a damaged line
+            # must not decide it for the lines after it.
+            return
         if (
             isinstance(line_session, str)
             and line_session != self._session_id
