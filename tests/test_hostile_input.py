@@ -276,6 +276,23 @@ def test_a_codex_call_nested_300_deep_loses_no_line(rig: Rig) -> None:
     assert restarted(rig)[X].title == "deep"
 
 
+def test_a_deep_line_read_live_keeps_the_lines_read_with_it(rig: Rig) -> None:
+    t = new_transcript(A)
+    path = rig.transcript_path(A)
+    rig.write(path, t.prompt("live and deep"))
+    engine = rig.open()
+    call = orjson.dumps(t.tool_use("Mystery", {"x": 0}, "toolu_deep"))
+    call = call.replace(b'{"x":0}', b'{"x":' + deep(300) + b"}")
+    batch = orjson.dumps(t.text("before it")) + b"\n" + call + b"\n"
+    batch += orjson.dumps(t.tool_result("toolu_deep", "ok")) + b"\n"
+    rig.write_raw(path, batch + orjson.dumps(t.text("Deep done.", stop_reason="end_turn")) + b"\n")
+    rig.settle()
+    assert rig.sessions()[A].state.detail == "Deep done."
+    assert engine.stats().unreadable == 0
+    again = restarted(rig)[A]  # saved: the index holds every line of the batch
+    assert again.state.detail == "Deep done." and again.last_activity == t.now
+
+
 def test_depth_safe_dumps_truncates_below_a_depth_with_a_marker() -> None:
     value = orjson.loads(deep(1000))
     text = jsonsafe.dumps(value)
