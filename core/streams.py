@@ -263,7 +263,10 @@ class StreamTable:
             return None
         if (st.st_size, st.st_mtime_ns) != (stream.size, stream.mtime_ns):
             stream.unsaved = True
+        ODD_VALUES.take()
         entry = stream.source.parse_registry(data)
+        odd_times, _ = ODD_VALUES.take()
+        stream.odd_times += odd_times > 0
         if entry is None:
             stream.malformed += 1
             stream.size = -1  # read it again at the next rescan, even if nothing changes

@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
-from claude_lines import T0, ClaudeTranscript, iso, write_lines
+from claude_lines import T0, ClaudeTranscript, iso, registry, write_lines
 from cli_runner import agentbar
 from codex_lines import CodexRollout
 from engine_harness import Rig, make_rig, new_transcript
@@ -170,6 +170,22 @@ def test_an_unrepresentable_timestamp_is_unknown_and_counted(rig: Rig, value: An
     assert snap.state.detail == "after"
     assert snap.last_activity is not None and T0 < snap.last_activity < T0 + 60
     assert diagnostics(engine.stats())["unrepresentable_timestamps"] == 1
+    assert A in restarted(rig)
+
+
+def test_a_registry_with_odd_times_and_pid_is_read_without_them(rig: Rig) -> None:
+    t = new_transcript(A)
+    rig.write(rig.transcript_path(A), t.prompt("registry"))
+    entry = registry(4242, A, status="busy")
+    entry.update(startedAt="9999-12-31T23:59:59-23:59", statusUpdatedAt=-1, updatedAt=-1)
+    rig.write_json(rig.claude / "sessions" / "4242.json", entry)
+    odd_pid = registry(2**70, A, status="idle")
+    with open(rig.claude / "sessions" / "4243.json", "w") as fh:
+        json.dump(odd_pid, fh)
+    engine = rig.open()
+    assert rig.state(A) == ("running", None)
+    assert diagnostics(engine.stats())["unrepresentable_timestamps"] >= 1
+    assert diagnostics(engine.stats())["malformed_lines"] == 1  # the pid no process can have
     assert A in restarted(rig)
 
 
