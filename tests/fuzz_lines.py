@@ -675,6 +675,8 @@ def _read_back(engine: Engine, settings: Settings, tally: Tally) -> None:
     replay = Replay(AgentRoots(settings.agent_roots))
     for snap in engine.sessions():
         try:
+            page = replay.page(snap)  # the first page a person opens, cut to the page limits
+            jsonsafe.dumps([item.to_json() for item in page.items])
             for item in replay.items(snap):
                 jsonsafe.dumps(item.to_json())
             for thread in replay.threads(snap):

@@ -196,10 +196,10 @@ def one_line(text: str, limit: int = 200) -> str:
     return ""
 
 
-# Epoch seconds a timestamp may take: from 1970 to the start of the year 3000, the range every
-# platform's calendar functions take (Windows' stop at 3000-12-31; some others at 2038 for
-# ``time_t`` but Python's UTC conversions do not use it). Anything else is a value no agent
-# writes: treated as unknown and counted, never passed on to fail in a later conversion.
+# Epoch seconds a timestamp may take: from 1970 to the start of the year 3000, inside what every
+# platform's calendar functions convert (Windows' stop at 3000-12-31; past a platform's time_t
+# or year range they raise OverflowError, OSError EOVERFLOW or ValueError). Anything else is a
+# value no agent writes: treated as unknown and counted, never passed on to fail later.
 EPOCH_MIN = 0.0
 EPOCH_MAX = 32_503_680_000.0
 
