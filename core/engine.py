@@ -139,8 +139,8 @@ class EngineStats:
     malformed: int
     oversized: int
     unknown: int
-    odd_times: int  # lines with a timestamp no platform can represent (read as unknown)
-    clamped: int  # lines with a number clamped to its range (token counts)
+    odd_times: int  # timestamps no platform can represent (read as none)
+    clamped: int  # numbers clamped to their range (token counts)
     orphaned: int
     unreadable: int
 

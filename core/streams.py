@@ -62,8 +62,8 @@ class Stream:
     malformed: int = 0
     oversized: int = 0
     unknown: int = 0
-    odd_times: int = 0  # lines with a timestamp that names no representable moment
-    clamped: int = 0  # lines with a number out of range (a token count past TOKEN_LIMIT)
+    odd_times: int = 0  # timestamps that name no representable moment (read as none)
+    clamped: int = 0  # numbers out of range, clamped (token counts)
     bugs: int = 0  # lines the adapter failed on (kept as unknown; this run only, for the log)
     last_error: str | None = None
     registry: RegistryEntry | None = None  # the last good content of a registry file
@@ -265,8 +265,7 @@ class StreamTable:
             stream.unsaved = True
         ODD_VALUES.take()
         entry = stream.source.parse_registry(data)
-        odd_times, _ = ODD_VALUES.take()
-        stream.odd_times += odd_times > 0
+        stream.odd_times += ODD_VALUES.take()[0]
         if entry is None:
             stream.malformed += 1
             stream.size = -1  # read it again at the next rescan, even if nothing changes
@@ -285,50 +284,58 @@ class StreamTable:
         search = outcome.search
         first_new = len(records)
         outcome.lines += len(lines)
+        parser = stream.parser
         ODD_VALUES.take()
         for line, offset in zip(lines, offsets, strict=True):
-            parsed = self._parse_line(stream, line)
-            odd_times, clamped = ODD_VALUES.take()
-            stream.odd_times += odd_times > 0
-            stream.clamped += clamped > 0
-            records.extend(parsed)
             if isinstance(line, Oversized):
+                records.extend(self._parse_oversized(stream, line))
                 continue
+            try:
+                parsed = parser.parse(line)
+            except MalformedLine as exc:
+                stream.malformed += 1
+                stream.last_error = str(exc)
+                if stream.malformed <= MALFORMED_LOG_LIMIT:
+                    log.warning("%s: skipped a malformed line (%s)", stream.path, exc)
+                continue
+            except Exception as exc:  # RecursionError, MemoryError aside: anything it hits
+                records.append(self._adapter_failed(stream, exc))
+                continue
+            records.extend(parsed)
             for record in parsed:
                 if type(record) in SEARCHABLE:
                     entry = search_entry(record, offset)
                     if entry is not None:
                         search.append(entry)
         stream.unknown += sum(1 for r in records[first_new:] if type(r) is Unknown)
+        odd_times, clamped = ODD_VALUES.take()
+        stream.odd_times += odd_times
+        stream.clamped += clamped
 
-    def _parse_line(self, stream: Stream, line: bytes | Oversized) -> list[Record]:
-        """The records of one line. Never raises: a line that is not JSON is counted as
-        malformed; one the adapter fails on (a bug, or a value it did not expect) becomes an
-        ``Unknown`` record, so the lines after it still count."""
-        parser = stream.parser
+    def _parse_oversized(self, stream: Stream, line: Oversized) -> list[Record]:
+        stream.oversized += 1
+        log.warning(
+            "%s: a %d-byte line is over the %d-byte cap; kept its start only",
+            stream.path,
+            line.length,
+            self.max_line_bytes,
+        )
         try:
-            if isinstance(line, Oversized):
-                stream.oversized += 1
-                log.warning(
-                    "%s: a %d-byte line is over the %d-byte cap; kept its start only",
-                    stream.path,
-                    line.length,
-                    self.max_line_bytes,
-                )
-                return parser.parse_oversized(line.prefix, line.length)
-            return parser.parse(line)
-        except MalformedLine as exc:
-            stream.malformed += 1
-            stream.last_error = str(exc)
-            if stream.malformed <= MALFORMED_LOG_LIMIT:
-                log.warning("%s: skipped a malformed line (%s)", stream.path, exc)
-            return []
-        except Exception as exc:  # RecursionError, MemoryError aside: anything an adapter hits
-            stream.last_error = f"internal error: {exc!r}"
-            stream.bugs += 1
-            if stream.bugs <= BUG_LOG_LIMIT:
-                log.exception("%s: the adapter failed on a line; kept as unknown", stream.path)
-            return [Unknown(kind=f"error/{type(exc).__name__}")]
+            return stream.parser.parse_oversized(line.prefix, line.length)
+        except Exception as exc:
+            return [self._adapter_failed(stream, exc)]
+
+    @staticmethod
+    def _adapter_failed(stream: Stream, exc: Exception) -> Record:
+        """A line the adapter failed on (a bug, or a value it did not expect): kept as an
+        ``Unknown`` record, so the lines after it still count. Never raised."""
+        stream.last_error = f"internal error: {exc!r}"
+        stream.bugs += 1
+        if stream.bugs <= BUG_LOG_LIMIT:
+            log.error(
+                "%s: the adapter failed on a line; kept as unknown", stream.path, exc_info=exc
+            )
+        return Unknown(kind=f"error/{type(exc).__name__}")
 
     def _reader(self, stream: Stream) -> LineReader:
         if stream.reader is None:

@@ -207,7 +207,7 @@ EPOCH_MAX = 32_503_680_000.0
 class OddValues(threading.local):
     """What this thread's parsers had to replace in the lines they read: timestamps that name
     no representable moment and counts out of range. The stream table takes the counts after
-    each line (``take``) for the diagnostics."""
+    each batch of lines (``take``) for the diagnostics."""
 
     def __init__(self) -> None:
         self.timestamps = 0
@@ -249,6 +249,8 @@ def parse_timestamp(value: object) -> float | None:
 def token_count(value: object) -> int:
     """A token count from a line: a number clamped to 0..``TOKEN_LIMIT`` (a clamp is counted in
     ``ODD_VALUES``); 0 for a missing or non-numeric value."""
+    if type(value) is int and 0 <= value <= TOKEN_LIMIT:  # the usual case
+        return value
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
     if isinstance(value, float) and not math.isfinite(value):
@@ -380,6 +382,8 @@ def label(value: object, limit: int = 200) -> str:
     """Short text for a value of unknown type from a line (a record kind, an id): a string
     itself, a number or None as ``str`` gives it, anything else as JSON; at most ``limit``
     characters. Never ``str()`` of a nested value, whose repr can recurse past Python's limit."""
+    if type(value) is str and len(value) <= limit:  # the usual case: the string itself
+        return value
     if isinstance(value, str):
         return value[:limit]
     if value is None or isinstance(value, bool | int | float):
