@@ -203,16 +203,20 @@ class ClaudeTranscriptParser:
             # start). One without them says nothing about whose file this is: a damaged line
             # must not decide it for the lines after it.
             return
+        version = obj.get("version")
         if (
             isinstance(line_session, str)
             and line_session != self._session_id
-            and is_uuid(line_session)
             and isinstance(parent, str)
             and parent
+            and isinstance(version, str)
+            and version.startswith("1.")
         ):
             # Claude 1.0.x writes a resumed conversation to a new file named by a new id; its
             # lines carry the resumed session's id (``/status`` shows that one) and continue
             # its chain. (A fork's first line starts a chain of its own: parentUuid null.)
+            # 2.x names the file by the id its lines carry: there, a line naming another
+            # session is a damaged one, and must not move the file's lines elsewhere.
             self._session_id = line_session
         self._meta_sent = True
         out.append(
