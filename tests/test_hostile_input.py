@@ -351,6 +351,28 @@ def test_lines_of_any_encoding_or_shape_lose_nothing_after_them(rig: Rig) -> Non
     assert restarted(rig)[A].state.detail == "After all that."
 
 
+def test_a_damaged_line_before_the_first_real_one_does_not_move_the_file(rig: Rig) -> None:
+    t = new_transcript(A, version="2.0.77")
+    damaged = t.prompt("damaged")
+    damaged["sessionId"] = A.replace("a", "b", 1)  # a flipped byte: another well-formed id
+    damaged["parentUuid"] = "00000000-0000-4000-8000-000000000000"
+    odd = t.prompt("odd")
+    odd.pop("parentUuid")  # a line with no parent says nothing of whose file this is
+    path = rig.transcript_path(A)
+    snapshot_line = t.bookkeeping("file-history-snapshot", messageId="m1", snapshot={})
+    write_lines(path, [snapshot_line, odd, damaged, t.prompt("real"), t.text("ok")])
+    rig.open()
+    assert set(rig.sessions()) == {A}
+    t10 = new_transcript(A, version="1.0.128")  # where 1.0's resume rule still applies
+    resumed = t10.prompt("resumed")
+    resumed["sessionId"], resumed["parentUuid"] = X.replace("019a2d7a", "cccccccc"), "p-1"
+    B = "bbbbbbbb-0000-4000-8000-000000000002"
+    write_lines(rig.transcript_path(B), [resumed])
+    rig.touch(rig.transcript_path(B))
+    rig.settle()
+    assert X.replace("019a2d7a", "cccccccc") in rig.sessions()
+
+
 def test_a_parser_bug_costs_one_line_not_the_file(
     rig: Rig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
