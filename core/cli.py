@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from agentbar.core import logs, privacy
+from agentbar.core import jsonsafe, logs, privacy
 from agentbar.core.config import Settings
 from agentbar.core.hooks import cli as hooks_cli
 from agentbar.core.launch import cli as launch_cli
@@ -139,7 +139,7 @@ def status(settings: Settings, *, show_all: bool, as_json: bool, out: TextIO) ->
             "sessions": [s.to_json() for s in rows],
             "diagnostics": diagnostics(stats),
         }
-        out.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(jsonsafe.dumps(document, orjson.OPT_INDENT_2).decode() + "\n")
         return 0
     out.write(render_table(rows, now=now, width=shutil.get_terminal_size((120, 24)).columns))
     hidden = len(snapshots) - len(rows)

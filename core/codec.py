@@ -17,11 +17,15 @@ from typing import Any, TypeVar, cast, get_args, get_origin
 
 import orjson
 
+from agentbar.core import jsonsafe
+
 T = TypeVar("T")
 
 
 def dumps(value: Any) -> bytes:
-    return orjson.dumps(_encode(value))
+    """JSON of ``value``; never raises for what a transcript put in it (see ``jsonsafe``), so
+    a save cannot fail on a value's shape (a row that then fails to decode rebuilds the index)."""
+    return jsonsafe.dumps(_encode(value))
 
 
 def loads(cls: type[T], data: bytes | str) -> T:

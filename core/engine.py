@@ -139,6 +139,8 @@ class EngineStats:
     malformed: int
     oversized: int
     unknown: int
+    odd_times: int  # timestamps no platform can represent (read as none)
+    clamped: int  # numbers clamped to their range (token counts)
     orphaned: int
     unreadable: int
 
@@ -256,6 +258,8 @@ class Engine:
             malformed=sum(s.malformed for s in streams),
             oversized=sum(s.oversized for s in streams),
             unknown=sum(s.unknown for s in streams),
+            odd_times=sum(s.odd_times for s in streams),
+            clamped=sum(s.clamped for s in streams),
             orphaned=self._orphaned,
             unreadable=self._unreadable,
         )
@@ -976,6 +980,8 @@ class Engine:
                 malformed=stream_row.malformed,
                 oversized=stream_row.oversized,
                 unknown=stream_row.unknown,
+                odd_times=stream_row.odd_times,
+                clamped=stream_row.clamped,
                 last_error=stream_row.last_error,
                 unsaved=False,
             )
@@ -1082,6 +1088,8 @@ def _stream_row(stream: Stream) -> StreamRow:
         malformed=stream.malformed,
         oversized=stream.oversized,
         unknown=stream.unknown,
+        odd_times=stream.odd_times,
+        clamped=stream.clamped,
         last_error=stream.last_error,
     )
 

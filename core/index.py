@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from agentbar.core import codec
+from agentbar.core import codec, jsonsafe
 from agentbar.core.facts import SessionFacts
 from agentbar.core.model import Agent, Process, SessionKey, SessionState, Source, State, WaitingFor
 from agentbar.core.privacy import create_private, private_dir
@@ -31,7 +31,8 @@ from agentbar.core.tail import Cursor
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3  # 2: sessions.hooks. 3: search_files, search_docs, search_text (FTS5)
+SCHEMA_VERSION = 4  # 2: sessions.hooks. 3: search_files, search_docs, search_text (FTS5).
+# 4: streams.odd_times, streams.clamped
 # Bump when the state machines or adapters change what they derive from the same lines, so
 # that states cached by older rules are recomputed rather than trusted.
 RULES_VERSION = 3  # 2: hook events outrank the other signals; TurnState.moved_at. 3: Codex
@@ -55,6 +56,8 @@ CREATE TABLE IF NOT EXISTS streams (
     malformed INTEGER NOT NULL DEFAULT 0,
     oversized INTEGER NOT NULL DEFAULT 0,
     unknown INTEGER NOT NULL DEFAULT 0,
+    odd_times INTEGER NOT NULL DEFAULT 0,
+    clamped INTEGER NOT NULL DEFAULT 0,
     last_error TEXT
 );
 CREATE TABLE IF NOT EXISTS sessions (
@@ -100,6 +103,8 @@ class StreamRow:
     malformed: int = 0
     oversized: int = 0
     unknown: int = 0
+    odd_times: int = 0
+    clamped: int = 0
     last_error: str | None = None
 
 
@@ -224,7 +229,8 @@ class Index:
     def _load_streams(self) -> Iterable[StreamRow]:
         for row in self._conn.execute(
             "SELECT path, agent, kind, session_id, agent_id, dev, ino, offset, fingerprint,"
-            " size, mtime_ns, parser, malformed, oversized, unknown, last_error FROM streams"
+            " size, mtime_ns, parser, malformed, oversized, unknown, odd_times, clamped,"
+            " last_error FROM streams"
         ):
             yield StreamRow(
                 path=row[0],
@@ -239,7 +245,9 @@ class Index:
                 malformed=row[12],
                 oversized=row[13],
                 unknown=row[14],
-                last_error=row[15],
+                odd_times=row[15],
+                clamped=row[16],
+                last_error=row[17],
             )
 
     def _load_sessions(self) -> Iterable[SessionRow]:
@@ -285,7 +293,7 @@ class Index:
             if search is not None:
                 self.search.write(self._conn, search)
             self._conn.executemany(
-                "INSERT OR REPLACE INTO streams VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO streams VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [_stream_values(s) for s in streams],
             )
             self._conn.executemany(
@@ -351,10 +359,12 @@ def _stream_values(s: StreamRow) -> tuple[Any, ...]:
         c.fingerprint,
         s.size,
         s.mtime_ns,
-        orjson.dumps(s.parser),
+        jsonsafe.dumps(s.parser),
         s.malformed,
         s.oversized,
         s.unknown,
+        s.odd_times,
+        s.clamped,
         s.last_error,
     )
 

@@ -39,5 +39,7 @@ def diagnostics(stats: EngineStats) -> dict[str, int]:
         "malformed_lines": stats.malformed,
         "oversized_lines": stats.oversized,
         "unknown_records": stats.unknown,
+        "unrepresentable_timestamps": stats.odd_times,
+        "clamped_numbers": stats.clamped,
         "unreadable_files": stats.unreadable,
     }

@@ -151,5 +151,8 @@ def iso(epoch: float | None) -> str | None:
     """Epoch seconds as ISO 8601 UTC with milliseconds, the agents' own timestamp style."""
     if epoch is None:
         return None
-    moment = _dt.datetime.fromtimestamp(epoch, tz=_dt.UTC)
+    try:
+        moment = _dt.datetime.fromtimestamp(epoch, tz=_dt.UTC)
+    except (OverflowError, OSError, ValueError):  # no moment the platform can represent
+        return None
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

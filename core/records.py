@@ -21,9 +21,19 @@ class Asks(StrEnum):
     APPROVAL = "approval"  # the tool always needs a yes (ExitPlanMode) or the policy makes it ask
 
 
+# The most tokens one count holds: adapters clamp what a line says to it and sums saturate at
+# it, so a count always fits SQLite's INTEGER and reads exactly as a JavaScript number (2^53-1).
+TOKEN_LIMIT = 2**53 - 1
+
+
+def _capped(total: int) -> int:
+    return total if total <= TOKEN_LIMIT else TOKEN_LIMIT
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
-    """Token counts. ``input_tokens`` excludes cached input, as Anthropic counts it."""
+    """Token counts. ``input_tokens`` excludes cached input, as Anthropic counts it. Each count
+    is in 0..``TOKEN_LIMIT``; a sum stops at the limit."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -32,10 +42,10 @@ class Usage:
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
-            cache_creation_tokens=self.cache_creation_tokens + other.cache_creation_tokens,
+            input_tokens=_capped(self.input_tokens + other.input_tokens),
+            output_tokens=_capped(self.output_tokens + other.output_tokens),
+            cache_read_tokens=_capped(self.cache_read_tokens + other.cache_read_tokens),
+            cache_creation_tokens=_capped(self.cache_creation_tokens + other.cache_creation_tokens),
         )
 
     def __sub__(self, other: Usage) -> Usage:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from agentbar.core import jsonsafe
 from agentbar.core.model import Agent, SessionKey, iso
 from agentbar.core.records import AssistantText, Prompt, Record, ToolCall
 
@@ -277,7 +278,9 @@ def search_entry(record: Record, offset: int) -> SearchEntry | None:
 def fts_query(text: str) -> str | None:
     """The FTS5 query for what a person typed: every word quoted, the last one a prefix too.
     None when there is nothing to search for."""
-    words = [w for w in text[:MAX_QUERY_CHARS].split() if any(c.isalnum() for c in w)]
+    # SQLite ends a query string at a NUL and refuses lone surrogates: neither is a word.
+    text = jsonsafe.fix_text(text[:MAX_QUERY_CHARS].replace("\x00", " "))
+    words = [w for w in text.split() if any(c.isalnum() for c in w)]
     if not words:
         return None
     words = words[:MAX_WORDS]

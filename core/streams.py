@@ -19,6 +19,7 @@ from agentbar.core.model import SessionKey
 from agentbar.core.records import Record, Unknown
 from agentbar.core.search import SEARCHABLE, SearchEntry, search_entry
 from agentbar.core.sources.base import (
+    ODD_VALUES,
     AgentSource,
     FolderCache,
     MalformedLine,
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 
 READ_BUDGET_BYTES = 8 * 1024 * 1024  # per read call: bounds the memory of one batch of lines
 MALFORMED_LOG_LIMIT = 3  # per stream, so one garbage file cannot flood the log
+BUG_LOG_LIMIT = 3  # lines an adapter failed on, logged with their traceback per stream
 
 
 @dataclass(eq=False)
@@ -60,6 +62,9 @@ class Stream:
     malformed: int = 0
     oversized: int = 0
     unknown: int = 0
+    odd_times: int = 0  # timestamps that name no representable moment (read as none)
+    clamped: int = 0  # numbers out of range, clamped (token counts)
+    bugs: int = 0  # lines the adapter failed on (kept as unknown; this run only, for the log)
     last_error: str | None = None
     registry: RegistryEntry | None = None  # the last good content of a registry file
     unsaved: bool = True
@@ -92,7 +97,7 @@ class Stream:
             self.reader = None
         self.cursor = Cursor.start()
         self.parser = self.source.parser(self.spec, None)
-        self.malformed = self.oversized = self.unknown = 0
+        self.malformed = self.oversized = self.unknown = self.odd_times = self.clamped = 0
         self.size = self.mtime_ns = -1
         self.unsaved = True
         self.search.clear()
@@ -258,7 +263,9 @@ class StreamTable:
             return None
         if (st.st_size, st.st_mtime_ns) != (stream.size, stream.mtime_ns):
             stream.unsaved = True
+        ODD_VALUES.take()
         entry = stream.source.parse_registry(data)
+        stream.odd_times += ODD_VALUES.take()[0]
         if entry is None:
             stream.malformed += 1
             stream.size = -1  # read it again at the next rescan, even if nothing changes
@@ -273,21 +280,15 @@ class StreamTable:
         offsets: list[int],
         outcome: ReadOutcome,
     ) -> None:
-        parser = stream.parser
         records = outcome.records
         search = outcome.search
         first_new = len(records)
         outcome.lines += len(lines)
+        parser = stream.parser
+        ODD_VALUES.take()
         for line, offset in zip(lines, offsets, strict=True):
             if isinstance(line, Oversized):
-                stream.oversized += 1
-                log.warning(
-                    "%s: a %d-byte line is over the %d-byte cap; kept its start only",
-                    stream.path,
-                    line.length,
-                    self.max_line_bytes,
-                )
-                records.extend(parser.parse_oversized(line.prefix, line.length))
+                records.extend(self._parse_oversized(stream, line))
                 continue
             try:
                 parsed = parser.parse(line)
@@ -297,6 +298,9 @@ class StreamTable:
                 if stream.malformed <= MALFORMED_LOG_LIMIT:
                     log.warning("%s: skipped a malformed line (%s)", stream.path, exc)
                 continue
+            except Exception as exc:  # RecursionError, MemoryError aside: anything it hits
+                records.append(self._adapter_failed(stream, exc))
+                continue
             records.extend(parsed)
             for record in parsed:
                 if type(record) in SEARCHABLE:
@@ -304,6 +308,34 @@ class StreamTable:
                     if entry is not None:
                         search.append(entry)
         stream.unknown += sum(1 for r in records[first_new:] if type(r) is Unknown)
+        odd_times, clamped = ODD_VALUES.take()
+        stream.odd_times += odd_times
+        stream.clamped += clamped
+
+    def _parse_oversized(self, stream: Stream, line: Oversized) -> list[Record]:
+        stream.oversized += 1
+        log.warning(
+            "%s: a %d-byte line is over the %d-byte cap; kept its start only",
+            stream.path,
+            line.length,
+            self.max_line_bytes,
+        )
+        try:
+            return stream.parser.parse_oversized(line.prefix, line.length)
+        except Exception as exc:
+            return [self._adapter_failed(stream, exc)]
+
+    @staticmethod
+    def _adapter_failed(stream: Stream, exc: Exception) -> Record:
+        """A line the adapter failed on (a bug, or a value it did not expect): kept as an
+        ``Unknown`` record, so the lines after it still count. Never raised."""
+        stream.last_error = f"internal error: {exc!r}"
+        stream.bugs += 1
+        if stream.bugs <= BUG_LOG_LIMIT:
+            log.error(
+                "%s: the adapter failed on a line; kept as unknown", stream.path, exc_info=exc
+            )
+        return Unknown(kind=f"error/{type(exc).__name__}")
 
     def _reader(self, stream: Stream) -> LineReader:
         if stream.reader is None:

@@ -54,6 +54,7 @@ def test_health_sessions_and_one_session(home: Home):
             assert set(sessions) == {V10, V20, V21}
             assert set(listing["diagnostics"]) == {
                 "malformed_lines", "oversized_lines", "unknown_records", "unreadable_files",
+                "unrepresentable_timestamps", "clamped_numbers",
             }  # fmt: skip
             v21 = sessions[V21]
             assert v21["threads"] == ["a4c2d9"] and v21["title"] == "Slow build investigation"

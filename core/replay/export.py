@@ -17,8 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
-import orjson
-
+from agentbar.core import jsonsafe
 from agentbar.core.model import SessionSnapshot, iso
 from agentbar.core.replay.model import (
     MAIN_THREAD,
@@ -83,11 +82,11 @@ def _json(replay: Replay, snap: SessionSnapshot, threads: dict[str, ThreadInfo])
         "exported_at": iso(time.time()),
         "session": snap.to_json(),
     }
-    yield orjson.dumps(head).decode()[:-1] + ',"items":['
+    yield jsonsafe.dumps(head).decode()[:-1] + ',"items":['
     yield from _json_items(replay.items(snap))
     yield '],"threads":['
     for number, info in enumerate(threads.values()):
-        body = orjson.dumps(info.to_json()).decode()[:-1]
+        body = jsonsafe.dumps(info.to_json()).decode()[:-1]
         yield ("," if number else "") + body + ',"items":['
         yield from _json_items(_thread_items(replay, snap, info.thread))
         yield "]}"
@@ -96,7 +95,7 @@ def _json(replay: Replay, snap: SessionSnapshot, threads: dict[str, ThreadInfo])
 
 def _json_items(items: Iterable[ReplayItem]) -> Iterator[str]:
     for number, item in enumerate(items):
-        yield ("," if number else "") + orjson.dumps(item.to_json()).decode()
+        yield ("," if number else "") + jsonsafe.dumps(item.to_json()).decode()
 
 
 def _thread_items(replay: Replay, snap: SessionSnapshot, thread: str) -> Iterator[ReplayItem]:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from agentbar.core import jsonsafe
 from agentbar.core.model import iso
 from agentbar.core.records import Usage
 from agentbar.core.replay.files import Line
@@ -138,10 +139,7 @@ def cut_value(value: Any, limit: int) -> tuple[Any, bool]:
 
 def json_text(value: Any) -> str:
     """Pretty JSON text of any value (what a person reads for an input or an unknown line)."""
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except TypeError:
-        return repr(value)
+    return jsonsafe.dumps(value, orjson.OPT_INDENT_2).decode()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

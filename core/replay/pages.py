@@ -17,6 +17,8 @@ through ``AgentRoots`` (real path inside an agent root), never from a request.
 
 from __future__ import annotations
 
+import itertools
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -27,6 +29,7 @@ from agentbar.core.replay.files import AgentRoots, Line, OutsideRoots, Transcrip
 from agentbar.core.replay.model import (
     INLINE_PREFIX,
     MAIN_THREAD,
+    MESSAGE_CHARS,
     Focus,
     ItemKind,
     Page,
@@ -38,6 +41,11 @@ from agentbar.core.replay.model import (
 )
 from agentbar.core.sources.claude_replay import REPLAY as CLAUDE_REPLAY
 from agentbar.core.sources.codex_replay import REPLAY as CODEX_REPLAY
+
+log = logging.getLogger(__name__)
+
+FAILURE_LOG_LIMIT = 20  # adapter failures logged with a traceback, per process
+_failures = itertools.count(1)  # thread-safe enough: next() on a count holds the GIL
 
 ADAPTERS: dict[Agent, ReplayAdapter] = {Agent.CLAUDE: CLAUDE_REPLAY, Agent.CODEX: CODEX_REPLAY}
 
@@ -297,9 +305,27 @@ def _page(where: _Thread, items: list[ReplayItem], start: int, end: int, size: i
 
 
 def _line_items(parser: ReplayParser, line: Line) -> list[ReplayItem]:
-    if line.oversized:
-        return parser.oversized(line.data, line.length, line.offset)
-    return parser.items(line.data, line.offset)
+    """The items of one line; a line the adapter fails on becomes one unknown item with its raw
+    text, so a page never fails for one line."""
+    try:
+        if line.oversized:
+            return parser.oversized(line.data, line.length, line.offset)
+        return parser.items(line.data, line.offset)
+    except Exception as exc:  # an adapter bug, or a value it did not expect
+        failures = next(_failures)
+        if failures <= FAILURE_LOG_LIMIT:  # a hostile file viewed again must not flood the log
+            log.exception("replay: the adapter failed on the line at %d", line.offset)
+        text = line.data[: MESSAGE_CHARS * 4].decode("utf-8", "replace")
+        return [
+            ReplayItem(
+                kind=ItemKind.UNKNOWN,
+                offset=line.offset,
+                text=text,
+                chars=len(text),
+                name=f"unreadable: {type(exc).__name__}",
+                line_bytes=line.length,
+            )
+        ]
 
 
 def _prime(parser: ReplayParser, file: TranscriptFile, start: int) -> None:

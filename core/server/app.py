@@ -24,6 +24,7 @@ from typing import Any, Protocol, TypeVar
 import orjson
 from aiohttp import WSMsgType, web
 
+from agentbar.core import jsonsafe
 from agentbar.core.engine import EngineStats
 from agentbar.core.launch.manager import TaskManager
 from agentbar.core.launch.task import TaskInfo
@@ -382,7 +383,7 @@ async def events(request: web.Request) -> web.StreamResponse:
     try:
         rows = select(ctx.engine.sessions(), now=time.time(), show_all=True)
         hello = {"type": "sessions", "sessions": [session_json(s, None) for s in rows]}
-        await ws.send_str(orjson.dumps(hello).decode())
+        await ws.send_str(jsonsafe.dumps(hello).decode())
         sender = asyncio.create_task(_send_all(ws, queue))
         async for message in ws:
             if message.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
@@ -406,7 +407,7 @@ async def _send_all(ws: web.WebSocketResponse, queue: asyncio.Queue[bytes | None
 
 def broadcast(ctx: Context, change: StateChange) -> None:
     """On the server's loop: queue one state change for every client."""
-    message = orjson.dumps(
+    message = jsonsafe.dumps(
         {
             "type": "change",
             "change": change.to_json(),

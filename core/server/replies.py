@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from agentbar.core import jsonsafe
 from agentbar.core.replay.pages import NotFound
 from agentbar.core.server.security import error
 
@@ -33,7 +34,7 @@ class BadRequest(Refused):
 
 def json_reply(data: Any, status: int = 200) -> web.Response:
     return web.Response(
-        body=orjson.dumps(data), status=status, content_type="application/json", charset="utf-8"
+        body=jsonsafe.dumps(data), status=status, content_type="application/json", charset="utf-8"
     )
 
 

@@ -7,8 +7,11 @@ knows an agent's file shapes.
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import os
+import threading
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,8 +21,9 @@ from typing import Any, Protocol
 
 import orjson
 
+from agentbar.core import jsonsafe
 from agentbar.core.model import Agent
-from agentbar.core.records import Record
+from agentbar.core.records import TOKEN_LIMIT, Record
 
 log = logging.getLogger(__name__)
 
@@ -142,15 +146,35 @@ def load_json_object(line: bytes) -> dict[str, Any]:
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
-        # orjson rejects invalid UTF-8 outright; agents can write a broken character in a
-        # tool output. Keep the line with the bad bytes replaced rather than lose it.
-        try:
-            value = orjson.loads(line.decode("utf-8", "replace"))
-        except orjson.JSONDecodeError as exc:
-            raise MalformedLine(f"not JSON: {exc}") from None
+        value = _load_leniently(line)
     if not isinstance(value, dict):
         raise MalformedLine(f"not a JSON object but {type(value).__name__}")
     return value
+
+
+def _load_leniently(line: bytes) -> Any:
+    """A line orjson refuses but a person would call JSON: invalid UTF-8 (an agent can write a
+    broken character in a tool output) gets U+FFFD; a lone surrogate escape (``\\ud800``),
+    which orjson rejects and Python's parser keeps, gets U+FFFD too (SQLite and every JSON
+    writer refuse lone surrogates later)."""
+    text = line.decode("utf-8", "replace")
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        reason = str(exc)
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        raise MalformedLine(f"not JSON: {reason}") from None
+    return jsonsafe.tame(value, max_depth=_LENIENT_DEPTH)
+
+
+# orjson reads up to 1024 levels; Python's parser stops near 1000 with RecursionError.
+_LENIENT_DEPTH = 1024
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def is_uuid(text: str) -> bool:
@@ -172,16 +196,79 @@ def one_line(text: str, limit: int = 200) -> str:
     return ""
 
 
+# Epoch seconds a timestamp may take: from 1970 to the start of the year 3000, inside what every
+# platform's calendar functions convert (Windows' stop at 3000-12-31; past a platform's time_t
+# or year range they raise OverflowError, OSError EOVERFLOW or ValueError). Anything else is a
+# value no agent writes: treated as unknown and counted, never passed on to fail later.
+EPOCH_MIN = 0.0
+EPOCH_MAX = 32_503_680_000.0
+
+
+class OddValues(threading.local):
+    """What this thread's parsers had to replace in the lines they read: timestamps that name
+    no representable moment and counts out of range. The stream table takes the counts after
+    each batch of lines (``take``) for the diagnostics."""
+
+    def __init__(self) -> None:
+        self.timestamps = 0
+        self.numbers = 0
+
+    def take(self) -> tuple[int, int]:
+        counts = (self.timestamps, self.numbers)
+        self.timestamps = self.numbers = 0
+        return counts
+
+
+ODD_VALUES = OddValues()
+
+
 def parse_timestamp(value: object) -> float | None:
-    """Epoch seconds from an ISO 8601 string (``...Z``), epoch seconds or epoch milliseconds."""
+    """Epoch seconds from an ISO 8601 string (``...Z``), epoch seconds or epoch milliseconds;
+    None (counted in ``ODD_VALUES`` unless the value is missing) for anything else, including a
+    well-formed moment outside ``EPOCH_MIN``..``EPOCH_MAX``. Never raises."""
+    if value is None:
+        return None
+    epoch: float | None = None
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value).timestamp()
-        except ValueError:
-            return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        # Values this large are milliseconds (1e11 s is the year 5138).
-        return value / 1000.0 if value > 1e11 else float(value)
+            epoch = datetime.fromisoformat(value).timestamp()
+        except (ValueError, OverflowError, OSError):
+            epoch = None
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            # Values this large are milliseconds (1e11 s is the year 5138).
+            epoch = value / 1000.0 if value > 1e11 else float(value)
+        except OverflowError:  # an integer past a float's range
+            epoch = None
+    if epoch is None or not EPOCH_MIN <= epoch < EPOCH_MAX:  # NaN fails the comparison too
+        ODD_VALUES.timestamps += 1
+        return None
+    return epoch
+
+
+def token_count(value: object) -> int:
+    """A token count from a line: a number clamped to 0..``TOKEN_LIMIT`` (a clamp is counted in
+    ``ODD_VALUES``); 0 for a missing or non-numeric value."""
+    if type(value) is int and 0 <= value <= TOKEN_LIMIT:  # the usual case
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
+        ODD_VALUES.numbers += 1
+        return TOKEN_LIMIT if value == math.inf else 0  # -inf and NaN: no count
+    if value < 0:
+        ODD_VALUES.numbers += 1
+        return 0
+    if value > TOKEN_LIMIT:
+        ODD_VALUES.numbers += 1
+        return TOKEN_LIMIT
+    return int(value)
+
+
+def small_int(value: object, limit: int = 2**31 - 1) -> int | None:
+    """``value`` when it is an integer in 0..``limit`` (counts, process ids), else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= limit:
+        return value
     return None
 
 
@@ -289,6 +376,19 @@ def program_name(arg: str) -> str:
     """A command's program as a bare lowercase name: ``C:\\x\\Codex.EXE`` -> ``codex``."""
     name = arg.replace("\\", "/").rsplit("/", 1)[-1].lower()
     return name.removesuffix(".exe")
+
+
+def label(value: object, limit: int = 200) -> str:
+    """Short text for a value of unknown type from a line (a record kind, an id): a string
+    itself, a number or None as ``str`` gives it, anything else as JSON; at most ``limit``
+    characters. Never ``str()`` of a nested value, whose repr can recurse past Python's limit."""
+    if type(value) is str and len(value) <= limit:  # the usual case: the string itself
+        return value
+    if isinstance(value, str):
+        return value[:limit]
+    if value is None or isinstance(value, bool | int | float):
+        return str(value)[:limit]
+    return jsonsafe.dumps(value).decode()[:limit]
 
 
 def nonempty_str(value: object) -> str | None:

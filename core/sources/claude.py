@@ -31,6 +31,7 @@ from agentbar.core.sources.base import (
     nonempty_str,
     parse_timestamp,
     program_name,
+    small_int,
 )
 from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
 
@@ -143,9 +144,10 @@ class ClaudeSource:
             obj = load_json_object(data)
         except MalformedLine:
             return None
-        pid = obj.get("pid")
+        pid = small_int(obj.get("pid"))
         session_id = obj.get("sessionId")
-        if not isinstance(pid, int) or not isinstance(session_id, str) or not session_id:
+        proc_start = obj.get("procStart")
+        if pid is None or not isinstance(session_id, str) or not session_id:
             return None
         return RegistryEntry(
             pid=pid,
@@ -155,7 +157,8 @@ class ClaudeSource:
             waiting_for=nonempty_str(obj.get("waitingFor")),
             updated_at=parse_timestamp(obj.get("statusUpdatedAt") or obj.get("updatedAt")),
             started_at=parse_timestamp(obj.get("startedAt")),
-            proc_start=None if obj.get("procStart") is None else str(obj.get("procStart")),
+            # A string or a number: a nested value's str() could recurse past Python's limit.
+            proc_start=str(proc_start) if isinstance(proc_start, str | int | float) else None,
             version=nonempty_str(obj.get("version")),
             name=nonempty_str(obj.get("name")),
         )

@@ -26,10 +26,12 @@ from agentbar.core.sources.base import (
     MalformedLine,
     StreamKind,
     StreamSpec,
+    label,
     load_json_object,
     nonempty_str,
     parse_timestamp,
     size_text,
+    small_int,
 )
 from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
 
@@ -143,8 +145,8 @@ class ClaudeReplayParser:
             case rec.ToolResult():
                 return self._tool_result(record, obj, out)
             case rec.TurnEnded():
-                duration = obj.get("durationMs")
-                seconds = f" in {duration / 1000:.1f} s" if isinstance(duration, int) else ""
+                duration = small_int(obj.get("durationMs"))
+                seconds = "" if duration is None else f" in {duration / 1000:.1f} s"
                 return out.add(rm.ItemKind.NOTE, f"Turn finished{seconds}", name="turn_end")
             case rec.TurnAborted() | rec.TurnStarted():
                 name = "interrupted" if isinstance(record, rec.TurnAborted) else "notification"
@@ -290,7 +292,7 @@ class ClaudeReplay:
         ):
             return None
         agent = nonempty_str(first.get("agentId"))
-        members: set[str] = {str(first.get("uuid"))}
+        members: set[str] = {label(first.get("uuid"))}
         offsets = [root.offset]
         for line in lines:
             data = line.data
@@ -305,8 +307,9 @@ class ClaudeReplay:
             if obj.get("isSidechain") is not True:
                 continue
             same_agent = agent is not None and obj.get("agentId") == agent
-            if same_agent or obj.get("parentUuid") in members:
-                members.add(str(obj.get("uuid")))
+            parent = obj.get("parentUuid")
+            if same_agent or (isinstance(parent, str) and parent in members):
+                members.add(label(obj.get("uuid")))
                 offsets.append(line.offset)
         return offsets
 

@@ -11,8 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
+from agentbar.core import jsonsafe
 from agentbar.core.records import (
     TITLE_RANK_AGENT,
     TITLE_RANK_SUMMARY,
@@ -43,11 +42,14 @@ from agentbar.core.sources.base import (
     StreamKind,
     StreamSpec,
     is_uuid,
+    label,
     load_json_object,
     nonempty_str,
     one_line,
     parse_timestamp,
     size_text,
+    small_int,
+    token_count,
 )
 
 _BOOKKEEPING_TYPES = frozenset(
@@ -139,11 +141,11 @@ class ClaudeTranscriptParser:
         elif kind == "progress":
             data = obj.get("data")
             sub = data.get("type") if isinstance(data, dict) else None
-            out.append(Activity(ts=ts, agent_id=agent_id, kind=f"progress/{sub or '?'}"))
+            out.append(Activity(ts=ts, agent_id=agent_id, kind=f"progress/{label(sub or '?')}"))
         elif kind == "attachment":
             att = obj.get("attachment")
             sub = att.get("type") if isinstance(att, dict) else None
-            out.append(Activity(ts=ts, agent_id=agent_id, kind=f"attachment/{sub or '?'}"))
+            out.append(Activity(ts=ts, agent_id=agent_id, kind=f"attachment/{label(sub or '?')}"))
         elif kind == "queue-operation":
             out.append(Activity(ts=ts, kind="queue-operation"))
         elif isinstance(kind, str) and kind in _TITLE_FIELDS:
@@ -151,13 +153,13 @@ class ClaudeTranscriptParser:
         elif isinstance(kind, str) and kind in _BOOKKEEPING_TYPES:
             out.append(Bookkeeping(ts=ts, kind=kind))
         else:
-            out.append(Unknown(ts=ts, agent_id=agent_id, kind=str(kind)))
+            out.append(Unknown(ts=ts, agent_id=agent_id, kind=label(kind)))
         return out
 
     def parse_oversized(self, prefix: bytes, length: int) -> list[Record]:
         head = prefix[:4096]
         ts_match = _TS_RE.search(head)
-        ts = parse_timestamp(ts_match.group(1).decode()) if ts_match else None
+        ts = parse_timestamp(ts_match.group(1).decode("utf-8", "replace")) if ts_match else None
         agent_id = self._agent_id if self.spec.kind is StreamKind.SUBAGENT else None
         if b'"isSidechain":true' in head and agent_id is None:
             agent_id = "sidechain"
@@ -194,16 +196,27 @@ class ClaudeTranscriptParser:
         if not isinstance(cwd, str) or not cwd or self._session_id is None:
             return
         line_session, parent = obj.get("sessionId"), obj.get("parentUuid")
+        if not is_uuid(line_session if isinstance(line_session, str) else "") or not (
+            (parent is None and "parentUuid" in obj) or isinstance(parent, str)
+        ):
+            # Every line of a conversation names its session and its parent (null at a chain's
+            # start). One without them says nothing about whose file this is: a damaged line
+            # must not decide it for the lines after it.
+            return
+        version = obj.get("version")
         if (
             isinstance(line_session, str)
             and line_session != self._session_id
-            and is_uuid(line_session)
             and isinstance(parent, str)
             and parent
+            and isinstance(version, str)
+            and version.startswith("1.")
         ):
             # Claude 1.0.x writes a resumed conversation to a new file named by a new id; its
             # lines carry the resumed session's id (``/status`` shows that one) and continue
             # its chain. (A fork's first line starts a chain of its own: parentUuid null.)
+            # 2.x names the file by the id its lines carry: there, a line naming another
+            # session is a damaged one, and must not move the file's lines elsewhere.
             self._session_id = line_session
         self._meta_sent = True
         out.append(
@@ -229,7 +242,9 @@ class ClaudeTranscriptParser:
         if isinstance(content, str):
             blocks = [{"type": "text", "text": content}]
         if obj.get("isApiErrorMessage") is True or model == "<synthetic>":
-            text = " ".join(b.get("text", "") for b in blocks if isinstance(b, dict)).strip()
+            text = " ".join(
+                t for b in blocks if isinstance(b, dict) and isinstance(t := b.get("text"), str)
+            ).strip()
             error = obj.get("error")
             if not text and isinstance(error, str):
                 text = error
@@ -247,7 +262,7 @@ class ClaudeTranscriptParser:
             out.append(ModelSeen(ts=ts, agent_id=agent_id, model=model))
         usage = _usage(message.get("usage"))
         if usage is not None:
-            key = f"{message.get('id')}:{obj.get('requestId')}"
+            key = f"{label(message.get('id'))}:{label(obj.get('requestId'))}"
             out.append(UsageReport(ts=ts, agent_id=agent_id, usage=usage, key=key))
         final = message.get("stop_reason") == "end_turn"
         message_id = nonempty_str(message.get("id"))
@@ -278,7 +293,7 @@ class ClaudeTranscriptParser:
             elif btype == "tool_use":
                 out.append(_tool_call(block, ts, agent_id))
             else:
-                out.append(Unknown(ts=ts, agent_id=agent_id, kind=f"assistant/{btype}"))
+                out.append(Unknown(ts=ts, agent_id=agent_id, kind=f"assistant/{label(btype)}"))
 
     def _user(
         self, obj: dict[str, Any], ts: float | None, agent_id: str | None, out: list[Record]
@@ -318,13 +333,13 @@ class ClaudeTranscriptParser:
 
     def _system(self, obj: dict[str, Any], ts: float | None, agent_id: str | None) -> Record:
         raw_subtype = obj.get("subtype")
-        subtype = raw_subtype if isinstance(raw_subtype, str) else repr(raw_subtype)
+        subtype = raw_subtype if isinstance(raw_subtype, str) else repr(label(raw_subtype))
         if subtype == "turn_duration":
             pending = obj.get("pendingBackgroundAgentCount")
             return TurnEnded(
                 ts=ts,
                 agent_id=agent_id,
-                background_agents=pending if isinstance(pending, int) else None,
+                background_agents=small_int(pending),
             )
         if subtype == "compact_boundary":
             meta = obj.get("compactMetadata")
@@ -389,10 +404,10 @@ def tool_summary(name: str, args: Mapping[str, Any]) -> str:
     if name == "AskUserQuestion":
         questions = args.get("questions")
         if isinstance(questions, list) and questions and isinstance(questions[0], dict):
-            return one_line(str(questions[0].get("question", "")))
-        return one_line(str(args.get("question", "")))
+            return one_line(label(questions[0].get("question", ""), 4000))
+        return one_line(label(args.get("question", ""), 4000))
     if name == "ExitPlanMode":
-        return one_line(str(args.get("plan", ""))) or "plan ready"
+        return one_line(label(args.get("plan", ""), 4000)) or "plan ready"
     for key in ("command", "file_path", "notebook_path", "path", "pattern", "url", "query"):
         value = args.get(key)
         if isinstance(value, str) and value.strip():
@@ -403,7 +418,7 @@ def tool_summary(name: str, args: Mapping[str, Any]) -> str:
             return one_line(value)
     if not args:
         return ""
-    return one_line(orjson.dumps(args).decode(), 120)
+    return one_line(jsonsafe.dumps(args).decode(), 120)
 
 
 def _tool_result(
@@ -416,7 +431,7 @@ def _tool_result(
         content = block.get("content")
         first_text = content if isinstance(content, str) else ""
         if isinstance(content, list) and content and isinstance(content[0], dict):
-            first_text = str(content[0].get("text", ""))
+            first_text = label(content[0].get("text", ""), 1000)
         denied = (
             obj.get("toolDenialKind") is not None
             or result == "User rejected tool use"
@@ -435,10 +450,10 @@ def _usage(raw: object) -> Usage | None:
     if not isinstance(raw, dict):
         return None
     return Usage(
-        input_tokens=_int(raw.get("input_tokens")),
-        output_tokens=_int(raw.get("output_tokens")),
-        cache_read_tokens=_int(raw.get("cache_read_input_tokens")),
-        cache_creation_tokens=_int(raw.get("cache_creation_input_tokens")),
+        input_tokens=token_count(raw.get("input_tokens")),
+        output_tokens=token_count(raw.get("output_tokens")),
+        cache_read_tokens=token_count(raw.get("cache_read_input_tokens")),
+        cache_creation_tokens=token_count(raw.get("cache_creation_input_tokens")),
     )
 
 
@@ -462,7 +477,3 @@ def _forked_from(obj: dict[str, Any]) -> str | None:
     if isinstance(fork, dict):
         return nonempty_str(fork.get("sessionId"))
     return None
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

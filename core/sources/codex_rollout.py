@@ -36,6 +36,7 @@ from typing import Any
 
 import orjson
 
+from agentbar.core import jsonsafe
 from agentbar.core.records import (
     TITLE_RANK_AGENT,
     Activity,
@@ -67,6 +68,7 @@ from agentbar.core.sources.base import (
     parse_timestamp,
     program_name,
     size_text,
+    token_count,
 )
 
 log = logging.getLogger(__name__)
@@ -84,9 +86,8 @@ def _obj(obj: _Json, key: str) -> _Json:
     return value if isinstance(value, dict) else {}
 
 
-def _int(obj: _Json, key: str) -> int:
-    value = obj.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _tokens(obj: _Json, key: str) -> int:
+    return token_count(obj.get(key))
 
 
 def _texts(items: object) -> list[str]:
@@ -104,13 +105,6 @@ def _has_image(parts: object) -> bool:
     return isinstance(parts, list) and any(
         isinstance(part, dict) and part.get("type") in ("image", "local_image") for part in parts
     )
-
-
-def _timestamp(value: object) -> float | None:
-    try:
-        return parse_timestamp(value)
-    except (OverflowError, OSError):  # dates the platform cannot represent
-        return None
 
 
 def _find_key(value: object, key: str, depth: int = 6) -> str | None:
@@ -150,7 +144,7 @@ _ESCALATION_ASKS_UNDER = frozenset({None, "on-request"})
 def _decode_arguments(raw: object) -> tuple[_Json | None, str]:
     """A function call's arguments as an object (None when not one) and as text."""
     if isinstance(raw, dict):
-        return raw, orjson.dumps(raw).decode()
+        return raw, jsonsafe.dumps(raw).decode()
     if not isinstance(raw, str):
         return None, ""
     try:
@@ -182,7 +176,7 @@ def _patch_files(patch: str) -> list[str]:
 def _short_arguments(args: _Json) -> str:
     parts = []
     for key, value in args.items():
-        text = value if isinstance(value, str) else orjson.dumps(value).decode()
+        text = value if isinstance(value, str) else jsonsafe.dumps(value).decode()
         parts.append(f"{key}={text}")
     return " ".join(parts)
 
@@ -483,12 +477,12 @@ class CodexRolloutParser:
             records = self._envelope_line(obj)
         else:
             records = [Unknown(kind=_kind(obj.get("type")))]
-        return self._stamp(records, _timestamp(obj.get("timestamp")))
+        return self._stamp(records, parse_timestamp(obj.get("timestamp")))
 
     def parse_oversized(self, prefix: bytes, length: int) -> list[Record]:
         """Guess a line too long to buffer from its first bytes (cheap regex checks only)."""
         ts_match = _RE_TS.search(prefix)
-        ts = _timestamp(ts_match[1].decode("ascii", "replace")) if ts_match else None
+        ts = parse_timestamp(ts_match[1].decode("ascii", "replace")) if ts_match else None
         return self._stamp(self._oversized(prefix, length), ts)
 
     # -- shared plumbing ---------------------------------------------------------------------
@@ -672,11 +666,11 @@ class CodexRolloutParser:
         total = _obj(payload, "info").get("total_token_usage")
         if not isinstance(total, dict):
             return [Bookkeeping(kind="token_count")]
-        cached = _int(total, "cached_input_tokens")
+        cached = _tokens(total, "cached_input_tokens")
         usage = Usage(
-            input_tokens=max(0, _int(total, "input_tokens") - cached),
+            input_tokens=max(0, _tokens(total, "input_tokens") - cached),
             cache_read_tokens=cached,
-            output_tokens=_int(total, "output_tokens"),
+            output_tokens=_tokens(total, "output_tokens"),
         )
         if self._s.round_output:
             self._s.round_completed = True  # the response that brought that output completed

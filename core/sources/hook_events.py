@@ -24,6 +24,8 @@ from agentbar.core.sources.base import (
     WatchRoot,
     load_json_object,
     nonempty_str,
+    parse_timestamp,
+    small_int,
 )
 
 EVENTS_DIR = "events"
@@ -88,15 +90,15 @@ class HookEventParser:
     def parse(self, line: bytes) -> list[Record]:
         obj = load_json_object(line)
         event = obj.get("event")
-        ts = obj.get("ts")
+        ts = parse_timestamp(obj.get("ts"))
         if not isinstance(event, str) or not event:
             raise MalformedLine("a hook line without an event name")
-        if not isinstance(ts, int | float) or isinstance(ts, bool):
+        if ts is None:
             raise MalformedLine("a hook line without a time")
         pid = obj.get("pid")
         return [
             HookEvent(
-                ts=float(ts),
+                ts=ts,
                 agent_id=nonempty_str(obj.get("agent_id")),
                 event=event,
                 cwd=nonempty_str(obj.get("cwd")),
@@ -111,7 +113,7 @@ class HookEventParser:
                 turn_id=nonempty_str(obj.get("turn_id")),
                 permission_mode=nonempty_str(obj.get("permission_mode")),
                 error=nonempty_str(obj.get("error")),
-                pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+                pid=small_int(pid),
             )
         ]
 
