@@ -20,8 +20,9 @@ from desktop import Desktop, wait_until
 from agentbar.core.config import Settings
 from agentbar.core.launch.client import Client, NoServer
 from agentbar.tray import actions
+from agentbar.tray.bus_address import session_bus_address
 from agentbar.tray.notices import Notice
-from agentbar.tray.notify import NO_BUS, AwaitingBus, FakeNotifier, session_bus_address
+from agentbar.tray.notify import NO_BUS, AwaitingBus, FakeNotifier
 
 A = "aaaaaaaa-1111-4111-8111-111111111111"
 B = "bbbbbbbb-2222-4222-8222-222222222222"

@@ -346,10 +346,12 @@ def tray_on(desktop: Desktop, tmp_path: Path) -> Iterator[Tray]:
         FAKE_AGENT_DIALOG_GUARD="0",
     )
     (tmp_path / "project").mkdir()
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "settings.toml").write_text(
-        f'[launch]\npinned_projects = ["{tmp_path / "project"}"]\n'
-    )
+    # Private, as agentbar would leave them: the tests that read its stderr expect no line
+    # about tightening (tests/test_private_files.py covers that).
+    (tmp_path / "config").mkdir(mode=0o700)
+    settings = tmp_path / "config" / "settings.toml"
+    settings.write_text(f'[launch]\npinned_projects = ["{tmp_path / "project"}"]\n')
+    settings.chmod(0o600)
     desktop.clear_notifications()
     t = Tray(desktop=desktop, root=tmp_path, env=env)
     try:
