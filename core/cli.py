@@ -211,7 +211,10 @@ def ago(epoch: float | None, now: float) -> str:
 # -- watch ---------------------------------------------------------------------------------
 
 
-def watch(settings: Settings, *, as_json: bool, out: TextIO) -> int:
+def watch(settings: Settings, *, as_json: bool, out: TextIO, err: TextIO | None = None) -> int:
+    """Print each change until interrupted. Once the start's silent catch-up is done, one line
+    on ``err`` says so: from then on every change is printed (a script can wait for it)."""
+    err = sys.stderr if err is None else err
     service = Service.open(settings)
     finished = threading.Event()
     printer = _Printer(out, as_json, on_broken_pipe=finished.set)
@@ -220,8 +223,13 @@ def watch(settings: Settings, *, as_json: bool, out: TextIO) -> int:
         signal.signal(signum, lambda *_: finished.set())
     try:
         service.start()
-        while not finished.wait(0.5):
-            pass
+        announced = False
+        while not finished.wait(0.05 if not announced else 0.5):
+            if not announced and service.engine.ready.is_set():
+                count = len(service.engine.sessions())
+                print(f"agentbar: watching {count} sessions; changes from now on", file=err)
+                err.flush()
+                announced = True
     finally:
         service.close()
     return 0

@@ -158,7 +158,9 @@ def test_watch_prints_one_json_line_per_change(env: dict[str, str]) -> None:
         # A live agent: a Claude registry naming this test's own process, which is alive.
         sessions = home / ".claude" / "sessions"
         sessions.mkdir(parents=True)
-        time.sleep(1.0)  # let watch catch up and start its watchers
+        assert proc.stderr is not None
+        ready = proc.stderr.readline()  # what came before is settled silently: wait it out
+        assert ready == "agentbar: watching 0 sessions; changes from now on\n", ready
         t = new_transcript(A, "/w/live", start=time.time())
         path = home / ".claude" / "projects" / "-w-live" / f"{A}.jsonl"
         write_lines(path, [t.prompt("go")])
