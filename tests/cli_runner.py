@@ -19,3 +19,16 @@ def agentbar(
         timeout=timeout,
         check=check,
     )
+
+
+def start_agentbar(env: Mapping[str, str], *args: str) -> subprocess.Popen[str]:
+    """``agentbar ARGS`` running in the background: no input, stdout discarded, stderr a pipe
+    the test reads line by line (what it says to a person)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentbar.tray", *args],
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )

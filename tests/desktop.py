@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from polling import wait_for
+from polling import end_process, wait_for
 
 TOOLS = ("Xvfb", "dbus-daemon", "dunst", "dunstctl", "trayer", "xdotool", "import", "xwininfo")
 SNI_TOOLS = {
@@ -254,13 +254,7 @@ class Desktop:
 
     def stop(self, proc: subprocess.Popen[bytes]) -> None:
         """End one process this desktop started (by its pid), and forget it."""
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
+        end_process(proc)
         if proc in self.procs:
             self.procs.remove(proc)
 
@@ -273,13 +267,7 @@ class Desktop:
 
     def close(self) -> None:
         for proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(5)
+            end_process(proc)
         if self.bus_pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.bus_pid, 15)

@@ -3,9 +3,10 @@ thread; never a fixed sleep that passes on a fast machine and fails on a loaded 
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -26,3 +27,14 @@ def wait_for(
         if time.monotonic() > deadline:
             raise TimedOut(f"{what} did not happen within {timeout} s")
         time.sleep(step)
+
+
+def end_process(proc: subprocess.Popen[Any], grace: float = 5.0) -> int:
+    """Ask a child to end (SIGTERM), wait ``grace`` seconds, then kill it; its exit status."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        return proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait(grace)

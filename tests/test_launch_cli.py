@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import psutil
 import pytest
-from cli_runner import agentbar
+from cli_runner import agentbar, start_agentbar
 from launch_rig import FAKE_AGENT
 from polling import wait_for
 
@@ -132,7 +132,6 @@ def test_the_tray_takes_over_from_a_background_serve_and_its_agents(shell):
     """`agentbar launch` started a background serve; then the person starts the tray (here
     without a display: the same app, headless). The serve hands its agent to a keeper and
     quits; the tray owns the address and takes the agent back, terminal and session."""
-    import subprocess
 
     env, project = shell
     env = {k: v for k, v in env.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
@@ -141,14 +140,7 @@ def test_the_tray_takes_over_from_a_background_serve_and_its_agents(shell):
     task = orjson.loads(launched.stdout)["task"]
     server_file = Path(env["AGENTBAR_DATA_DIR"]) / "server.json"
     serve_pid = orjson.loads(server_file.read_bytes())["pid"]
-    tray = subprocess.Popen(
-        [sys.executable, "-m", "agentbar.tray"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    tray = start_agentbar(env)
     try:
         assert tray.stderr is not None
         said = tray.stderr.readline()

@@ -22,7 +22,7 @@ from pathlib import Path
 import orjson
 import psutil
 import pytest
-from cli_runner import agentbar
+from cli_runner import agentbar, start_agentbar
 from launch_rig import FAKE_AGENT
 from other_user import OtherUser
 from polling import wait_for
@@ -181,14 +181,7 @@ def test_no_other_user_reads_anything_agentbar_writes_and_no_token_leaks(
     assert not_private(everything_below(data)) == {}
 
     # The tray without a display takes the agent back; its line names no token.
-    tray = subprocess.Popen(
-        [sys.executable, "-m", "agentbar.tray"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    tray = start_agentbar(env)
     try:
         assert tray.stderr is not None
         said = wait_for(tray.stderr.readline, 30, "the tray's line")

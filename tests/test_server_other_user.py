@@ -97,15 +97,10 @@ def chromium() -> Iterator[Any]:
     """Chromium for this module alone: the session's ``browser`` fixture keeps Playwright's
     event loop running in the main thread until the end, and the server tests after this
     module use ``asyncio.run``."""
-    from playwright.sync_api import sync_playwright
-    from web_harness import CHROMIUM, CHROMIUM_ARGS
+    from web_harness import launched_chromium
 
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
+    with launched_chromium() as b:
+        yield b
 
 
 def test_a_listener_on_another_port_gets_no_usable_secret(

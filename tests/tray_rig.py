@@ -25,7 +25,7 @@ import sni_client
 from claude_lines import ClaudeTranscript, registry, write_lines
 from desktop import SCREEN, SNI_BAR, Desktop, wait_until
 from PIL import Image
-from polling import TimedOut
+from polling import TimedOut, end_process
 
 A = "aaaaaaaa-1111-4111-8111-111111111111"
 B = "bbbbbbbb-2222-4222-8222-222222222222"
@@ -311,13 +311,7 @@ class Tray:
     def stop(self) -> tuple[int, str]:
         """End the tray (SIGTERM): its exit status and all it said."""
         assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
+        end_process(self.proc, grace=30)
         return self.wait_exit()
 
     def wait_exit(self, timeout: float = 30) -> tuple[int, str]:

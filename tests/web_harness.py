@@ -25,6 +25,7 @@ import orjson
 import pytest
 from claude_lines import ClaudeTranscript, registry, write_lines
 from codex_lines import CodexRollout
+from polling import end_process
 
 from agentbar.core.config import Settings
 from agentbar.core.engine import Engine
@@ -504,8 +505,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         yield w
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+@contextlib.contextmanager
+def launched_chromium() -> Iterator[Any]:
+    """Debian's Chromium under Playwright, headless, closed at the end (its event loop runs in
+    the calling thread while it is open)."""
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
@@ -516,6 +519,12 @@ def browser() -> Iterator[Any]:
             yield b
         finally:
             b.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    with launched_chromium() as b:
+        yield b
 
 
 class PageErrors:
@@ -562,7 +571,6 @@ def open_replay(
 def xvfb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """A private X server (Xvfb picks a free display and says which on a pipe), and the
     environment a GTK window needs under it."""
-    import subprocess
 
     from desktop import start_xvfb
 
@@ -582,9 +590,4 @@ def xvfb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     try:
         yield env
     finally:
-        server.terminate()
-        try:
-            server.wait(5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(5)
+        end_process(server)

@@ -47,18 +47,27 @@ async def connect(env: Mapping[str, str] | None = None) -> MessageBus:
         ) from exc
 
 
-async def name_has_owner(bus: MessageBus, name: str) -> bool:
-    reply = await bus.call(
+async def _ask_bus(bus: MessageBus, member: str, text: str) -> Message | None:
+    """Call ``member`` of the bus daemon itself with one string argument."""
+    return await bus.call(
         Message(
             destination=DBUS,
             path=DBUS_PATH,
             interface=DBUS,
-            member="NameHasOwner",
+            member=member,
             signature="s",
-            body=[name],
+            body=[text],
         )
     )
-    return reply.message_type is MessageType.METHOD_RETURN and bool(reply.body[0])
+
+
+async def name_has_owner(bus: MessageBus, name: str) -> bool:
+    reply = await _ask_bus(bus, "NameHasOwner", name)
+    return (
+        reply is not None
+        and reply.message_type is MessageType.METHOD_RETURN
+        and bool(reply.body[0])
+    )
 
 
 async def watch_owner(bus: MessageBus, name: str) -> None:
@@ -66,16 +75,7 @@ async def watch_owner(bus: MessageBus, name: str) -> None:
     rule = (
         f"type='signal',sender='{DBUS}',interface='{DBUS}',member='NameOwnerChanged',arg0='{name}'"
     )
-    await bus.call(
-        Message(
-            destination=DBUS,
-            path=DBUS_PATH,
-            interface=DBUS,
-            member="AddMatch",
-            signature="s",
-            body=[rule],
-        )
-    )
+    await _ask_bus(bus, "AddMatch", rule)
 
 
 def has_owner_now(env: Mapping[str, str] | None, name: str) -> bool:
