@@ -57,6 +57,7 @@ SEARCH_SLICE_ROWS = 2_000  # full-text indexing after a cold start, per step (~5
 # A cold catch-up saves what it read whenever this much search text waits in memory.
 SEARCH_FLUSH_CHARS = 4_000_000
 ENGINE_RETRY_SECONDS = 1.0
+CAUGHT_UP = "caught up, reporting changes from now on"  # the log line that says so
 # An ended session's hook-events file is deleted once the session and the file have been quiet
 # this long (its state is kept in the index; only the raw events go).
 HOOK_FILE_KEEP_SECONDS = 24 * 3600.0
@@ -308,6 +309,9 @@ class Engine:
             if self.index.search_backlog():
                 self.post(IndexSearch())  # what the catch-up saved, in slices from now on
         self.ready.set()
+        # Said once per start: what changes before this line is settled silently, what changes
+        # after it is reported (`agentbar watch -v` readers wait for it).
+        log.info("%s: %d sessions", CAUGHT_UP, len(self._published))
 
     def step(self, timeout: float | None = 0.0) -> bool:
         """Handle one batch of messages; False when the inbox was empty."""

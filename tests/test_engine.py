@@ -3,6 +3,7 @@ index recovery, bad input, registries and process liveness (fake process table a
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from pathlib import Path
@@ -14,6 +15,7 @@ import zstandard
 from claude_lines import T0, iso, registry
 from engine_harness import Rig, make_rig, new_transcript
 
+from agentbar.core.engine import CAUGHT_UP
 from agentbar.core.model import Agent, Source
 from agentbar.core.tail import Cursor
 
@@ -67,6 +69,21 @@ def codex_start(session_id: str, cwd: str, policy: str = "on-request") -> list[d
 
 
 # -- discovery ------------------------------------------------------------------------------
+
+
+def test_catch_up_says_when_changes_are_reported_from(
+    rig: Rig, caplog: pytest.LogCaptureFixture
+) -> None:
+    # What changes before this line is settled silently: `agentbar watch -v` readers (the
+    # conformance rig) wait for it before they start an agent.
+    t = new_transcript(A, "/work/api")
+    rig.write(rig.transcript_path(A, "-work-api"), t.prompt("Fix the flaky test"), t.text("Done."))
+    with caplog.at_level(logging.INFO, logger="agentbar.core.engine"):
+        rig.open()
+        rig.sessions()
+    said = [r.getMessage() for r in caplog.records if CAUGHT_UP in r.getMessage()]
+    assert said == [f"{CAUGHT_UP}: 1 sessions"]
+    assert rig.events == []
 
 
 def test_cold_catch_up_finds_sessions_without_reporting_them(rig: Rig) -> None:

@@ -30,6 +30,10 @@ KEYS = {
 }
 
 
+# TUIs take input that comes fast for a paste, where Enter inserts a newline instead of sending.
+PASTE_PAUSE = 1.0
+
+
 class ScreenTimeout(AssertionError):
     pass
 
@@ -121,7 +125,7 @@ class AgentTerminal:
     def press(self, key: str) -> None:
         self.proc.write(KEYS[key].encode())
 
-    def submit(self, text: str, *, pause: float = 1.0) -> None:
+    def submit(self, text: str, *, pause: float = PASTE_PAUSE) -> None:
         """Type ``text``, wait, then Enter: TUIs treat fast input as a paste, where Enter
         inserts a newline instead of sending."""
         self.type(text)

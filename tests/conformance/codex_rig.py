@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from agent_terminal import AgentTerminal
+from agent_terminal import PASTE_PAUSE, AgentTerminal
 from cli_install import Cli, cache_dir, ensure_installed
 from model_server import Reply
 from watch_events import Seen, WatchEvents
@@ -81,6 +81,7 @@ class CodexVersion:
         return Reply.tool(self.shell_tool, args)
 
 
+PLAN_MODE = "Plan mode (shift+tab to cycle)"  # 0.99/0.171's footer in Plan mode
 GAP_APPROVAL = "approval"  # the pending call is written only after the person answered
 GAP_ERROR = "error"  # a failed turn leaves no line
 
@@ -151,15 +152,31 @@ class CodexRun:
         self.term.submit(text)
         return mark
 
+    def submit_in_plan_mode(self, text: str) -> int:
+        """Send ``text`` in Plan mode (the only mode where Codex asks with its question tool);
+        returns the watch position before it. The mode is checked again just before Enter:
+        0.171 can take the first Shift+Tab, show "Plan mode", and put Default mode back 0.1 s
+        later as its start-up finishes (seen in 2 of 3 starts, with no other key pressed)."""
+        assert self.term is not None
+        mark = self.watch.count()
+        self.plan_mode()
+        self.term.type(text)
+        time.sleep(PASTE_PAUSE)
+        self.plan_mode()
+        self.term.press("enter")
+        return mark
+
     def plan_mode(self) -> None:
-        """Shift+Tab into Plan mode. Right after start-up 0.171 may not have its modes yet and
-        drops the key ("Unhandled key event in TextArea" in its log): like a person, press
-        again when nothing happened."""
+        """Shift+Tab until the footer says Plan mode. Right after start-up 0.171 may not have
+        its modes yet and drops the key ("Unhandled key event in TextArea" in its log): like a
+        person, press again when nothing happened."""
         assert self.term is not None
         for _ in range(5):
+            if PLAN_MODE in self.term.text():
+                return
             self.term.press("shift-tab")
             try:
-                self.term.wait_for("Plan mode (shift+tab to cycle)", timeout=3.0)  # the footer
+                self.term.wait_for(PLAN_MODE, timeout=3.0)
                 return
             except AssertionError:
                 continue

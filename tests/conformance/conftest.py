@@ -3,9 +3,10 @@ running against that HOME, and the real agent CLI in a PTY (see README.md in thi
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,8 +15,6 @@ import pytest
 from agent_terminal import AgentTerminal, kill_tree_of_home
 from model_server import ModelServer
 from watch_events import WatchEvents
-
-WATCH_READY_SECONDS = 1.5  # `agentbar watch` catches up (empty HOME) and starts its watchers
 
 
 @dataclass
@@ -31,7 +30,7 @@ class Rig:
 
     def start_watch(self) -> WatchEvents:
         self.watch = WatchEvents(self.env, self.root / "watch.log")
-        time.sleep(WATCH_READY_SECONDS)
+        self.watch.wait_caught_up()
         return self.watch
 
     def terminal(self, argv: list[str], *, name: str = "agent") -> AgentTerminal:
@@ -40,6 +39,21 @@ class Rig:
         )
         self.terminals.append(term)
         return term
+
+    def keep_evidence(self) -> None:
+        """What a failed scenario leaves beside the PTY logs and the watch's stderr: every
+        watch event with the moment it arrived, each terminal's last screen, and every request
+        the model server took (all times in seconds on the test's ``perf_counter``)."""
+        if self.watch is not None:
+            with open(self.root / "watch-events.jsonl", "w") as out:
+                for seen in self.watch.events():
+                    out.write(json.dumps({"at": round(seen.at, 3), **seen.event}) + "\n")
+        for number, term in enumerate(self.terminals, start=1):
+            (self.root / f"screen-{number}.txt").write_text(term.text() + "\n")
+        with open(self.root / "model-requests.txt", "w") as out:
+            for entry in self.server.requests():
+                kind = "main" if entry.main else "side"
+                out.write(f"{entry.at:.3f} {entry.method} {entry.path} {kind}\n")
 
     def close(self) -> None:
         for term in self.terminals:
@@ -68,12 +82,14 @@ def rig(request: pytest.FixtureRequest) -> Iterator[Rig]:
     try:
         yield rig
     finally:
-        rig.close()
-        # Kept on failure for the logs (PTY output, watch stderr); removed on success.
+        # Kept on failure for the logs (PTY output, watch stderr, the evidence); removed on
+        # success.
         report = getattr(request.node, "rep_call", None)
-        if report is not None and report.passed:
-            import shutil
-
+        passed = report is not None and report.passed
+        if not passed:
+            rig.keep_evidence()
+        rig.close()
+        if passed:
             shutil.rmtree(root, ignore_errors=True)
 
 

@@ -111,6 +111,10 @@ class ModelServer:
         with self._lock:
             self.log.append(entry)
 
+    def requests(self) -> list[Logged]:
+        with self._lock:
+            return list(self.log)
+
     def main_requests(self) -> list[Logged]:
         with self._lock:
             return [e for e in self.log if e.main]

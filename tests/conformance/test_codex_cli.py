@@ -204,8 +204,7 @@ def test_request_user_input(codex: CodexRun, record_delay: Any) -> None:
         Reply.text("Using tabs."),
     )
     codex.start()
-    codex.plan_mode()  # the only mode where Codex asks with the tool
-    mark = codex.submit("ask me which style")
+    mark = codex.submit_in_plan_mode("ask me which style")
     running = codex.wait("running", after=mark)
     sid, mark = running.event["session_id"], codex.after(running)
     screen = codex.term.wait_for("enter to submit answer")

@@ -240,7 +240,9 @@ def test_codex_installed_notify(rig: Rig, version: CodexVersion, record_delay: A
     hooks(rig.env, "install", "codex")
     status = hooks(rig.env, "status", "codex")
     assert "agentbar's notify" in status, status
-    rig.server.script.add(Reply.text("The answer is 4."))
+    # The model takes a moment, as models do: an answer at once (the whole turn in 50 ms) can
+    # be on disk before agentbar's first read of it, and the turn has no "running" to check.
+    rig.server.script.add(Reply.text("The answer is 4.", delay=1.0))
     if version.daemon:
         # 0.171 asks about hooks it has not seen before, as it starts; the person trusts them.
         run.term = rig.terminal([str(run.binary)], name="codex-trust")
