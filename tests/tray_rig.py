@@ -161,6 +161,14 @@ class Tray:
             wait_until("it to run", lambda: self.state(session_id) == "running")
             call = f"toolu_{len(self.agents)}{time.monotonic_ns()}"
             write_lines(path, [t.tool_result(), t.bash(command, call_id=call)])
+            # The transcript and the registry are watched apart (one watchdog thread each): on
+            # a loaded machine the registry's "waiting" could be read first, with the approved
+            # call still the last one seen. Claude itself writes the call long after the
+            # result, so wait here until the engine has the new call, as it would.
+            wait_until(
+                "the new call read",
+                lambda: (self.session(session_id) or {}).get("detail") == f"Bash: {command}",
+            )
         else:
             t = self.transcripts[session_id] = ClaudeTranscript(
                 session_id, project, start=time.time()
@@ -208,9 +216,13 @@ class Tray:
         )
         (self.home / ".claude" / "sessions" / f"{pid}.json").write_bytes(orjson.dumps(entry))
 
-    def state(self, session_id: str) -> str | None:
+    def session(self, session_id: str) -> dict[str, Any] | None:
         found = [s for s in self.api("/api/sessions")["sessions"] if s["session_id"] == session_id]
-        return found[0]["state"] if found else None
+        return found[0] if found else None
+
+    def state(self, session_id: str) -> str | None:
+        found = self.session(session_id)
+        return found["state"] if found else None
 
     def windows(self) -> list[dict[str, Any]]:
         return self.api("/api/window")["windows"]
