@@ -29,7 +29,6 @@ start-up                       one side request      sub-agent "Warmup"   auto-m
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -43,7 +42,7 @@ from typing import Any
 import psutil
 from agent_terminal import AgentTerminal
 from cli_install import Cli, cache_dir, ensure_installed
-from model_server import Reply
+from model_server import Reply, thinking
 from watch_events import Seen, WatchEvents
 
 REPO = Path(__file__).resolve().parents[2]
@@ -99,13 +98,6 @@ VERSIONS = [
 
 def bash(command: str, why: str) -> Reply:
     return thinking(Reply.tool("Bash", {"command": command, "description": why}))
-
-
-def thinking(reply: Reply, seconds: float = 1.0) -> Reply:
-    """The model takes a moment, as models do. A tool call answered at once can take the agent
-    from busy to waiting before anyone could see it busy (the registry is rewritten within
-    milliseconds), and the scenario would have no "running" to check."""
-    return dataclasses.replace(reply, delay=seconds)
 
 
 def write_config(home: Path, project: Path) -> None:

@@ -9,6 +9,7 @@ never consume the script. Every request is logged with its arrival time.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
 import threading
@@ -52,6 +53,14 @@ class Reply:
     @staticmethod
     def failure(status: int, message: str) -> Reply:
         return Reply(error=(status, message))
+
+
+def thinking(reply: Reply, seconds: float = 1.0) -> Reply:
+    """The model takes a moment, as models do. A reply at once can take the agent from busy to
+    waiting or done before anyone could see it busy: Claude rewrites its registry within
+    milliseconds; Codex had a whole turn on disk in 50 ms, before a loaded engine's first read
+    of it. The scenario would have no "running" to check."""
+    return dataclasses.replace(reply, delay=seconds)
 
 
 @dataclass

@@ -21,10 +21,9 @@ from claude_rig import (
     ClaudeRun,
     ClaudeVersion,
     bash,
-    thinking,
 )
 from cli_runner import agentbar
-from model_server import Reply
+from model_server import Reply, thinking
 from watch_events import Seen
 
 if TYPE_CHECKING:

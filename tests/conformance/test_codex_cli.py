@@ -16,7 +16,7 @@ import psutil
 import pytest
 from cli_runner import agentbar
 from codex_rig import GAP_APPROVAL, GAP_ERROR, VERSIONS, CodexRun, CodexVersion
-from model_server import Reply
+from model_server import Reply, thinking
 
 if TYPE_CHECKING:
     from conftest import Rig
@@ -63,7 +63,7 @@ def end_of_gaps(run: CodexRun) -> None:
 
 
 def test_answer(codex: CodexRun, record_delay: Any) -> None:
-    codex.rig.server.script.add(Reply.text("The answer is 4."))
+    codex.rig.server.script.add(thinking(Reply.text("The answer is 4.")))
     codex.start()
     mark = codex.submit("what is 2+2")
     running = codex.wait("running", after=mark)
@@ -94,7 +94,7 @@ def approval_turn(codex: CodexRun, record_delay: Any) -> tuple[str, int]:
     """Up to the approval prompt on screen; returns the session and the watch position."""
     v = codex.version
     codex.rig.server.script.add(
-        v.command("touch made.txt", "create the file"), Reply.text("Created made.txt.")
+        thinking(v.command("touch made.txt", "create the file")), Reply.text("Created made.txt.")
     )
     codex.start("-a", "on-request", "-s", "read-only")
     mark = codex.submit("make a file called made.txt")
@@ -161,7 +161,7 @@ def test_deny(codex: CodexRun, record_delay: Any) -> None:
 
 def test_question(codex: CodexRun, record_delay: Any) -> None:
     codex.rig.server.script.add(
-        Reply.text("I can do that two ways.\n\nShould I use tabs or spaces?")
+        thinking(Reply.text("I can do that two ways.\n\nShould I use tabs or spaces?"))
     )
     codex.start()
     mark = codex.submit("format the file")
@@ -185,21 +185,23 @@ def test_question(codex: CodexRun, record_delay: Any) -> None:
 def test_request_user_input(codex: CodexRun, record_delay: Any) -> None:
     question = "Which indentation style do you want?"
     codex.rig.server.script.add(
-        Reply.tool(
-            "request_user_input",
-            {
-                "questions": [
-                    {
-                        "id": "style",
-                        "header": "Style",
-                        "question": question,
-                        "options": [
-                            {"label": "Tabs (Recommended)", "description": "Use tabs."},
-                            {"label": "Spaces", "description": "Use spaces."},
-                        ],
-                    }
-                ]
-            },
+        thinking(
+            Reply.tool(
+                "request_user_input",
+                {
+                    "questions": [
+                        {
+                            "id": "style",
+                            "header": "Style",
+                            "question": question,
+                            "options": [
+                                {"label": "Tabs (Recommended)", "description": "Use tabs."},
+                                {"label": "Spaces", "description": "Use spaces."},
+                            ],
+                        }
+                    ]
+                },
+            )
         ),
         Reply.text("Using tabs."),
     )
@@ -242,7 +244,7 @@ def test_interrupt(codex: CodexRun, record_delay: Any) -> None:
 
 
 def test_model_error(codex: CodexRun, record_delay: Any) -> None:
-    codex.rig.server.script.add(Reply.failure(400, "The model rejected this request."))
+    codex.rig.server.script.add(thinking(Reply.failure(400, "The model rejected this request.")))
     codex.start()
     mark = codex.submit("say something")
     running = codex.wait("running", after=mark)
@@ -270,7 +272,7 @@ def test_model_error(codex: CodexRun, record_delay: Any) -> None:
 
 
 def test_exit(codex: CodexRun, record_delay: Any) -> None:
-    codex.rig.server.script.add(Reply.text("Bye for now."))
+    codex.rig.server.script.add(thinking(Reply.text("Bye for now.")))
     codex.start()
     mark = codex.submit("say bye")
     running = codex.wait("running", after=mark)
@@ -313,7 +315,8 @@ def _holds_open(proc: psutil.Process, path: str) -> bool:
 
 
 def test_resume(codex: CodexRun, record_delay: Any) -> None:
-    codex.rig.server.script.add(Reply.text("First answer."), Reply.text("Second answer."))
+    first, second = thinking(Reply.text("First answer.")), thinking(Reply.text("Second answer."))
+    codex.rig.server.script.add(first, second)
     codex.start()
     mark = codex.submit("first prompt")
     running = codex.wait("running", after=mark)

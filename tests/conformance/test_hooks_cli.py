@@ -30,7 +30,7 @@ from claude_rig import VERSIONS as CLAUDE_VERSIONS
 from cli_runner import agentbar
 from codex_rig import VERSIONS as CODEX_VERSIONS
 from codex_rig import CodexRun, CodexVersion
-from model_server import Reply
+from model_server import Reply, thinking
 
 from agentbar.core.hooks.layers import codex_launch_args
 from agentbar.core.hooks.spec import MARKER, HookCommand, parse_version
@@ -200,7 +200,8 @@ def test_codex_launch_layer_approve(rig: Rig, record_delay: Any) -> None:
         HookCommand.current(rig.data), bypass_trust=True, version=version.version
     )
     rig.server.script.add(
-        version.command("touch made.txt", "create the file"), Reply.text("Created made.txt.")
+        thinking(version.command("touch made.txt", "create the file")),
+        Reply.text("Created made.txt."),
     )
     run.start(*layer, "-a", "on-request", "-s", "read-only")
     mark = run.submit("make a file called made.txt")
@@ -240,9 +241,7 @@ def test_codex_installed_notify(rig: Rig, version: CodexVersion, record_delay: A
     hooks(rig.env, "install", "codex")
     status = hooks(rig.env, "status", "codex")
     assert "agentbar's notify" in status, status
-    # The model takes a moment, as models do: an answer at once (the whole turn in 50 ms) can
-    # be on disk before agentbar's first read of it, and the turn has no "running" to check.
-    rig.server.script.add(Reply.text("The answer is 4.", delay=1.0))
+    rig.server.script.add(thinking(Reply.text("The answer is 4.")))
     if version.daemon:
         # 0.171 asks about hooks it has not seen before, as it starts; the person trusts them.
         run.term = rig.terminal([str(run.binary)], name="codex-trust")

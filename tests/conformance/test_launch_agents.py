@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from claude_rig import VERSIONS as CLAUDE_VERSIONS
-from claude_rig import bash, claude_env, thinking
+from claude_rig import bash, claude_env
 from claude_rig import write_config as write_claude_config
 from cli_install import ensure_installed
 from codex_rig import VERSIONS as CODEX_VERSIONS
 from codex_rig import write_config as write_codex_config
-from model_server import Reply
+from model_server import Reply, thinking
 from polling import wait_for
 
 from agentbar.core.config import Settings
