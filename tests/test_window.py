@@ -324,14 +324,7 @@ def test_without_pywebview_or_a_browser_it_prints_an_address_that_opens_once(
     url = done.stderr.split(" in a browser (it works once")[0].rsplit(" ", 1)[1]
     assert "?code=" in url and world.token not in done.stderr
     assert tried.read_text().count("?code=") == 1  # the browser was tried, with another code
-    context = browser.new_context()
-    try:
-        page = context.new_page()
-        page.goto(url)
-        page.wait_for_selector("#app[data-ready='true']")
-        assert page.evaluate("document.body.dataset.view") == "board"
-    finally:
-        context.close()
+    assert_board_opens(browser, url)
     another = browser.new_context()  # anyone else with the address: it is spent
     try:
         response = another.new_page().goto(url)
@@ -367,14 +360,7 @@ def test_without_pywebview_and_a_server_it_serves_the_browser_until_interrupted(
         assert said[1] == "agentbar: serving it until you press Ctrl-C\n"
         url = record.read_text().strip()
         assert "?code=" in url and (data / "server.json").exists()
-        context = browser.new_context()
-        try:
-            page = context.new_page()
-            page.goto(url)
-            page.wait_for_selector("#app[data-ready='true']")
-            assert page.evaluate("document.body.dataset.view") == "board"
-        finally:
-            context.close()
+        assert_board_opens(browser, url)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(60) == 0
     finally:
@@ -465,3 +451,15 @@ def test_a_running_agentbar_that_gives_no_codes_is_named_in_one_line(tmp_path: P
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1, done.stderr
     assert "gave no address to open" in done.stderr and "restart it" in done.stderr
+
+
+def assert_board_opens(browser: Any, url: str) -> None:
+    """``url`` opens the board in a fresh browser context (its own cookies)."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_selector("#app[data-ready='true']")
+        assert page.evaluate("document.body.dataset.view") == "board"
+    finally:
+        context.close()
