@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentbar.core.privacy import DIR_MODE, private_dir, set_private_umask, write_private
+
 if TYPE_CHECKING:
     from agentbar.core.config import Settings
     from agentbar.core.launch.task import Task
@@ -69,10 +71,9 @@ def socket_path(folder: Path, pid: int) -> str:
 def keep(settings: Settings, tasks: Sequence[Task]) -> None:
     """Hand ``tasks`` to a new keeper process; raises ``OSError`` when that cannot be done (the
     tasks are then still ours)."""
-    folder = keeper_dir(settings)
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder = private_dir(keeper_dir(settings))
     with contextlib.suppress(OSError):
-        os.chmod(folder, 0o700)
+        os.chmod(folder, DIR_MODE)  # one an older agentbar made wider
     records, fds = [], []
     try:
         for task in tasks:
@@ -272,11 +273,7 @@ def serve(manifest: Path, folder: Path) -> None:
     finally:
         os.umask(old_mask)
     server.listen(4)
-    tmp = pointer.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump({"socket": path, "pid": pid}, fh)
-    os.replace(tmp, pointer)
+    write_private(pointer, json.dumps({"socket": path, "pid": pid}).encode())
     try:
         _keep_until_reclaimed(server, kept)
     finally:
@@ -346,7 +343,7 @@ def running_keepers(settings: Settings) -> Iterator[int]:
 
 
 def main(argv: list[str]) -> int:
-    os.umask(0o077)  # what the keeper writes (its socket, its pointer) is this user's alone
+    set_private_umask()  # what the keeper writes (its socket, its pointer) is this user's alone
     if len(argv) != 3:
         return 2
     if not _daemonize():
