@@ -50,6 +50,13 @@ class _AnsweringScreen(pyte.Screen):
         if self.answer is not None:
             self.answer(data)
 
+    def select_graphic_rendition(self, *attrs: int, private: bool = False) -> None:
+        """``CSI > 4 ; 2 m`` (xterm's modifyOtherKeys, which Gemini CLI sets at start-up) is
+        a private sequence, not a colour: pyte passes it here with ``private=True`` and the
+        base class would raise, killing the reader."""
+        if not private:
+            super().select_graphic_rendition(*attrs)
+
 
 class AgentTerminal:
     def __init__(

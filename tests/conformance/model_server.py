@@ -220,6 +220,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._anthropic(body or {}, main)
         elif path.endswith("/responses"):
             self._openai(body or {}, main)
+        elif is_gemini_path(path):
+            gemini_route(self, path, body or {}, main)
         else:
             self._json(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -385,3 +387,95 @@ class _Handler(BaseHTTPRequestHandler):
             "name": block.name,
             "arguments": json.dumps(block.arguments),
         }
+
+
+# -- Gemini API (Gemini CLI) -------------------------------------------------------------------
+# Gemini CLI talks to ``{GOOGLE_GEMINI_BASE_URL}/v1beta/models/<model>:<method>``:
+# ``streamGenerateContent?alt=sse`` for its turns (the main requests: they offer tools),
+# ``generateContent`` for its side requests (the model router, the next-speaker check, titles;
+# they ask for JSON with a schema and offer no tools) and ``countTokens``.
+
+GEMINI_METHODS = (":streamGenerateContent", ":generateContent", ":countTokens")
+
+
+def is_gemini_path(path: str) -> bool:
+    return path.endswith(GEMINI_METHODS)
+
+
+def gemini_route(handler: _Handler, path: str, body: dict[str, Any], main: bool) -> None:
+    """Answer one Gemini API request (``handler`` has already logged it)."""
+    if path.endswith(":countTokens"):
+        handler._json(200, {"totalTokens": 100})
+        return
+    server = handler.owner
+    reply = server.script.next_reply() if main else Reply.text(_gemini_side_text(server, body))
+    if reply.delay:
+        time.sleep(reply.delay)
+    if reply.error is not None:
+        status, message = reply.error
+        handler._json(
+            status,
+            {"error": {"code": status, "message": message, "status": _GEMINI_STATUS.get(status,
+                                                                                     "UNKNOWN")}},
+        )
+        return
+    parts = [_gemini_part(server, block) for block in reply.blocks]
+    usage = {"promptTokenCount": 120, "candidatesTokenCount": 30, "totalTokenCount": 150}
+    chunk = {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": parts},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": usage,
+        "modelVersion": str(body.get("model") or "gemini-mock"),
+        "responseId": server.new_id("resp"),
+    }
+    if not path.endswith(":streamGenerateContent"):
+        handler._json(200, chunk)
+        return
+    handler._start_events()
+    handler.wfile.write(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
+    handler.wfile.flush()
+
+
+_GEMINI_STATUS = {400: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL",
+                  503: "UNAVAILABLE"}  # fmt: skip
+
+
+def _gemini_part(server: ModelServer, block: Text | ToolUse) -> dict[str, Any]:
+    if isinstance(block, Text):
+        return {"text": block.text}
+    call: dict[str, Any] = {"name": block.name, "args": block.arguments}
+    if block.call_id:
+        call["id"] = block.call_id
+    return {"functionCall": call}
+
+
+def _gemini_side_text(server: ModelServer, body: dict[str, Any]) -> str:
+    """A side request that asks for JSON gets JSON its schema accepts (the router picks the
+    model it was given; the next-speaker check says the person speaks next); others get the
+    script's side text."""
+    config = body.get("generationConfig") or {}
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    if config.get("responseMimeType") != "application/json" or not isinstance(schema, dict):
+        return server.script.side_text
+    return json.dumps(_gemini_json_for(schema))
+
+
+def _gemini_json_for(schema: dict[str, Any]) -> Any:
+    kind = str(schema.get("type", "object")).lower()
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {name: _gemini_json_for(sub) for name, sub in properties.items()}
+    if kind == "array":
+        return []
+    if kind in ("number", "integer"):
+        return 0
+    if kind == "boolean":
+        return False
+    return "user"
