@@ -17,8 +17,8 @@ import platformdirs
 
 from agentbar.core.model import Agent
 from agentbar.core.sources.base import AgentSource
-from agentbar.core.sources.claude import ClaudeSource, default_claude_roots
-from agentbar.core.sources.codex import CodexSource, default_codex_home
+from agentbar.core.agents.claude.files import ClaudeSource, default_claude_roots
+from agentbar.core.agents.codex.files import CodexSource, default_codex_home
 from agentbar.core.sources.hook_events import HookEventsSource, events_dir
 
 APP_NAME = "agentbar"

@@ -13,7 +13,6 @@ never touched.
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,17 +30,6 @@ from agentbar.core.hooks.spec import (
 )
 from agentbar.core.model import Agent
 from agentbar.core.privacy import private_dir
-
-
-@dataclass(frozen=True)
-class Target:
-    agent: Agent
-    path: Path  # as the agent finds it
-    real: Path  # symlinks resolved: what is read and written
-
-    @property
-    def shown(self) -> str:
-        return str(self.path) if self.path == self.real else f"{self.path} (-> {self.real})"
 
 
 def target(agent: Agent, settings: Settings) -> Target:
@@ -314,15 +302,6 @@ def apply(plan: Plan, settings: Settings) -> list[str]:
 # -- status -----------------------------------------------------------------------------------
 
 
-@dataclass
-class AgentStatus:
-    agent: Agent
-    target: Target
-    installed: bool
-    summary: str
-    notes: list[str] = field(default_factory=list)
-
-
 def status(
     agent: Agent,
     settings: Settings,
@@ -387,18 +366,3 @@ def _codex_status(where: Target, text: str, command: HookCommand) -> AgentStatus
     if found.features_off:
         status.notes.append("hooks are turned off in [features]: Codex runs none of them")
     return status
-
-
-def _command_notes(found: set[str], wanted: str) -> list[str]:
-    notes = []
-    for installed in sorted(found):
-        if installed != wanted:
-            notes.append(f"installed by another agentbar (run install again): {installed}")
-        try:
-            argv = shlex.split(installed)
-        except ValueError:
-            continue
-        for path in (argv[0], argv[3]) if len(argv) > 3 else ():
-            if not Path(path).exists():
-                notes.append(f"broken: {path} no longer exists (run install again)")
-    return notes

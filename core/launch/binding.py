@@ -34,12 +34,12 @@ from pathlib import Path
 import orjson
 import psutil
 
+from agentbar.core.agents.claude.files import ClaudeSource
 from agentbar.core.launch import status_scrape
 from agentbar.core.launch.commands import Mode
 from agentbar.core.launch.task import Binding, BindPath, Status, Task
 from agentbar.core.model import Agent, SessionSnapshot
 from agentbar.core.sources.base import is_uuid
-from agentbar.core.sources.claude import ClaudeSource
 
 log = logging.getLogger(__name__)
 

@@ -16,16 +16,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 
 from agentbar.core.hooks.layers import claude_launch_args, codex_launch_args
-from agentbar.core.hooks.spec import CODEX_HOOKS_DEFAULT_ON, HookCommand, parse_version
+from agentbar.core.hooks.spec import CODEX_HOOKS_DEFAULT_ON, HookCommand
 from agentbar.core.model import Agent
 
 SESSION_ID_SINCE = (1, 0, 128)  # the oldest Claude seen to take --session-id
 FORK_SESSION_ID_SINCE = (2, 0, 73)  # --session-id names the fork from here on
 CLAUDE_SETTINGS_SINCE = (1, 0, 61)  # --settings
-MAX_PROMPT_CHARS = 100_000  # one argv element may not exceed 128 KiB on Linux
 # Variables that describe the session agentbar itself may run in: a child must not inherit them
 # (Claude would think it runs nested; the hook program would read the wrong session).
 INHERITED_SESSION_VARS = (
@@ -37,46 +35,6 @@ INHERITED_SESSION_VARS = (
     "CODEX_SESSION_ID",
 )
 TASK_ENV = "AGENTBAR_TASK_ID"
-
-
-class Mode(StrEnum):
-    NEW = "new"
-    RESUME = "resume"
-    FORK = "fork"
-
-
-class BadLaunch(ValueError):
-    """A launch that cannot be made (the message says why, for the person who asked)."""
-
-
-@dataclass(frozen=True, slots=True)
-class LaunchRequest:
-    agent: Agent
-    project: str  # an absolute folder
-    prompt: str | None = None
-    mode: Mode = Mode.NEW
-    source: str | None = None  # the session resumed or forked
-
-    def __post_init__(self) -> None:
-        if (self.mode is Mode.NEW) != (self.source is None):
-            raise BadLaunch("resume and fork need a session; a new launch takes none")
-        if self.prompt is not None and len(self.prompt) > MAX_PROMPT_CHARS:
-            raise BadLaunch(f"the prompt is longer than {MAX_PROMPT_CHARS} characters")
-        if self.prompt is not None and "\x00" in self.prompt:
-            raise BadLaunch("the prompt contains a NUL character")
-
-
-@dataclass(frozen=True, slots=True)
-class Program:
-    """How to run one agent here: its argv prefix (``("claude",)``, or a test's fake agent) and
-    the version ``--version`` printed (None: unknown)."""
-
-    argv: tuple[str, ...]
-    version: str | None = None
-
-    @property
-    def parsed_version(self) -> tuple[int, ...] | None:
-        return parse_version(self.version)
 
 
 @dataclass(frozen=True, slots=True)

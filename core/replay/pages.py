@@ -39,8 +39,8 @@ from agentbar.core.replay.model import (
     ThreadCatalog,
     ThreadInfo,
 )
-from agentbar.core.sources.claude_replay import REPLAY as CLAUDE_REPLAY
-from agentbar.core.sources.codex_replay import REPLAY as CODEX_REPLAY
+from agentbar.core.agents.claude.replay import REPLAY as CLAUDE_REPLAY
+from agentbar.core.agents.codex.replay import REPLAY as CODEX_REPLAY
 
 log = logging.getLogger(__name__)
 
