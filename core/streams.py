@@ -38,6 +38,7 @@ from agentbar.core.tail import (
     LineReader,
     Oversized,
     UnreadableFile,
+    WholeDocumentReader,
     ZstdFileReader,
 )
 
@@ -341,6 +342,8 @@ class StreamTable:
         if stream.reader is None:
             if stream.spec.compressed:
                 stream.reader = ZstdFileReader(stream.spec.path, stream.cursor)
+            elif stream.spec.whole_document:
+                stream.reader = WholeDocumentReader(stream.spec.path, stream.cursor)
             else:
                 stream.reader = FileTailer(
                     stream.spec.path, stream.cursor, max_line_bytes=self.max_line_bytes

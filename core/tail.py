@@ -370,6 +370,16 @@ class WholeFileReader:
             yield chunk
 
 
+class WholeDocumentReader(WholeFileReader):
+    """A file that holds one JSON document, rewritten whole: read again from the top whenever
+    it changes, its content handed over as one line (newlines inside it included)."""
+
+    def _decoded_chunks(self, raw: BinaryIO) -> Iterator[bytes]:
+        data = raw.read()
+        if data.strip():
+            yield data.replace(b"\n", b" ").replace(b"\r", b" ")
+
+
 class ZstdFileReader(WholeFileReader):
     """A zstd-compressed JSONL archive (Codex compresses rollouts older than a week)."""
 

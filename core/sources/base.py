@@ -51,6 +51,9 @@ class StreamSpec:
     session_hint: str | None = None  # session id the path implies (may be confirmed by content)
     agent_id_hint: str | None = None  # sub-agent id the path implies
     compressed: bool = False
+    # One JSON document rewritten whole (Gemini CLI's chats up to 0.38), not appended lines:
+    # read from the top whenever it changes, handed to the parser as one line.
+    whole_document: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,32 @@
+"""Gemini CLI: its files, chat parser, replay, launch profile and hook target, as one
+``AgentKit`` (values, any thread)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from agentbar.core.agents.base import AgentKit
+from agentbar.core.agents.gemini.files import AGENT, GeminiSource, default_gemini_home
+from agentbar.core.state.fusion import AgentTraits
+
+# A turn has no end marker in the chat: an answer with no tool calls is taken as the turn's
+# last word at once (``chat.py``), so there is nothing to wait quietly for.
+TRAITS = AgentTraits(quiet_done_after=None)
+
+
+def homes(env: Mapping[str, str]) -> tuple[Path, ...]:
+    return (default_gemini_home(env),)
+
+
+def sources(homes: tuple[Path, ...]) -> list[GeminiSource]:
+    return [GeminiSource(home) for home in homes]
+
+
+KIT = AgentKit(
+    agent=AGENT,
+    display_name="Gemini CLI",
+    homes=homes,
+    sources=sources,
+    traits=TRAITS,
+)
