@@ -48,6 +48,8 @@ __all__ = [
     "LaunchProfile",
     "StatusScreen",
     "by_agent",
+    "display_names",
+    "replay_adapters",
 ]
 
 # An agent's folders from the environment (``HOME``, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``...),
@@ -191,6 +193,16 @@ class AgentKit:
     replay: ReplayAdapter | None = None
     launch: LaunchProfile | None = None
     hooks: HookTarget | None = None
+
+
+def display_names(kits: Iterable[AgentKit]) -> dict[Agent, str]:
+    """What a person calls each agent ("Claude Code")."""
+    return {kit.agent: kit.display_name for kit in kits}
+
+
+def replay_adapters(kits: Iterable[AgentKit]) -> dict[Agent, ReplayAdapter]:
+    """Each agent's replay adapter, for ``Replay``: agents without one are left out."""
+    return {kit.agent: kit.replay for kit in kits if kit.replay is not None}
 
 
 def by_agent(kits: Iterable[AgentKit]) -> dict[Agent, AgentKit]:

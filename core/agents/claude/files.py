@@ -95,6 +95,7 @@ class ClaudeSource:
     """One Claude config root."""
 
     agent = AGENT
+    finds_processes = True
 
     def __init__(self, root: Path) -> None:
         self.root = root

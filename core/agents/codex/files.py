@@ -66,6 +66,7 @@ class CodexSource:
     """Where Codex keeps rollouts and which processes are its clients."""
 
     agent: Agent = AGENT
+    finds_processes = True
 
     def __init__(self, home: Path) -> None:
         self.home = home
