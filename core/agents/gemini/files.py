@@ -63,6 +63,7 @@ class GeminiSource:
     """Where Gemini CLI keeps chats and which processes are its clients."""
 
     agent: Agent = AGENT
+    finds_processes = True
 
     def __init__(self, home: Path) -> None:
         self.home = home
