@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -372,12 +373,41 @@ class WholeFileReader:
 
 class WholeDocumentReader(WholeFileReader):
     """A file that holds one JSON document, rewritten whole: read again from the top whenever
-    it changes, its content handed over as one line (newlines inside it included)."""
+    it changes, its content handed over as one line (newlines inside it included).
+
+    The writer (Node's ``writeFileSync``) truncates the file and then writes it: a read that
+    lands in between finds it empty or cut short, and the events of the write that completes
+    it may already have been taken. Such a read is tried again a moment later (the gap is one
+    system call long), and if the document is still not whole the position stays where it was,
+    so that the next read (an event, the periodic rescan) takes it."""
+
+    RETRIES = 10
+    RETRY_SECONDS = 0.01
+
+    def read(self, budget: int | None = None) -> TailResult:
+        before = self._cursor
+        for _ in range(self.RETRIES):
+            result = super().read(budget)
+            if result.gone or self._cursor == before or _is_whole(result.lines):
+                return result
+            self._cursor = before
+            time.sleep(self.RETRY_SECONDS)
+        return TailResult()
 
     def _decoded_chunks(self, raw: BinaryIO) -> Iterator[bytes]:
         data = raw.read()
         if data.strip():
             yield data.replace(b"\n", b" ").replace(b"\r", b" ")
+
+
+def _is_whole(lines: list[Line]) -> bool:
+    """One line holding a complete-looking JSON object (its last byte closes it)."""
+    return (
+        len(lines) == 1
+        and isinstance(lines[0], bytes)
+        and lines[0].rstrip().endswith(b"}")
+        and lines[0].lstrip().startswith(b"{")
+    )
 
 
 class ZstdFileReader(WholeFileReader):
