@@ -15,7 +15,12 @@ from agentbar.core.replay.export import Format, export
 from agentbar.core.replay.model import MAIN_THREAD, ItemKind, ReplayItem
 from agentbar.core.replay.pages import Replay
 
-SCENARIOS = sorted((DATA / "recorded").glob("*/*/scenario.json"))
+# Claude's and Codex's; every other agent's recordings are replayed by its own test.
+SCENARIOS = sorted(
+    p
+    for agent in ("claude", "codex")
+    for p in (DATA / "recorded").glob(f"{agent}-*/*/scenario.json")
+)
 
 
 def _id(path: Path) -> str:

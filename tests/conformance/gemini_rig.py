@@ -241,7 +241,7 @@ class Recorder:
             rel = self._relative(path)
             if path.suffix == ".json":
                 name = f"snapshots/{len(self.marks)}/{rel}"
-                self.snapshots[name] = self._sanitise(path.read_text())
+                self.snapshots[name] = self._sanitise(_read_document(path))
                 files[rel] = {"snapshot": name}
             else:
                 files[rel] = {"lines": path.read_bytes().count(b"\n")}
@@ -274,7 +274,10 @@ class Recorder:
             out = target / name
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(content)
-        for extra in [run.gemini_home / "projects.json", *run.gemini_home.glob("tmp/*/.project_root")]:
+        for extra in [
+            run.gemini_home / "projects.json",
+            *run.gemini_home.glob("tmp/*/.project_root"),
+        ]:
             if extra.exists():
                 out = target / self._relative(extra)
                 out.parent.mkdir(parents=True, exist_ok=True)
@@ -341,6 +344,20 @@ class Recorder:
         except ValueError:
             return self._sanitise(line)
         return self._sanitise(json.dumps(_cut_long_strings(value), ensure_ascii=False)) + end
+
+
+def _read_document(path: Path) -> str:
+    """A JSON chat as a whole document: the CLI truncates and then writes it, and a read in
+    between finds it empty; read again a moment later."""
+    text = ""
+    for _ in range(50):
+        text = path.read_text()
+        try:
+            json.loads(text)
+            return text
+        except ValueError:
+            time.sleep(0.01)
+    raise AssertionError(f"{path} never held a whole JSON document: {text[:200]!r}")
 
 
 def _cut_long_strings(value: Any) -> Any:

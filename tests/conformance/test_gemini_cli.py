@@ -42,9 +42,7 @@ def version(request: pytest.FixtureRequest) -> GeminiVersion:
 
 
 @pytest.fixture
-def gemini(
-    rig: Rig, version: GeminiVersion, request: pytest.FixtureRequest
-) -> Iterator[GeminiRun]:
+def gemini(rig: Rig, version: GeminiVersion, request: pytest.FixtureRequest) -> Iterator[GeminiRun]:
     scenario = request.node.originalname.removeprefix("test_")
     run = GeminiRun(rig, version, scenario)
     yield run
@@ -112,10 +110,14 @@ def test_answer(gemini: GeminiRun, record_delay: Any) -> None:
 def approval_turn(gemini: GeminiRun, record_delay: Any, filename: str) -> tuple[str, int]:
     """Up to the approval prompt on screen; returns the session and the watch position."""
     gemini.rig.server.script.add(
-        thinking(Reply.tool("run_shell_command", {"command": f"touch {filename}",
-                                                  "description": "create the file"})),
+        thinking(
+            Reply.tool(
+                "run_shell_command",
+                {"command": f"touch {filename}", "description": "create the file"},
+            )
+        ),
         Reply.text(f"Created {filename}."),
-    )  # fmt: skip
+    )
     gemini.start()
     sid, mark = first_turn(gemini, f"make a file called {filename}")
     screen = gemini.term.wait_for(APPROVAL_PROMPT)
@@ -127,8 +129,12 @@ def approval_turn(gemini: GeminiRun, record_delay: Any, filename: str) -> tuple[
         return sid, gemini.watch.count()
     asked = gemini.wait("input_required", after=mark, waiting_for="approval", sid=sid)
     gemini.delay(record_delay, "approval prompt on screen -> input_required", screen, asked)
-    gemini.recorder.mark("approval prompt on screen", "input_required", waiting_for="approval",
-                         detail=f"touch {filename}")  # fmt: skip
+    gemini.recorder.mark(
+        "approval prompt on screen",
+        "input_required",
+        waiting_for="approval",
+        detail=f"touch {filename}",
+    )
     return sid, gemini.watch.count()
 
 
@@ -174,8 +180,12 @@ def test_question(gemini: GeminiRun, record_delay: Any) -> None:
     asked = gemini.wait("input_required", after=mark, waiting_for="question", sid=sid)
     assert asked.event["detail"] == "Should I use tabs or spaces?"
     gemini.delay(record_delay, "question on screen -> input_required", screen, asked)
-    gemini.recorder.mark("question on screen", "input_required", waiting_for="question",
-                         detail="Should I use tabs or spaces?")  # fmt: skip
+    gemini.recorder.mark(
+        "question on screen",
+        "input_required",
+        waiting_for="question",
+        detail="Should I use tabs or spaces?",
+    )
 
 
 def test_ask_user(gemini: GeminiRun, record_delay: Any) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agentbar.core.agents.base import AgentKit
 from agentbar.core.agents.gemini.files import AGENT, GeminiSource, default_gemini_home
+from agentbar.core.agents.gemini.replay import REPLAY
 from agentbar.core.state.fusion import AgentTraits
 
 # A turn has no end marker in the chat: an answer with no tool calls is taken as the turn's
@@ -29,4 +30,5 @@ KIT = AgentKit(
     homes=homes,
     sources=sources,
     traits=TRAITS,
+    replay=REPLAY,
 )

@@ -133,8 +133,17 @@ def is_history_copy(message: _Json) -> bool:
 def tool_summary(name: str, args: object, description: object = None) -> str:
     """One readable line: the command, the file, the question, or the call's description."""
     if isinstance(args, dict):
-        for key in ("command", "file_path", "absolute_path", "path", "dir_path", "url",
-                    "pattern", "query", "prompt"):  # fmt: skip
+        for key in (
+            "command",
+            "file_path",
+            "absolute_path",
+            "path",
+            "dir_path",
+            "url",
+            "pattern",
+            "query",
+            "prompt",
+        ):
             value = args.get(key)
             if isinstance(value, str) and value:
                 return one_line(value)
@@ -277,7 +286,8 @@ class GeminiChatParser:
         """A legacy JSON chat: its metadata and every message, as a fresh read."""
         if not isinstance(doc.get("sessionId"), str):
             raise MalformedLine("a JSON chat without a sessionId")
-        self.seen.clear()
+        self.seen.clear()  # each read of the document is a fresh read
+        self.meta_sent, self.title = False, None
         out = self._metadata(doc)
         messages = doc.get("messages")
         for message in messages if isinstance(messages, list) else []:
@@ -313,8 +323,9 @@ class GeminiChatParser:
         if cwd is None and isinstance(directories, list) and directories:
             first = directories[0]
             cwd = first if isinstance(first, str) else None
-        return [SessionMeta(ts=parse_timestamp(obj.get("startTime")), session_id=session_id,
-                            cwd=cwd)]  # fmt: skip
+        return [
+            SessionMeta(ts=parse_timestamp(obj.get("startTime")), session_id=session_id, cwd=cwd)
+        ]
 
     def _update(self, update: _Json) -> list[Record]:
         out: list[Record] = []
@@ -402,9 +413,12 @@ class GeminiChatParser:
             denied = isinstance(error, str) and any(m in error for m in DENIED_MARKERS)
             seen.results.append(call_id)
             yield ToolResult(
-                ts=ts, agent_id=self._sub(), call_id=call_id, is_error=error is not None,
+                ts=ts,
+                agent_id=self._sub(),
+                call_id=call_id,
+                is_error=error is not None,
                 denied=denied,
-            )  # fmt: skip
+            )
         if not seen.results:
             yield Bookkeeping(kind="tool-response", agent_id=self._sub())
 
@@ -418,7 +432,9 @@ class GeminiChatParser:
             for thought in thoughts[seen.thoughts :]:
                 if isinstance(thought, dict):
                     text = " ".join(
-                        t for k in ("subject", "description") if isinstance(t := thought.get(k), str)
+                        t
+                        for k in ("subject", "description")
+                        if isinstance(t := thought.get(k), str)
                     )
                     out.append(Thinking(ts=ts, agent_id=sub, text=text))
             seen.thoughts = len(thoughts)
@@ -435,8 +451,11 @@ class GeminiChatParser:
         if text.strip() and text != seen.text:
             seen.text = text
             # No calls: the model's last word for this turn (calls added later reopen it).
-            out.append(AssistantText(ts=ts, agent_id=sub, text=text, message_id=message_id,
-                                     final=not calls))  # fmt: skip
+            out.append(
+                AssistantText(
+                    ts=ts, agent_id=sub, text=text, message_id=message_id, final=not calls
+                )
+            )
         for call in calls:
             out.extend(self._call(call, seen, ts))
         return out or [Bookkeeping(kind="gemini", agent_id=sub)]
@@ -453,14 +472,29 @@ class GeminiChatParser:
             seen.calls.append(call_id)
             asks = Asks.QUESTION if name in QUESTION_TOOLS else Asks.NOTHING
             summary = tool_summary(name, call.get("args"), call.get("description"))
-            out.append(ToolCall(ts=ts, agent_id=sub, call_id=call_id, name=_display(call, name),
-                                summary=summary, asks=asks))  # fmt: skip
+            out.append(
+                ToolCall(
+                    ts=ts,
+                    agent_id=sub,
+                    call_id=call_id,
+                    name=_display(call, name),
+                    summary=summary,
+                    asks=asks,
+                )
+            )
         status = call.get("status")
         if status in _FINISHED and call_id not in seen.results:
             seen.results.append(call_id)
             denied = status == "cancelled" and _was_denied(call)
-            out.append(ToolResult(ts=call_ts, agent_id=sub, call_id=call_id,
-                                  is_error=status != "success", denied=denied))  # fmt: skip
+            out.append(
+                ToolResult(
+                    ts=call_ts,
+                    agent_id=sub,
+                    call_id=call_id,
+                    is_error=status != "success",
+                    denied=denied,
+                )
+            )
         return out
 
 

@@ -122,8 +122,10 @@ class GeminiSource:
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            log.warning("%s is not JSON; project paths come from .project_root alone",
-                        self.home / PROJECTS_FILE)  # fmt: skip
+            log.warning(
+                "%s is not JSON; project paths come from .project_root alone",
+                self.home / PROJECTS_FILE,
+            )
             return {}
         projects = data.get("projects") if isinstance(data, dict) else None
         if not isinstance(projects, dict):
@@ -163,15 +165,42 @@ class GeminiSource:
 _OTHER_SUBCOMMANDS = frozenset({"mcp", "extensions", "extension", "skills", "hooks", "help"})
 # Options that print something and exit.
 _ONE_SHOT_OPTIONS = frozenset(
-    {"-h", "--help", "-v", "--version", "--list-sessions", "--delete-session",
-     "--list-extensions", "-l"}
-)  # fmt: skip
+    {
+        "-h",
+        "--help",
+        "-v",
+        "--version",
+        "--list-sessions",
+        "--delete-session",
+        "--list-extensions",
+        "-l",
+    }
+)
 _VALUE_OPTIONS = frozenset(
-    {"-m", "--model", "-p", "--prompt", "-i", "--prompt-interactive", "-r", "--resume",
-     "--approval-mode", "-e", "--extensions", "--include-directories", "-o",
-     "--output-format", "--allowed-tools", "--allowed-mcp-server-names", "--delete-session",
-     "-w", "--worktree", "--policy", "--session-id"}
-)  # fmt: skip
+    {
+        "-m",
+        "--model",
+        "-p",
+        "--prompt",
+        "-i",
+        "--prompt-interactive",
+        "-r",
+        "--resume",
+        "--approval-mode",
+        "-e",
+        "--extensions",
+        "--include-directories",
+        "-o",
+        "--output-format",
+        "--allowed-tools",
+        "--allowed-mcp-server-names",
+        "--delete-session",
+        "-w",
+        "--worktree",
+        "--policy",
+        "--session-id",
+    }
+)
 
 
 def gemini_args(proc: ProcessInfo) -> list[str] | None:
@@ -198,8 +227,11 @@ def gemini_args(proc: ProcessInfo) -> list[str] | None:
 
 
 def _options(args: list[str]) -> list[str]:
-    return [a.split("=", 1)[0] for a in args[: args.index("--") if "--" in args else None]
-            if a.startswith("-")]  # fmt: skip
+    return [
+        a.split("=", 1)[0]
+        for a in args[: args.index("--") if "--" in args else None]
+        if a.startswith("-")
+    ]
 
 
 def _positionals(args: list[str]) -> list[str]:
