@@ -10,7 +10,9 @@ An agent is one package under ``agentbar.core.agents`` that builds one ``AgentKi
 - ``replay``: its ``ReplayAdapter`` (pages of a transcript for the window);
 - ``launch``: its ``LaunchProfile`` (argv for new/resume/fork, the program variable, keys, the
   ``/status`` screen, the per-launch hook layer);
-- ``hooks``: its ``HookTarget`` (the user's settings file agentbar's hooks go into).
+- ``hooks``: its ``HookTarget`` (the user's settings file agentbar's hooks go into);
+- ``process_names``: how its client processes may be named (the process table inspects only
+  those).
 
 Only the first five are required; an agent that cannot be replayed, launched or hooked leaves
 the rest None and every consumer skips it there. The engine, replay, launch, hooks, server and
@@ -193,6 +195,9 @@ class AgentKit:
     replay: ReplayAdapter | None = None
     launch: LaunchProfile | None = None
     hooks: HookTarget | None = None
+    # How its client processes are named, as the start of the name (any case): its native
+    # binary, a JavaScript runtime for an npm wrapper. Only such processes are inspected.
+    process_names: tuple[str, ...] = ()
 
 
 def display_names(kits: Iterable[AgentKit]) -> dict[Agent, str]:

@@ -97,7 +97,7 @@ class LoopbackServer:
         self.context = self._app.Context(
             engine=engine,
             replay=Replay(roots, replay_adapters(kits)),
-            agents=tuple(kit.agent for kit in kits),
+            agents=tuple(self._app.AgentEntry.of(kit) for kit in kits),
             searcher=searcher,
             guard=self.guard,
             web_dir=static or web_dir(),

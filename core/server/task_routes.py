@@ -84,7 +84,7 @@ class _Handlers:
 
     def _agent(self, request: web.Request, raw: object) -> Agent:
         """The agent a request names, one of the kits'; 400 for any other value."""
-        known = self._ctx_of(request).agents
+        known = [entry.agent for entry in self._ctx_of(request).agents if entry.launch]
         if not isinstance(raw, str) or raw not in known:
             raise Refused(400, "bad_request", f"agent must be one of {', '.join(known)}")
         return Agent(raw)
