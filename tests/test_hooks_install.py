@@ -89,6 +89,7 @@ def settings_for(tmp_path: Path) -> Settings:
         homes={
             Agent("claude"): (tmp_path / "home" / ".claude",),
             Agent("codex"): (tmp_path / "home" / ".codex",),
+            Agent("gemini"): (tmp_path / "home" / ".gemini",),
         },
         data_dir=tmp_path / "data",
     )
@@ -506,10 +507,12 @@ def test_status_install_status_uninstall(tmp_path: Path) -> None:
     lines = LAST_OUTPUT[0].splitlines()
     assert lines[0].startswith("claude  not installed")
     assert lines[1].startswith("codex   not installed")
+    assert lines[2].startswith("gemini  not installed")
     assert run_cli(settings, "install", "--yes") == 0
     out = LAST_OUTPUT[0]
     assert "claude: installed agentbar's hooks for 11 events" in out
     assert "codex: installed agentbar's hooks for 10 events" in out
+    assert "gemini: installed agentbar's hooks for 7 events" in out
     assert "type /hooks" in out
     assert (settings.data_dir / "events" / "claude").is_dir()  # ready for the hook program
     run_cli(settings, "status")
@@ -518,11 +521,11 @@ def test_status_install_status_uninstall(tmp_path: Path) -> None:
     assert "10 hooks, 0 trusted; agentbar's notify" in out
     assert "another agentbar" not in out and "broken" not in out
     assert run_cli(settings, "install", "--yes") == 0
-    assert LAST_OUTPUT[0].count("already installed") == 2
+    assert LAST_OUTPUT[0].count("already installed") == 3
     assert run_cli(settings, "uninstall", "--yes") == 0
     assert "removed" in LAST_OUTPUT[0]
     run_cli(settings, "status")
-    assert LAST_OUTPUT[0].count("not installed") == 2
+    assert LAST_OUTPUT[0].count("not installed") == 3
 
 
 def test_install_asks_and_a_no_writes_nothing(tmp_path: Path) -> None:
@@ -571,7 +574,7 @@ def test_the_top_level_command_delegates_to_the_hooks_command(
     out = capsys.readouterr().out
     assert "claude" in out and "codex" in out and "not installed" in out
     with pytest.raises(SystemExit):
-        main(["hooks", "install", "--agent", "gemini"])
+        main(["hooks", "install", "--agent", "nosuchagent"])
 
 
 def test_status_sees_a_broken_installation(tmp_path: Path) -> None:

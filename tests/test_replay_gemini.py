@@ -28,7 +28,7 @@ def _install(folder: Path, gemini: Path) -> None:
     project map beside them."""
     marks = json.loads((folder / "scenario.json").read_text())["marks"]
     for rel, state in marks[-1]["files"].items():
-        source = folder / (state["snapshot"] if "snapshot" in state else rel)
+        source = folder / state.get("snapshot", rel)
         target = gemini / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)

@@ -37,7 +37,7 @@ else:
 
 
 VERSION = 1
-AGENTS = ("claude", "codex")
+AGENTS = ("claude", "codex", "gemini")
 REQUIRED = ("v", "ts", "agent", "event", "session_id", "pid")
 LINE_CAP = 3800  # bytes, newline included: one write of a line this size is never torn
 SESSION_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
@@ -76,11 +76,43 @@ def main(argv: list[str]) -> None:
         _print("{}\n")
     if not event:
         return
+    if agent == "gemini":
+        event, payload = _gemini(event, payload)
     session_id = _session_id(payload, notify)
     if session_id is None:
         return
     record = _record(now, agent, event, session_id, p=payload, notify=notify)
     _append(data_dir, agent, session_id, _line(record))
+
+
+# Gemini CLI's events under the names the other agents' hooks use (the state machine reads
+# those). AfterAgent runs after an interrupt or a failed request too, with this text: it says
+# nothing of how the turn ended, so it keeps its own name (no change; the chat tells).
+GEMINI_EVENTS = {"BeforeAgent": "UserPromptSubmit", "BeforeTool": "PreToolUse",
+                 "AfterTool": "PostToolUse", "AfterAgent": "Stop"}  # fmt: skip
+GEMINI_NO_RESPONSE = "[no response text]"
+# Its ToolPermission notification's ``details.type``: the tool as a person knows it.
+GEMINI_CONFIRMS = {"exec": "Shell", "edit": "Edit", "mcp": "MCP", "info": "WebFetch",
+                   "ask_user": "ask_user", "exit_plan_mode": "exit_plan_mode"}  # fmt: skip
+
+
+def _gemini(event: str, p: dict[str, object]) -> tuple[str, dict[str, object]]:
+    """A Gemini CLI event as the others name theirs: its ``Notification`` of type
+    ``ToolPermission`` (the confirmation on screen) is a ``PermissionRequest``."""
+    if event == "AfterAgent":
+        response = _text(p.get("prompt_response"))
+        if not response or response == GEMINI_NO_RESPONSE:
+            return event, p
+        return "Stop", {**p, "last_assistant_message": response}
+    if event == "Notification" and p.get("notification_type") == "ToolPermission":
+        details = p.get("details")
+        details = details if isinstance(details, dict) else {}
+        kind = _text(details.get("type"))
+        tool = GEMINI_CONFIRMS.get(kind) or _text(details.get("title")) or kind
+        keys = ("command", "fileName", "filePath", "toolName", "urls", "prompt")
+        what = {key: details.get(key) for key in keys if details.get(key)}
+        return "PermissionRequest", {**p, "tool_name": tool, "tool_input": what}
+    return GEMINI_EVENTS.get(event, event), p
 
 
 # -- input ----------------------------------------------------------------------------------

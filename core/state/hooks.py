@@ -43,7 +43,7 @@ from agentbar.core.state.fusion import HookView, last_line, question_in
 RUNNING_EVENTS = frozenset({"UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
                             "PostToolBatch"})  # fmt: skip
 TURN_END_EVENTS = frozenset({"Stop", "agent-turn-complete"})
-QUESTION_TOOLS = frozenset({"AskUserQuestion", "request_user_input"})
+QUESTION_TOOLS = frozenset({"AskUserQuestion", "request_user_input", "ask_user"})
 PERMISSION_NOTICES = frozenset({"permission_prompt"})
 QUESTION_NOTICES = frozenset({"elicitation_dialog", "elicitation_url_dialog"})
 ANSWERED_NOTICES = frozenset({"elicitation_complete", "elicitation_response"})

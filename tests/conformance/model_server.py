@@ -415,8 +415,13 @@ def gemini_route(handler: _Handler, path: str, body: dict[str, Any], main: bool)
         status, message = reply.error
         handler._json(
             status,
-            {"error": {"code": status, "message": message, "status": _GEMINI_STATUS.get(status,
-                                                                                     "UNKNOWN")}},
+            {
+                "error": {
+                    "code": status,
+                    "message": message,
+                    "status": _GEMINI_STATUS.get(status, "UNKNOWN"),
+                }
+            },
         )
         return
     parts = [_gemini_part(server, block) for block in reply.blocks]
@@ -467,7 +472,7 @@ def _gemini_side_text(server: ModelServer, body: dict[str, Any]) -> str:
 
 def _gemini_json_for(schema: dict[str, Any]) -> Any:
     kind = str(schema.get("type", "object")).lower()
-    if "enum" in schema and schema["enum"]:
+    if schema.get("enum"):
         return schema["enum"][0]
     if kind == "object":
         properties = schema.get("properties") or {}

@@ -1,0 +1,100 @@
+"""Gemini CLI's hook target: agentbar's entries in ``~/.gemini/settings.json`` (main thread).
+
+Gemini CLI reads hooks from ``settings.json`` → ``hooks``, in Claude Code's shape (an event maps
+to matcher groups ``{"matcher"?, "hooks": [{"type": "command", "command", "timeout"}]}``; no
+matcher matches every tool), so the JSON editing is the shared ``hooks/json_settings.py``; the
+diff, backup, atomic write and exact undo are the agent-neutral ``hooks/installer.py``. What
+differs: the event names (agentbar's hook program files them under the names the other agents
+use), the timeout is in milliseconds, and ``hooksConfig.enabled: false`` turns every hook off.
+
+The waiting signal is ``Notification`` with ``notification_type: "ToolPermission"``: it runs when
+a confirmation (a command, an edit, an ``ask_user`` question) comes up on screen, which the chat
+file never shows. Gemini CLI's hooks cannot approve or deny that confirmation; they only tell.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentbar.core.agents.base import HookEdit, HookRemoval
+from agentbar.core.agents.gemini.files import AGENT
+from agentbar.core.hooks import json_settings as settings
+from agentbar.core.hooks.files import Record
+from agentbar.core.hooks.spec import TIMEOUT_SECONDS, HookCommand
+from agentbar.core.hooks.target import AgentStatus, Target, command_notes
+
+# The events that say where a turn stands (the model and tool-selection events run several
+# times per turn and say nothing the others do not).
+EVENTS = ["SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool",
+          "Notification"]  # fmt: skip
+DISABLED_NOTE = (
+    "hooksConfig.enabled is false in this file: Gemini CLI runs no hooks at all, agentbar's "
+    "included, until it is set to true or removed."
+)
+
+
+def handler(command: HookCommand) -> dict[str, object]:
+    """agentbar's handler as Gemini CLI wants it: the timeout in milliseconds, and a name its
+    hook list shows."""
+    return {
+        "type": "command",
+        "command": command.shell(AGENT),
+        "timeout": TIMEOUT_SECONDS * 1000,
+        "name": "agentbar",
+    }
+
+
+def hooks_disabled(data: dict[str, Any]) -> bool:
+    config = data.get("hooksConfig")
+    return isinstance(config, dict) and config.get("enabled") is False
+
+
+class GeminiHooks:
+    wants_version = False  # every release with hooks knows these events
+
+    def config_file(self, homes: tuple[Path, ...]) -> Path:
+        return homes[0] / "settings.json"
+
+    def add(
+        self, text: str | None, where: str, command: HookCommand, *, version: str | None,
+        notify: bool,
+    ) -> HookEdit:  # fmt: skip
+        data, style = settings.load(text, where)
+        created = settings.created_keys(settings.remove(data)[0], EVENTS)
+        notes = [DISABLED_NOTE] if hooks_disabled(data) else []
+        wanted = handler(command)
+        if settings.is_current(data, wanted, EVENTS):
+            return HookEdit(None, created, len(EVENTS), notes)
+        after = settings.dump(settings.add(data, wanted, EVENTS), style)
+        return HookEdit(after, created, len(EVENTS), notes)
+
+    def remove(self, text: str, where: str, record: Record | None) -> HookRemoval:
+        data, style = settings.load(text, where)
+        new_data, removed = settings.remove(
+            data, record.created_keys if record is not None else None
+        )
+        created = record is not None and record.before_sha256 is None
+        if created and not new_data:
+            return HookRemoval(None, removed)
+        return HookRemoval(settings.dump(new_data, style), removed)
+
+    def status(
+        self, target: Target, text: str, command: HookCommand, version: str | None
+    ) -> AgentStatus:
+        data, _ = settings.load(text, str(target.path))
+        found = settings.status(data)
+        if not found.events:
+            return AgentStatus(target.agent, target, False, "not installed")
+        missing = [e for e in EVENTS if e not in found.events]
+        summary = f"installed ({len(found.events)} events)"
+        if missing:
+            summary = f"partly installed ({len(found.events)} events; missing {', '.join(missing)})"
+        status = AgentStatus(target.agent, target, True, summary)
+        status.notes += command_notes(found.commands, command.shell(target.agent))
+        if hooks_disabled(data):
+            status.notes.append("hooksConfig.enabled is false: Gemini CLI runs no hooks at all")
+        return status
+
+
+HOOKS = GeminiHooks()
