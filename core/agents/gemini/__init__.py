@@ -9,6 +9,7 @@ from pathlib import Path
 from agentbar.core.agents.base import AgentKit
 from agentbar.core.agents.gemini.files import AGENT, GeminiSource, default_gemini_home
 from agentbar.core.agents.gemini.hooks import HOOKS
+from agentbar.core.agents.gemini.launch import LAUNCH
 from agentbar.core.agents.gemini.replay import REPLAY
 from agentbar.core.state.fusion import AgentTraits
 
@@ -32,5 +33,6 @@ KIT = AgentKit(
     sources=sources,
     traits=TRAITS,
     replay=REPLAY,
+    launch=LAUNCH,
     hooks=HOOKS,
 )

@@ -152,7 +152,7 @@ class GeminiSource:
         args = gemini_args(proc)
         if args is None:
             return None
-        value = _option_value(args, "-r", "--resume")
+        value = _option_value(args, "-r", "--resume") or _option_value(args, "", "--session-id")
         return value.lower() if value is not None and is_uuid(value) else None
 
     def process_cwd(self, proc: ProcessInfo) -> str | None:
@@ -258,7 +258,7 @@ def _option_value(args: list[str], short: str, long: str) -> str | None:
         arg = args[index]
         if arg == "--":
             break
-        if arg in (short, long) and index + 1 < len(args):
+        if arg in (short, long) and arg and index + 1 < len(args):
             value = args[index + 1]
             index += 1
         elif arg.startswith(long + "="):
