@@ -16,7 +16,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -25,7 +25,7 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from agentbar.core import jsonsafe
-from agentbar.core.agents.base import AgentKit
+from agentbar.core.agents.base import AgentKit, ToolVocabulary
 from agentbar.core.engine import EngineStats
 from agentbar.core.launch.manager import TaskManager
 from agentbar.core.launch.task import TaskInfo
@@ -100,6 +100,7 @@ class Context:
     web_dir: Path
     clients: set[asyncio.Queue[bytes | None]] = field(default_factory=set)
     agents: tuple[AgentEntry, ...] = ()  # the agents this agentbar knows (its kits')
+    tools: Mapping[Agent, ToolVocabulary] = field(default_factory=dict)  # for hand-offs
     tasks: TaskManager | None = None  # launched agents, when this process owns them
     quit: Callable[[str], None] | None = None  # ask the process to quit ("keep"/"stop" tasks)
     window: WindowLink = field(default_factory=WindowLink)  # what the windows show
