@@ -6,7 +6,7 @@ import pytest
 
 from agentbar.core.agents.gemini import KIT
 from agentbar.core.agents.gemini.files import AGENT, GeminiSource
-from agentbar.core.agents.gemini.launch import LAUNCH, NO_FORK
+from agentbar.core.agents.gemini.launch import LAUNCH
 from agentbar.core.launch.commands import command_line
 from agentbar.core.launch.request import BadLaunch, LaunchRequest, Mode, Program
 from agentbar.core.sources.base import ProcessInfo
