@@ -334,3 +334,52 @@ def test_resume(gemini: GeminiRun, record_delay: Any) -> None:
 def _status(gemini: GeminiRun) -> list[dict[str, Any]]:
     out = agentbar(gemini.rig.env, "status", "--json", "--all", check=True)
     return [s for s in json.loads(out.stdout)["sessions"] if s["agent"] == "gemini"]
+
+
+# -- 7. with agentbar's hooks installed --------------------------------------------------------
+
+
+def test_hooks(gemini: GeminiRun, record_delay: Any) -> None:
+    """``agentbar hooks install --agent gemini`` as a person runs it: the confirmation on screen
+    is ``input_required``/approval from the ``Notification`` hook (the chat never shows it), the
+    answer is ``done`` from ``AfterAgent``, ``/quit`` is ``ended``; uninstall gives
+    ``settings.json`` back byte for byte."""
+    settings = gemini.gemini_home / "settings.json"
+    before = settings.read_bytes()
+    installed = agentbar(gemini.rig.env, "hooks", "install", "--agent", "gemini", "--yes")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert "installed agentbar's hooks for 7 events" in installed.stdout
+    gemini.rig.server.script.add(
+        thinking(Reply.tool("run_shell_command", {"command": "touch hooked.txt"})),
+        Reply.text("All done."),
+    )
+    gemini.start()
+    sid, mark = first_turn(gemini, "make a file called hooked.txt")
+    screen = gemini.term.wait_for(APPROVAL_PROMPT)
+    asked = gemini.wait("input_required", after=mark, waiting_for="approval", sid=sid)
+    assert asked.event["source"] == "hook", asked.event
+    assert "touch hooked.txt" in asked.event["detail"]
+    gemini.delay(record_delay, "approval prompt on screen -> input_required (hook)", screen, asked)
+    mark = gemini.after(asked)
+    gemini.term.press("enter")
+    screen = gemini.term.wait_for("All done.")
+    done = gemini.wait("done", after=mark, sid=sid)
+    assert done.event["detail"] == "All done."
+    gemini.delay(record_delay, "answer on screen -> done (hook)", screen, done)
+    assert (gemini.rig.project / "hooked.txt").exists()
+    mark = gemini.watch.count()
+    gone_at = gemini.quit()
+    ended = gemini.wait("ended", after=mark, sid=sid)
+    gemini.delay(record_delay, "TUI exited -> ended (hook)", gone_at, ended)
+    events = [
+        json.loads(line)["event"]
+        for line in (gemini.rig.data / "events" / "gemini" / f"{sid}.jsonl")
+        .read_text()
+        .splitlines()
+    ]
+    for name in ("SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest",
+                 "PostToolUse", "Stop", "SessionEnd"):  # fmt: skip
+        assert name in events, events
+    removed = agentbar(gemini.rig.env, "hooks", "uninstall", "--agent", "gemini", "--yes")
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert settings.read_bytes() == before
