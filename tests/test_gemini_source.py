@@ -462,3 +462,29 @@ def test_resume_names_the_session() -> None:
     assert source.process_session_hint(proc("node", BIN, "-r", "latest")) is None
     assert source.process_session_hint(proc("node", BIN)) is None
     assert source.process_cwd(proc("node", BIN)) == "/work/demo"
+
+
+def test_a_subagent_that_handed_its_result_over_is_finished() -> None:
+    sub = "e9b3115c-c388-4514-82ee-50283ca22015"
+    parser = GeminiChatParser(
+        spec(
+            f"/h/.gemini/tmp/p/chats/{SID}/{sub}.jsonl",
+            kind=StreamKind.SUBAGENT,
+            session_hint=SID,
+            agent_id_hint=sub,
+        ),
+        None,
+    )
+    done = {"id": f"{sub}#0-0", "name": "complete_task", "status": "success",
+            "args": {"result": {"response": "Nothing here."}}}  # fmt: skip
+    records = feed(
+        parser,
+        meta(sessionId=sub, kind="subagent"),
+        user("u1", "look around"),
+        gemini("g1"),
+        gemini("g1", toolCalls=[done]),
+        {"$set": {"summary": '{"response": "Nothing here."}'}},
+    )
+    assert kinds(records)[-3:] == ["ToolResult", "TurnEnded", "Bookkeeping"]  # no title
+    parent = reduce_all(TurnState(), [Prompt(text="use a helper"), *records])
+    assert parent.open_subagents(now=0.0, stale_after=600.0) == 0

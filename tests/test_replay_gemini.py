@@ -65,6 +65,12 @@ def test_recorded_gemini_sessions_replay_and_export(tmp_path: Path, scenario: Pa
             assert results and results[0].text is not None and not results[0].denied
         if scenario.parent.name == "deny":
             assert [r.denied for r in results] == [True]
+        for thread, path in snap.threads:  # a sub-agent's chat pages as its own thread
+            assert Path(path).parent.name == snap.key.session_id
+            sub_items = every_item(replay, snap, thread)
+            assert [i.text for i in sub_items if i.kind is ItemKind.USER], sub_items
+        if scenario.parent.name == "subagent":
+            assert snap.threads
         for fmt in Format:
             assert "".join(export(replay, snap, fmt))
     finally:

@@ -383,3 +383,32 @@ def test_hooks(gemini: GeminiRun, record_delay: Any) -> None:
     removed = agentbar(gemini.rig.env, "hooks", "uninstall", "--agent", "gemini", "--yes")
     assert removed.returncode == 0, removed.stdout + removed.stderr
     assert settings.read_bytes() == before
+
+
+# -- 8. a sub-agent ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "version", [v for v in VERSIONS if not v.legacy_json], ids=lambda v: v.version, indirect=True
+)
+def test_subagent(gemini: GeminiRun, record_delay: Any) -> None:
+    """``invoke_agent`` runs a sub-agent whose chat is ``chats/<session id>/<its id>.jsonl``:
+    part of the parent session, never a session of its own."""
+    gemini.rig.server.script.add(
+        thinking(Reply.tool("invoke_agent", {"agent_name": "generalist", "prompt": "look around"})),
+        thinking(Reply.tool("complete_task", {"result": {"response": "Nothing here."}})),
+        thinking(Reply.text("The helper found nothing.")),
+    )
+    gemini.start()
+    sid, mark = first_turn(gemini, "use a helper")
+    screen = gemini.term.wait_for("The helper found nothing.")
+    done = gemini.wait("done", after=mark, sid=sid)
+    assert done.event["detail"] == "The helper found nothing."
+    gemini.delay(record_delay, "answer on screen -> done", screen, done)
+    gemini.recorder.mark("answer after the sub-agent", "done", detail="The helper found nothing.")
+    subs = [c for c in gemini.chats() if c.parent.name == sid]
+    assert len(subs) == 1, gemini.chats()
+    assert {s.event["session_id"] for s in gemini.watch.events()} == {sid}
+    sessions = _status(gemini)
+    assert [(s["session_id"], s["state"]) for s in sessions] == [(sid, "done")]
+    assert sessions[0]["title"] == "use a helper"

@@ -56,6 +56,7 @@ from agentbar.core.records import (
     ToolCall,
     ToolResult,
     TurnAborted,
+    TurnEnded,
     Unknown,
     Usage,
     UsageReport,
@@ -76,6 +77,7 @@ _Json = dict[str, Any]
 CONTEXT_OPENING = "<session_context>"  # the first user message of every history the CLI keeps
 CANCELLED = "Request cancelled."  # the info message of an interrupt, or of a denied tool
 QUESTION_TOOLS = frozenset({"ask_user"})
+COMPLETE_TASK = "complete_task"  # how a sub-agent hands its result to its parent
 # Tool calls whose result comes back with this text were refused by the person.
 DENIED_MARKERS = ("User denied", "[Operation Cancelled]")
 # Message ids remembered per stream (re-appends only ever touch recent messages).
@@ -337,6 +339,8 @@ class GeminiChatParser:
         return out or [Bookkeeping(kind="metadata", agent_id=self._sub())]
 
     def _summary(self, summary: object) -> list[Record]:
+        if self.agent_id is not None:
+            return []  # a sub-agent's "summary" is its result for the parent, not a title
         if not isinstance(summary, str) or not summary.strip() or summary == self.title:
             return []
         self.title = summary
@@ -495,6 +499,9 @@ class GeminiChatParser:
                     denied=denied,
                 )
             )
+            if sub is not None and name == COMPLETE_TASK and status == "success":
+                # A sub-agent ends by handing its result over: it has nothing more to do.
+                out.append(TurnEnded(ts=call_ts, agent_id=sub))
         return out
 
 
