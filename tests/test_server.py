@@ -70,7 +70,9 @@ def test_health_sessions_and_one_session(home: Home):
             assert info["thread"] == "a4c2d9" and info["call_id"] == "toolu_agent"
             await get_json(client, f"{base}/api/sessions/{V21[:8]}", 404)  # ids, not prefixes
             await get_json(client, f"{base}/api/sessions/{V21}?agent=codex", 404)
-            await get_json(client, f"{base}/api/sessions/{V21}?agent=gemini", 400)
+            await get_json(
+                client, f"{base}/api/sessions/{V21}?agent=nosuchagent", 400
+            )  # an agent no kit names
 
         call(running, test)
 
