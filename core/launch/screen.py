@@ -16,11 +16,12 @@ from dataclasses import dataclass
 
 import pyte
 
-# An approval dialog, in both agents: a yes/no question over a numbered list whose first choice
+# An approval dialog, in every agent: a yes/no question over a numbered list whose first choice
 # is "Yes" (Claude: "Do you want to proceed?", "Do you want to make this edit to x.py?"; Codex:
-# "Would you like to run the following command?", "Would you like to make the following edits?").
+# "Would you like to run the following command?", "Would you like to make the following edits?")
+# or Gemini CLI's "Allow once" ("Allow execution of [Shell]?", the choice marked with "●").
 _QUESTION = re.compile(r"\b(Do you want|Would you like|Allow)\b[^?]{0,200}\?")
-_FIRST_CHOICE_YES = re.compile(r"^[\s│|>❯›▶*]*1[.)]\s+Yes\b")
+_FIRST_CHOICE_YES = re.compile(r"^[\s│|>❯›▶*●]*1[.)]\s+(?:Yes|Allow once)\b")
 BRACKETED_PASTE = 2004
 _PRIVATE_SHIFT = 5  # pyte stores DEC private modes shifted left by 5
 
@@ -39,6 +40,13 @@ class _Emulator(pyte.Screen):
     def write_process_input(self, data: str) -> None:
         if self.answer is not None:
             self.answer(data)
+
+    def select_graphic_rendition(self, *attrs: int, private: bool = False) -> None:
+        """``CSI > 4 ; 2 m`` (xterm's modifyOtherKeys, which Gemini CLI sets at start-up) is a
+        private sequence, not a colour: pyte hands it here with ``private=True`` and the base
+        class would raise, ending the task's reader."""
+        if not private:
+            super().select_graphic_rendition(*attrs)
 
 
 class Screen:
