@@ -48,3 +48,15 @@ def test_keys_and_what_a_child_must_not_inherit() -> None:
     assert LAUNCH.program_env == "AGENTBAR_GEMINI"
     assert LAUNCH.status is None and not LAUNCH.hooks_run_unreviewed(True)
     assert KIT.launch is LAUNCH
+
+
+def test_hand_off_reads_its_file_and_todo_tools() -> None:
+    tools = KIT.tools
+    assert tools is not None
+    assert tools.changed_files("WriteFile", {"file_path": "/w/a.py", "content": "x"}) == ["/w/a.py"]
+    assert tools.changed_files("replace", {"file_path": "/w/b.py"}) == ["/w/b.py"]
+    assert tools.changed_files("Shell", {"command": "rm x"}) == []
+    todos = {"todos": [{"description": "write tests", "status": "in_progress"}, {"x": 1}]}
+    assert tools.todos("write_todos", todos) == [("in_progress", "write tests")]
+    assert tools.todos("Edit", {}) is None
+    assert "gemini" in KIT.process_names and "node" in KIT.process_names

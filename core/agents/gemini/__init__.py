@@ -11,6 +11,8 @@ from agentbar.core.agents.gemini.files import AGENT, GeminiSource, default_gemin
 from agentbar.core.agents.gemini.hooks import HOOKS
 from agentbar.core.agents.gemini.launch import LAUNCH
 from agentbar.core.agents.gemini.replay import REPLAY
+from agentbar.core.agents.gemini.tools import TOOLS
+from agentbar.core.sources.base import JS_RUNTIMES
 from agentbar.core.state.fusion import AgentTraits
 
 # A turn has no end marker in the chat: an answer with no tool calls is taken as the turn's
@@ -35,4 +37,7 @@ KIT = AgentKit(
     replay=REPLAY,
     launch=LAUNCH,
     hooks=HOOKS,
+    tools=TOOLS,
+    # The npm package is a Node script (bin/gemini): node, or a wrapper named gemini.
+    process_names=("gemini", *JS_RUNTIMES),
 )
