@@ -234,6 +234,7 @@ class GeminiChatParser:
         self.meta_sent = False
         self.in_history = False  # between a history copy's first message and its snapshot
         self.seen: dict[str, _Seen] = {}
+        self.results: set[str] = set()  # calls whose result was reported (of ``seen``)
         self.title: str | None = None
         if checkpoint and not self.whole:
             self._restore(checkpoint)
@@ -278,6 +279,7 @@ class GeminiChatParser:
         seen = checkpoint.get("seen")
         if isinstance(seen, dict):
             self.seen = {str(k): _Seen.from_json(v) for k, v in seen.items()}
+            self.results = {r for s in self.seen.values() for r in s.results}
 
     # -- shapes -------------------------------------------------------------------------------
 
@@ -289,6 +291,7 @@ class GeminiChatParser:
         if not isinstance(doc.get("sessionId"), str):
             raise MalformedLine("a JSON chat without a sessionId")
         self.seen.clear()  # each read of the document is a fresh read
+        self.results.clear()
         self.meta_sent, self.title = False, None
         out = self._metadata(doc)
         messages = doc.get("messages")
@@ -352,7 +355,7 @@ class GeminiChatParser:
         ids = list(self.seen)
         if message_id in self.seen:
             for key in ids[ids.index(message_id) :]:
-                del self.seen[key]
+                self._forget(key)
         return [Bookkeeping(kind="rewind", agent_id=self._sub())]
 
     # -- messages -----------------------------------------------------------------------------
@@ -388,7 +391,14 @@ class GeminiChatParser:
 
     def _forget_old(self) -> None:
         while len(self.seen) > REMEMBERED_IDS:
-            del self.seen[next(iter(self.seen))]
+            self._forget(next(iter(self.seen)))
+
+    def _forget(self, message_id: str) -> None:
+        self.results.difference_update(self.seen.pop(message_id).results)
+
+    def _reported(self, seen: _Seen, call_id: str) -> None:
+        seen.results.append(call_id)
+        self.results.add(call_id)
 
     def _user(self, message: _Json, seen: _Seen, known: bool, ts: float | None) -> list[Record]:
         if is_history_copy(message):
@@ -407,15 +417,14 @@ class GeminiChatParser:
     def _responses(self, responses: list[_Json], seen: _Seen, ts: float | None) -> Iterable[Record]:
         """Tool results going back to the model: each call's result, unless its ``toolCalls``
         entry already said so."""
-        reported = {r for s in self.seen.values() for r in s.results}
         for response in responses:
             call_id = _str(response, "id")
-            if call_id is None or call_id in reported:
+            if call_id is None or call_id in self.results:
                 continue
             body = response.get("response")
             error = body.get("error") if isinstance(body, dict) else None
             denied = isinstance(error, str) and any(m in error for m in DENIED_MARKERS)
-            seen.results.append(call_id)
+            self._reported(seen, call_id)
             yield ToolResult(
                 ts=ts,
                 agent_id=self._sub(),
@@ -488,7 +497,7 @@ class GeminiChatParser:
             )
         status = call.get("status")
         if status in _FINISHED and call_id not in seen.results:
-            seen.results.append(call_id)
+            self._reported(seen, call_id)
             denied = status == "cancelled" and _was_denied(call)
             out.append(
                 ToolResult(
