@@ -36,13 +36,26 @@ def turn(n: int) -> list[dict[str, Any]]:
         "args": {"command": f"ls dir{n}", "description": "list"},
         "status": "success",
         "timestamp": ts,
-        "result": [{"functionResponse": {"id": f"run_shell_command__{n}",
-                                         "name": "run_shell_command",
-                                         "response": {"output": OUTPUT}}}],
-    }  # fmt: skip
+        "result": [
+            {
+                "functionResponse": {
+                    "id": f"run_shell_command__{n}",
+                    "name": "run_shell_command",
+                    "response": {"output": OUTPUT},
+                }
+            }
+        ],
+    }
     tokens = {"input": 1200, "output": 80, "cached": 0, "thoughts": 0, "tool": 0, "total": 1280}
-    gemini = {"id": f"g{n}", "timestamp": ts, "type": "gemini", "content": "", "thoughts": [],
-              "tokens": tokens, "model": "gemini-2.5-flash"}  # fmt: skip
+    gemini = {
+        "id": f"g{n}",
+        "timestamp": ts,
+        "type": "gemini",
+        "content": "",
+        "thoughts": [],
+        "tokens": tokens,
+        "model": "gemini-2.5-flash",
+    }
     return [
         {"id": f"u{n}", "timestamp": ts, "type": "user", "content": [{"text": f"prompt {n}"}]},
         {"$set": {"lastUpdated": ts}},
@@ -54,7 +67,7 @@ def turn(n: int) -> list[dict[str, Any]]:
             "timestamp": ts,
             "type": "user",
             "content": [{"functionResponse": call["result"][0]["functionResponse"]}],
-        },  # fmt: skip
+        },
         {
             "id": f"a{n}",
             "timestamp": ts,
@@ -63,14 +76,18 @@ def turn(n: int) -> list[dict[str, Any]]:
             "thoughts": [],
             "tokens": tokens,
             "model": "gemini-2.5-flash",
-        },  # fmt: skip
+        },
         {"$set": {"lastUpdated": ts}},
     ]
 
 
-META = {"sessionId": "2b2ab139-5d0f-4096-b846-0957a6724455", "projectHash": "ab" * 32,
-        "startTime": "2026-12-01T23:00:00.000Z", "lastUpdated": "2026-12-01T23:00:00.000Z",
-        "kind": "main"}  # fmt: skip
+META = {
+    "sessionId": "2b2ab139-5d0f-4096-b846-0957a6724455",
+    "projectHash": "ab" * 32,
+    "startTime": "2026-12-01T23:00:00.000Z",
+    "lastUpdated": "2026-12-01T23:00:00.000Z",
+    "kind": "main",
+}
 
 
 def jsonl_rate(turns: int, repeats: int) -> dict[str, float]:
@@ -97,8 +114,9 @@ def document_cost(turns: int, repeats: int) -> dict[str, float]:
     latest = {m["id"]: m for m in messages}  # a document holds each message once
     doc = json.dumps({**META, "messages": list(latest.values())}, indent=2).encode()
     data = doc.replace(b"\n", b" ")
-    spec = StreamSpec(AGENT, StreamKind.TRANSCRIPT, Path("/h/.gemini/tmp/p/chats/s.json"),
-                      whole_document=True)  # fmt: skip
+    spec = StreamSpec(
+        AGENT, StreamKind.TRANSCRIPT, Path("/h/.gemini/tmp/p/chats/s.json"), whole_document=True
+    )
     times = []
     for _ in range(repeats):
         parser = GeminiChatParser(spec, None)
@@ -116,10 +134,19 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     rate = jsonl_rate(args.turns, args.repeats)
     docs = [document_cost(n, args.repeats) for n in (10, 100, 500, 1000)]
-    print(f"JSONL chat: {rate['bytes'] / MB:.1f} MB, {rate['lines']} lines, "
-          f"{rate['records']} records: {rate['mb_per_s']:.1f} MB/s (median of {args.repeats})")  # fmt: skip
-    print(table([(d["turns"], f"{d['bytes'] / MB:.2f} MB", f"{d['ms_per_change']:.1f} ms")
-                 for d in docs], ("turns", "JSON chat", "read whole, per change")))  # fmt: skip
+    print(
+        f"JSONL chat: {rate['bytes'] / MB:.1f} MB, {rate['lines']} lines, "
+        f"{rate['records']} records: {rate['mb_per_s']:.1f} MB/s (median of {args.repeats})"
+    )
+    print(
+        table(
+            [
+                (d["turns"], f"{d['bytes'] / MB:.2f} MB", f"{d['ms_per_change']:.1f} ms")
+                for d in docs
+            ],
+            ("turns", "JSON chat", "read whole, per change"),
+        )
+    )
     write_json(args.json, {"machine": machine(), "jsonl": rate, "documents": docs})
     return 0
 
