@@ -15,6 +15,7 @@ from test_replay_recorded import every_item
 
 from agentbar.core.replay.export import Format, export
 from agentbar.core.replay.model import MAIN_THREAD, ItemKind
+from agentbar.core.search import Searcher
 
 SCENARIOS = sorted((DATA / "recorded").glob("gemini-*/*/scenario.json"))
 
@@ -73,5 +74,9 @@ def test_recorded_gemini_sessions_replay_and_export(tmp_path: Path, scenario: Pa
             assert snap.threads
         for fmt in Format:
             assert "".join(export(replay, snap, fmt))
+        # Search finds the first prompt, in this session, at a line of its chat.
+        word = prompts[0].split()[-1]
+        hits = Searcher(home.settings.index_path).search(word, agent=snap.key.agent)
+        assert any(h.key == snap.key for h in hits), (word, hits)
     finally:
         engine.stop()
