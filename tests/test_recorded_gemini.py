@@ -22,9 +22,12 @@ import orjson
 import pytest
 from engine_harness import Rig
 
+from agentbar.core.agents.base import display_names
 from agentbar.core.agents.gemini import AGENT
+from agentbar.core.agents.registry import KITS
 from agentbar.core.config import Settings
 from agentbar.core.sources.base import ProcessInfo, parse_timestamp
+from agentbar.tray.presenter import session_label
 
 RECORDED = Path(__file__).parent / "data" / "recorded"
 SCENARIOS = sorted(RECORDED.glob("gemini-*/*/scenario.json"))
@@ -167,5 +170,8 @@ def test_recorded_scenario(scenario: Path, tmp_path: Path) -> None:
             if expect["detail"]:
                 assert expect["detail"] in snap.state.detail, (mark["label"], snap.state)
             assert snap.project == PROJECT
+            # The tray's menu line for it names the agent as a person knows it.
+            label = session_label(snap, display_names(KITS))
+            assert label.startswith("Gemini CLI · project — "), label
     finally:
         rig.close()
