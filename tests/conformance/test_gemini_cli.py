@@ -10,6 +10,8 @@ naming the gap; should agentbar ever report it, the test fails so the matrix get
 from __future__ import annotations
 
 import json
+import re
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -412,3 +414,39 @@ def test_subagent(gemini: GeminiRun, record_delay: Any) -> None:
     sessions = _status(gemini)
     assert [(s["session_id"], s["state"]) for s in sessions] == [(sid, "done")]
     assert sessions[0]["title"] == "use a helper"
+
+
+def test_hooks_deny_and_interrupt(gemini: GeminiRun, record_delay: Any) -> None:
+    """With the hooks installed, what comes after the confirmation is still right: Gemini CLI
+    runs no hook when a confirmation is refused or a turn interrupted (its ``AfterAgent`` then
+    says "[no response text]", which tells nothing), so the chat, newer than the hook's
+    ``input_required``, decides: done "stopped: you denied ...", then failed "interrupted"."""
+    installed = agentbar(gemini.rig.env, "hooks", "install", "--agent", "gemini", "--yes")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    gemini.rig.server.script.add(
+        thinking(Reply.tool("run_shell_command", {"command": "touch denied.txt"})),
+        Reply.text("Too late.", delay=120),
+    )
+    gemini.start()
+    sid, mark = first_turn(gemini, "make a file called denied.txt")
+    gemini.term.wait_for(APPROVAL_PROMPT)
+    asked = gemini.wait("input_required", after=mark, waiting_for="approval", sid=sid)
+    mark = gemini.after(asked)
+    gemini.term.press("escape")
+    screen = gemini.term.wait_for(CANCELLED)
+    settled = gemini.watch.wait_for(
+        lambda e: e["session_id"] == sid and e["state"] != "input_required", after=mark
+    )
+    assert settled.event["state"] == "done", settled.event
+    assert settled.event["detail"] == "stopped: you denied Shell: touch denied.txt"
+    gemini.delay(record_delay, "denied on screen -> done (hooks)", screen, settled)
+    mark = gemini.submit("take your time")
+    gemini.wait("running", after=mark, sid=sid)
+    gemini.term.wait_for("esc to cancel")
+    gemini.term.press("escape")
+    screen = gemini.term.wait_for(re.compile(f"(?s)({re.escape(CANCELLED)}.*){{2}}"))
+    failed = gemini.wait("failed", after=mark, sid=sid)
+    assert failed.event["detail"] == "interrupted"
+    gemini.delay(record_delay, "interrupted on screen -> failed (hooks)", screen, failed)
+    time.sleep(1.0)  # the hook that runs after it (AfterAgent) must not undo it
+    assert gemini.latest(sid)["state"] == "failed"
