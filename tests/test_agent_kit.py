@@ -241,8 +241,9 @@ def test_the_toy_agents_hooks_install_run_and_reach_the_engine(
             PID_ENV: str(toy_process.pid),
             SESSION_ENV: SID,
         }
-        ask = {"hook_event_name": "PermissionRequest", "cwd": str(project), "tool_name": "sql",
-               "tool_input": {"command": "DROP TABLE users"}}  # fmt: skip
+        # The toy's own event names and fields; its translator makes them agentbar's.
+        ask = {"hook_event_name": "ask", "cwd": str(project), "tool": "sql",
+               "what": "DROP TABLE users"}  # fmt: skip
         assert run_toy_hook(command, ask, toy_env) == b""
         asking = wait_for(
             lambda: (s := toy_session(service)) and s.state.state is State.INPUT_REQUIRED and s,
@@ -251,16 +252,23 @@ def test_the_toy_agents_hooks_install_run_and_reach_the_engine(
         )
         assert asking.state.waiting_for is WaitingFor.APPROVAL
         assert asking.state.source is Source.HOOK
-        assert "DROP TABLE users" in asking.state.detail
-        stop = {"hook_event_name": "Stop", "session_id": SID, "cwd": str(project)}
-        assert run_toy_hook(command, stop, toy_env) == f"{STOP_REPLY}\n".encode()
+        assert asking.state.detail == "sql: DROP TABLE users"
+        done = {"hook_event_name": "done", "session_id": SID, "answer": "Dropped it."}
+        assert run_toy_hook(command, done, toy_env) == f"{STOP_REPLY}\n".encode()
+        finished = wait_for(
+            lambda: (s := toy_session(service)) and s.state.state is State.DONE and s,
+            timeout=15,
+            what="the turn done by the toy's hook",
+        )
+        assert finished.state.source is Source.HOOK
+        assert finished.state.detail == "Dropped it."
     finally:
         service.close()
     events = settings.data_dir / "events" / "toy" / f"{SID}.jsonl"
     lines = [json.loads(line) for line in events.read_text().splitlines()]
-    assert [(e["agent"], e["event"], e["pid"]) for e in lines] == [
-        ("toy", "PermissionRequest", toy_process.pid),
-        ("toy", "Stop", toy_process.pid),
+    assert [(e["agent"], e["event"], e["pid"], e.get("tool_name")) for e in lines] == [
+        ("toy", "PermissionRequest", toy_process.pid, "sql"),
+        ("toy", "Stop", toy_process.pid, None),
     ]
 
     assert hooks_cli("uninstall", "--agent", "toy", "--yes")[0] == 0
@@ -268,9 +276,10 @@ def test_the_toy_agents_hooks_install_run_and_reach_the_engine(
 
 
 def test_the_toy_callers_command_line_is_what_its_hooks_need() -> None:
+    translator = Path(toy_agent.__file__).resolve().with_name("hook_payload.py")
     assert CALLER.args() == [
         "--agent", "toy", "--pid-env", PID_ENV, "--session-env", SESSION_ENV,
-        "--reply", f"Stop={STOP_REPLY}",
+        "--reply", f"done={STOP_REPLY}", "--translate", str(translator),
     ]  # fmt: skip
 
 

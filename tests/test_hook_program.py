@@ -512,3 +512,35 @@ def test_a_hundred_concurrent_invocations_give_a_hundred_intact_lines(data: Path
         range(100)
     )
     assert all(line["tool_summary"].startswith("echo ") for line in got)
+
+
+@pytest.mark.parametrize(
+    ("body", "event"),
+    [
+        ("def translate(event, payload):\n    return 'Stop', {**payload, 'cwd': '/t'}\n", "Stop"),
+        ("def translate(event, payload):\n    raise RuntimeError('bug')\n", "AfterAgent"),
+        ("def translate(event, payload):\n    return None\n", "AfterAgent"),
+        ("def translate(event, payload):\n    return '', payload\n", "AfterAgent"),
+        ("import nonexistent_module_xyz\n", "AfterAgent"),
+        ("this is not python\n", "AfterAgent"),
+        (None, "AfterAgent"),  # the file is gone
+    ],
+    ids=["translated", "raises", "garbage", "empty", "bad-import", "syntax", "missing"],
+)
+def test_a_kits_translator_names_the_event_and_a_broken_one_loses_nothing(
+    data: Path, tmp_path: Path, body: str | None, event: str
+) -> None:
+    translator = tmp_path / "kit" / "myagent_hook_payload.py"
+    translator.parent.mkdir()
+    if body is not None:
+        translator.write_text(body)
+    caller = HookCaller(Agent("myagent"), translator=translator)
+    cmd = [sys.executable, "-I", "-S", str(HOOK), *caller.args(), "--data-dir", str(data)]
+    payload = {"hook_event_name": "AfterAgent", "session_id": "m-1", "cwd": "/w"}
+    result = subprocess.run(
+        cmd, input=json.dumps(payload).encode(), capture_output=True, timeout=30, check=False
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    (line,) = lines(data, "myagent", "m-1")
+    assert line["event"] == event
+    assert line["cwd"] == ("/t" if event == "Stop" else "/w")

@@ -14,6 +14,7 @@ import io
 import json
 import os
 import stat
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,8 @@ from agentbar.core.config import Settings
 from agentbar.core.hooks import cli as hooks_cli
 from agentbar.core.hooks import files, installer
 from agentbar.core.hooks.errors import HooksFileError
-from agentbar.core.hooks.spec import HookCommand, parse_version
+from agentbar.core.hooks.spec import HookCaller, HookCommand, hook_script, parse_version
+from agentbar.core.hooks.target import command_notes
 from agentbar.core.model import Agent
 
 DATA = Path(__file__).parent / "data" / "hooks"
@@ -686,3 +688,12 @@ def test_unused_argparse_namespace_is_harmless() -> None:
         ["hooks", "uninstall", "--yes"],
     ):
         assert isinstance(parser.parse_args(argv), argparse.Namespace)
+
+
+def test_status_calls_a_hook_whose_translator_is_gone_broken(tmp_path: Path) -> None:
+    gone = tmp_path / "myagent_hook_payload.py"
+    caller = HookCaller(Agent("myagent"), translator=gone)
+    command = HookCommand(sys.executable, str(hook_script()), str(tmp_path)).shell(caller)
+    assert command_notes({command}, command) == [
+        f"broken: {gone.resolve()} no longer exists (run install again)"
+    ]

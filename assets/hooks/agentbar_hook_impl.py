@@ -12,8 +12,10 @@ unwritable (it never creates the data dir itself; ``events/<agent>/`` inside it,
 It names no agent: whatever differs between them comes on the command line each agent's kit
 installs (``HookCaller`` in ``core/hooks/spec.py``): ``--agent NAME`` (any name safe as a folder
 name), ``--pid-env VAR`` (the variable carrying the agent's pid), ``--session-env VAR`` (one
-carrying the session id when the payload has none; repeatable) and ``--reply EVENT=TEXT`` (what
-to print for that event; repeatable).
+carrying the session id when the payload has none; repeatable), ``--reply EVENT=TEXT`` (what
+to print for that event; repeatable) and ``--translate FILE`` (a standard-library-only module
+in the agent's own package whose ``translate(event, payload)`` gives the event under the names
+the state machine reads, for an agent whose hooks name things their own way).
 
 Standard library only, and only its cheapest parts, because the agent waits for every run:
 ``_json`` rather than ``json`` (which imports ``re`` and doubled the start-up time), the
@@ -88,6 +90,8 @@ def main(argv: list[str]) -> None:
         _print(reply + "\n")
     if not event:
         return
+    if args.translate:
+        event, payload = _translated(args.translate, event, payload)
     session_id = _session_id(payload, notify, args.session_envs)
     if session_id is None:
         return
@@ -101,7 +105,7 @@ def main(argv: list[str]) -> None:
 class _Args:
     """The command line: who runs us and what differs for that agent."""
 
-    __slots__ = ("agent", "data_dir", "notify", "pid_env", "replies", "session_envs")
+    __slots__ = ("agent", "data_dir", "notify", "pid_env", "replies", "session_envs", "translate")
 
     def __init__(self) -> None:
         self.agent = ""
@@ -110,6 +114,7 @@ class _Args:
         self.pid_env = ""
         self.session_envs: list[str] = []
         self.replies: dict[str, str] = {}
+        self.translate = ""
 
 
 def _parse_args(argv: list[str]) -> _Args | None:
@@ -134,6 +139,8 @@ def _parse_args(argv: list[str]) -> _Args | None:
         elif arg == "--session-env":
             args.session_envs.append(value)
             i += 2
+        elif arg == "--translate":
+            args.translate, i = value, i + 2
         elif arg == "--reply":
             event, equals, text = value.partition("=")
             if event and equals:
@@ -234,6 +241,25 @@ def _safe_name(value: str) -> bool:
     return (
         0 < len(value) <= 128 and value[0] not in ".-" and all(c in SESSION_ID_CHARS for c in value)
     )
+
+
+def _translated(path: str, event: str, payload: dict[str, object]) -> tuple[str, dict[str, object]]:
+    """The event as the agent's translator gives it; as it came when the translator is missing,
+    fails or answers something else (an agent's own name changes no state: nothing lost)."""
+    cut = max(path.rfind("/"), path.rfind("\\") if sys.platform == "win32" else -1)
+    folder, name = path[: max(cut, 0)], path[cut + 1 :]
+    if cut < 0 or not name.endswith(".py"):
+        return event, payload
+    sys.path.insert(0, folder)
+    try:
+        new_event, new_payload = __import__(name[:-3]).translate(event, payload)
+    except Exception:
+        return event, payload
+    finally:
+        sys.path.remove(folder)
+    if isinstance(new_event, str) and new_event and isinstance(new_payload, dict):
+        return new_event, new_payload
+    return event, payload
 
 
 # -- the record -----------------------------------------------------------------------------

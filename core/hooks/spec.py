@@ -72,6 +72,9 @@ class HookCaller:
     pid_env: str | None = None  # the variable carrying the agent's pid (else: the parent)
     session_envs: tuple[str, ...] = ()  # variables carrying the session id, if none is sent
     replies: tuple[tuple[str, str], ...] = ()  # (event, what the agent needs printed for it)
+    # A standard-library-only module of the agent's package, ``translate(event, payload) ->
+    # (event, payload)``: its events under the names the state machine reads (state/hooks.py).
+    translator: Path | None = None
 
     def __post_init__(self) -> None:
         if not is_agent_name(self.agent):
@@ -91,6 +94,8 @@ class HookCaller:
             args += ["--session-env", name]
         for event, text in self.replies:
             args += ["--reply", f"{event}={text}"]
+        if self.translator is not None:
+            args += ["--translate", str(self.translator.resolve())]
         return args
 
 

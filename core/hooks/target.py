@@ -38,7 +38,10 @@ def command_notes(found: set[str], wanted: str) -> list[str]:
         argv = _split(installed)
         if installed != wanted:
             notes.append(mismatch_note(argv, _split(wanted), installed))
-        for path in (argv[0], argv[3]) if len(argv) > 3 else ():
+        files = [argv[0], argv[3]] if len(argv) > 3 else []
+        if "--translate" in argv[:-1]:
+            files.append(argv[argv.index("--translate") + 1])
+        for path in files:
             if not Path(path).exists():
                 notes.append(f"broken: {path} no longer exists (run install again)")
     return notes

@@ -1,9 +1,11 @@
 """The toy agent's hook target: agentbar's commands in ``<home>/hooks.json`` (main thread).
 
 The toy reads ``{"hooks": {"<event>": ["<shell command>", ...]}}`` and runs each command for its
-event with the event's JSON on stdin, ``TOY_PID`` and ``TOY_SESSION`` set; it wants ``ok`` on
-stdout from a ``Stop`` hook. Those needs reach agentbar's hook program on the command line
-(``CALLER``): the hook program itself has never heard of the toy.
+event (its own names: ``prompt``, ``ask``, ``ran``, ``done``) with the event's JSON on stdin,
+``TOY_PID`` and ``TOY_SESSION`` set; it wants ``ok`` on stdout from a ``done`` hook. Those needs,
+and the translation of its events into the names agentbar's state machine reads
+(``hook_payload.py``), reach agentbar's hook program on the command line (``CALLER``): the hook
+program itself has never heard of the toy.
 """
 
 from __future__ import annotations
@@ -19,12 +21,16 @@ from agentbar.core.hooks.spec import HookCaller, HookCommand, is_ours
 from agentbar.core.hooks.target import AgentStatus, Target, command_notes
 from toy_agent.files import AGENT
 
-EVENTS = ("UserPromptSubmit", "PermissionRequest", "PostToolUse", "Stop")
+EVENTS = ("prompt", "ask", "ran", "done")
 PID_ENV = "TOY_PID"
 SESSION_ENV = "TOY_SESSION"
 STOP_REPLY = "ok"
 CALLER = HookCaller(
-    AGENT, pid_env=PID_ENV, session_envs=(SESSION_ENV,), replies=(("Stop", STOP_REPLY),)
+    AGENT,
+    pid_env=PID_ENV,
+    session_envs=(SESSION_ENV,),
+    replies=(("done", STOP_REPLY),),
+    translator=Path(__file__).with_name("hook_payload.py"),
 )
 
 
