@@ -1,7 +1,8 @@
 """Measure the hook program: how long an agent waits for ``agentbar_hook.py`` per event.
 
 Each invocation is what Claude Code or Codex does for one hook event: spawn
-``<python> -I -S assets/hooks/agentbar_hook.py --agent <agent> --data-dir <dir>``, write the
+``<python> -I -S assets/hooks/agentbar_hook.py --agent <agent> ... --data-dir <dir>`` (the
+command line that agent's kit installs, its own options included), write the
 event's JSON to its stdin, close it and wait for the exit. Payloads rotate over real shapes
 (Claude PreToolUse/PermissionRequest/PostToolUse with a 20 KB tool response/Stop/Notification,
 Codex PermissionRequest/Stop), and every invocation appends to one session's events file in a
@@ -36,6 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import REPO, distribution, machine, table, write_json
+
+from agentbar.core.agents.claude.events import CALLER as CLAUDE_CALLER
+from agentbar.core.agents.codex.events import CALLER as CODEX_CALLER
+from agentbar.core.hooks.spec import HookCommand
 
 HOOK = REPO / "assets" / "hooks" / "agentbar_hook.py"
 SESSION = "aaaaaaaa-0000-4000-8000-00000000b00c"
@@ -117,7 +122,7 @@ def run_e2e(rounds: int, python: str) -> dict[str, Any]:
         service.start()
         service.engine.ready.wait(60)
         time.sleep(1.0)
-        hook = [python, "-I", "-S", str(HOOK), "--agent", "claude", "--data-dir", str(data_dir)]
+        hook = HookCommand(python, str(HOOK), str(data_dir)).argv(CLAUDE_CALLER)
         base = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(cwd),
                 "tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}  # fmt: skip
         ask = json.dumps({**base, "hook_event_name": "PermissionRequest"}).encode()
@@ -173,15 +178,16 @@ def main(argv: list[str] | None = None) -> int:
         data_dir.mkdir()
         shapes = payloads(tmp)
         base = [args.python, "-I", "-S"]
+        command = HookCommand(args.python, str(HOOK), str(data_dir))
+        callers = {"claude": CLAUDE_CALLER, "codex": CODEX_CALLER}  # as each kit installs it
         for agent, body in shapes[:3]:  # warm the page cache, as a running agent's machine is
-            timed([*base, str(HOOK), "--agent", agent, "--data-dir", str(data_dir)], body)
+            timed(command.argv(callers[agent]), body)
             timed([*base, "-c", "pass"], b"")
         hook_ms: list[float] = []
         floor_ms: list[float] = []
         for i in range(args.runs):
             agent, body = shapes[i % len(shapes)]
-            cmd = [*base, str(HOOK), "--agent", agent, "--data-dir", str(data_dir)]
-            hook_ms.append(timed(cmd, body))
+            hook_ms.append(timed(command.argv(callers[agent]), body))
             floor_ms.append(timed([*base, "-c", "pass"], b""))
         lines = sum(
             len(f.read_bytes().splitlines()) for f in (data_dir / "events").rglob("*.jsonl")

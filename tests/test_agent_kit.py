@@ -1,12 +1,16 @@
 """An agent is one package and one line in the composition list: a toy agent that only the tests
 know (``tests/toy_agent``: its own file format, its own kit), added to ``registry.KITS`` and
 nothing else, joins the real engine (real watchdog, real process table), ``agentbar status``,
-replay, the hook installer's and the launcher's lists, and the server's agent list."""
+replay, ``agentbar hooks`` (installed into its own settings file, run through agentbar's real
+hook program, which names no agent, into the engine), the launcher's list and the server's agent
+list."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
+import os
 import subprocess
 import sys
 import time
@@ -19,6 +23,7 @@ import toy_agent
 from polling import wait_for
 from toy_agent.files import AGENT as TOY
 from toy_agent.files import MARKER
+from toy_agent.hooks import CALLER, EVENTS, PID_ENV, SESSION_ENV, STOP_REPLY
 
 from agentbar.core import cli
 from agentbar.core.agents import registry
@@ -27,7 +32,7 @@ from agentbar.core.hooks import installer
 from agentbar.core.hooks.errors import HooksFileError
 from agentbar.core.launch.manager import TaskManager
 from agentbar.core.launch.request import BadLaunch
-from agentbar.core.model import SessionKey, SessionSnapshot, State, WaitingFor
+from agentbar.core.model import SessionKey, SessionSnapshot, Source, State, WaitingFor
 from agentbar.core.replay.files import AgentRoots
 from agentbar.core.replay.model import ItemKind
 from agentbar.core.replay.pages import Replay
@@ -188,7 +193,101 @@ def test_status_and_replay_show_the_toy_session(env: dict[str, str], project: Pa
     ]
 
 
-def test_what_the_toy_kit_leaves_out_is_refused_plainly(env: dict[str, str]) -> None:
+def hooks_cli(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = cli.run(cli.build_parser().parse_args(["hooks", *args]), out)
+    return code, out.getvalue()
+
+
+def run_toy_hook(command: str, payload: dict[str, object], env: dict[str, str]) -> bytes:
+    """One hook run as the toy runs it: the command through the shell, the event on stdin."""
+    result = subprocess.run(
+        command,
+        shell=True,
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env={"PATH": os.environ["PATH"], **env},
+        timeout=30,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, b"")
+    return result.stdout
+
+
+def test_the_toy_agents_hooks_install_run_and_reach_the_engine(
+    env: dict[str, str], project: Path, toy_process: subprocess.Popen[bytes]
+) -> None:
+    # Its kit's hook target is all it takes: `agentbar hooks` offers it, writes its file...
+    assert hooks_cli("install", "--agent", "toy", "--yes")[0] == 0
+    hooks_file = Path(env[toy_agent.HOME_ENV]) / "hooks.json"
+    installed = json.loads(hooks_file.read_text())["hooks"]
+    assert list(installed) == list(EVENTS)
+    (command,) = {c for commands in installed.values() for c in commands}
+    assert f"--pid-env {PID_ENV}" in command and "--agent toy" in command
+    code, out = hooks_cli("status", "--agent", "toy")
+    assert code == 0 and out.startswith("toy     installed  ") and "(4 events)" in out, out
+    assert len(out.splitlines()) == 1, out  # no note: nothing outdated, broken or missing
+
+    # ...and agentbar's hook program, which names no agent, takes the toy's events as its
+    # command line says: its pid variable, its session variable, its reply on Stop.
+    settings = Settings.from_env(env)
+    service = Service.open(settings, tick_seconds=0.5)
+    service.start()
+    try:
+        write(chat(env), {"cwd": str(project)}, {"user": "drop the old tables"})
+        wait_for(lambda: toy_session(service), timeout=15, what="the toy session")
+        toy_env = {
+            "AGENTBAR_DATA_DIR": env["AGENTBAR_DATA_DIR"],
+            PID_ENV: str(toy_process.pid),
+            SESSION_ENV: SID,
+        }
+        # The toy's own event names and fields; its translator makes them agentbar's.
+        ask = {"hook_event_name": "ask", "cwd": str(project), "tool": "sql",
+               "what": "DROP TABLE users"}  # fmt: skip
+        assert run_toy_hook(command, ask, toy_env) == b""
+        asking = wait_for(
+            lambda: (s := toy_session(service)) and s.state.state is State.INPUT_REQUIRED and s,
+            timeout=15,
+            what="the approval from the toy's hook",
+        )
+        assert asking.state.waiting_for is WaitingFor.APPROVAL
+        assert asking.state.source is Source.HOOK
+        assert asking.state.detail == "sql: DROP TABLE users"
+        done = {"hook_event_name": "done", "session_id": SID, "answer": "Dropped it."}
+        assert run_toy_hook(command, done, toy_env) == f"{STOP_REPLY}\n".encode()
+        finished = wait_for(
+            lambda: (s := toy_session(service)) and s.state.state is State.DONE and s,
+            timeout=15,
+            what="the turn done by the toy's hook",
+        )
+        assert finished.state.source is Source.HOOK
+        assert finished.state.detail == "Dropped it."
+    finally:
+        service.close()
+    events = settings.data_dir / "events" / "toy" / f"{SID}.jsonl"
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    assert [(e["agent"], e["event"], e["pid"], e.get("tool_name")) for e in lines] == [
+        ("toy", "PermissionRequest", toy_process.pid, "sql"),
+        ("toy", "Stop", toy_process.pid, None),
+    ]
+
+    assert hooks_cli("uninstall", "--agent", "toy", "--yes")[0] == 0
+    assert not hooks_file.exists()  # agentbar created it: the exact undo deletes it
+
+
+def test_the_toy_callers_command_line_is_what_its_hooks_need() -> None:
+    translator = Path(toy_agent.__file__).resolve().with_name("hook_payload.py")
+    assert CALLER.args() == [
+        "--agent", "toy", "--pid-env", PID_ENV, "--session-env", SESSION_ENV,
+        "--reply", f"done={STOP_REPLY}", "--translate", str(translator),
+    ]  # fmt: skip
+
+
+def test_what_the_toy_kit_leaves_out_is_refused_plainly(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hookless = dataclasses.replace(toy_agent.KIT, hooks=None)
+    monkeypatch.setattr(registry, "KITS", (*registry.KITS[:-1], hookless))
     settings = Settings.from_env(env)
     assert TOY not in installer.hooked_agents(settings)  # it has no hook target
     with pytest.raises(HooksFileError, match="no hooks for toy"):

@@ -18,7 +18,9 @@ import pytest
 from claude_lines import T0, iso, registry
 from engine_harness import Rig, make_rig, new_transcript
 
+from agentbar.core.agents.claude.events import CALLER as CLAUDE_CALLER
 from agentbar.core.engine import HOOK_FILE_KEEP_SECONDS
+from agentbar.core.hooks.spec import HookCommand
 from agentbar.core.model import Agent, Source
 from agentbar.core.sources.base import StreamKind
 
@@ -510,8 +512,7 @@ def test_the_real_hook_program_feeds_the_engine(rig: Rig) -> None:
         "tool_input": {"command": "rm -rf build", "description": "clean"},
         "permission_mode": "default",
     }
-    cmd = [sys.executable, "-I", "-S", str(HOOK), "--agent", "claude", "--data-dir",
-           str(rig.settings.data_dir)]  # fmt: skip
+    cmd = HookCommand(sys.executable, str(HOOK), str(rig.settings.data_dir)).argv(CLAUDE_CALLER)
     result = subprocess.run(
         cmd, input=json.dumps(payload).encode(), capture_output=True, check=False, timeout=30
     )

@@ -1,5 +1,6 @@
-"""The hook program as the agents run it: a real subprocess per event, real payload shapes
-(agent-formats.md 2.4-2.8 for Claude Code, 4.1 and 4.3 for Codex), the line it appends."""
+"""The hook program as the agents run it: a real subprocess per event, with the command line
+each agent's kit installs (``HookCaller``), real payload shapes (agent-formats.md 2.4-2.8 for
+Claude Code, 4.1 and 4.3 for Codex), the line it appends."""
 
 from __future__ import annotations
 
@@ -13,10 +14,28 @@ from typing import Any
 
 import pytest
 
+from agentbar.core.agents.claude.events import CALLER as CLAUDE
+from agentbar.core.agents.codex.events import CALLER as CODEX
+from agentbar.core.agents.gemini.hooks import CALLER as GEMINI
+from agentbar.core.hooks.spec import HookCaller
+from agentbar.core.model import Agent
+
 REPO = Path(__file__).resolve().parents[1]
 HOOK = REPO / "assets" / "hooks" / "agentbar_hook.py"
 SID = "8f2c1d4e-5b6a-4c7d-9e8f-0a1b2c3d4e5f"
 CODEX_SID = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"
+CALLERS = {"claude": CLAUDE, "codex": CODEX, "gemini": GEMINI}
+# Names the hook program refuses for an agent: its events folder would be outside events/,
+# hidden, clash by case, or be impossible on some system.
+UNSAFE_AGENT_NAMES = [
+    "", "..", ".", "../x", "a/b", "a\\b", "a.b", ".hidden", "Claude", "-x", "1x", "x" * 33,
+    "con", "nul", "com1", "a b", "a\nb", "é",
+]  # fmt: skip
+
+
+def caller_args(agent: str) -> list[str]:
+    """What the agent's kit puts on the command line (an agent without a kit: its name)."""
+    return CALLERS[agent].args() if agent in CALLERS else ["--agent", agent]
 
 
 def run_hook(
@@ -28,7 +47,7 @@ def run_hook(
     env: dict[str, str] | None = None,
     extra: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[bytes]:
-    cmd = [sys.executable, "-I", "-S", str(HOOK), "--agent", agent]
+    cmd = [sys.executable, "-I", "-S", str(HOOK), *caller_args(agent)]
     if data_dir is not None:
         cmd += ["--data-dir", str(data_dir)]
     cmd += list(extra)
@@ -268,12 +287,19 @@ def test_notify_without_a_thread_id_uses_codex_environment(data: Path) -> None:
 # -- session ids ---------------------------------------------------------------------------
 
 
-def test_session_id_falls_back_to_claude_then_codex_environment(data: Path) -> None:
+def test_session_id_falls_back_to_the_agents_own_environment(data: Path) -> None:
     no_id = {"hook_event_name": "Stop", "cwd": "/w"}
     run_hook(data, no_id, env={"CLAUDE_CODE_SESSION_ID": "from-claude", "CODEX_THREAD_ID": "x"})
-    run_hook(data, no_id, env={"CODEX_THREAD_ID": "from-codex"})
+    run_hook(data, no_id, agent="codex", env={"CODEX_THREAD_ID": "from-codex"})
     assert [line["session_id"] for line in lines(data, session="from-claude")] == ["from-claude"]
-    assert [line["session_id"] for line in lines(data, session="from-codex")] == ["from-codex"]
+    got = lines(data, "codex", session="from-codex")
+    assert [line["session_id"] for line in got] == ["from-codex"]
+
+
+def test_an_agent_never_takes_another_agents_session_variable(data: Path) -> None:
+    # Claude Code run from a Codex shell inherits CODEX_THREAD_ID: it names Codex's session.
+    run_hook(data, {"hook_event_name": "Stop"}, env={"CODEX_THREAD_ID": "codex-thread"})
+    assert not list(data.rglob("*.jsonl"))
 
 
 def test_the_payloads_session_id_beats_the_environment(data: Path) -> None:
@@ -354,14 +380,49 @@ def test_garbage_on_stdin_exits_zero_silently(data: Path, stdin: bytes, agent: s
 
 @pytest.mark.parametrize(
     "argv",
-    [(), ("--agent",), ("--agent", "nosuchagent"), ("--data-dir",), ("--bogus", "x")],
+    [(), ("--agent",), ("--data-dir",), ("--bogus", "x")]
+    + [("--agent", bad) for bad in UNSAFE_AGENT_NAMES],
 )
 def test_bad_arguments_exit_zero_silently(data: Path, argv: tuple[str, ...]) -> None:
-    cmd = [sys.executable, "-I", "-S", str(HOOK), *argv]
+    cmd = [sys.executable, "-I", "-S", str(HOOK), *argv, "--data-dir", str(data)]
+    cmd += ["--reply", "Stop={}"]  # not even the reply: a bad agent name is not ours to answer
     result = subprocess.run(
         cmd, input=json.dumps(claude("Stop")).encode(), capture_output=True, timeout=30, check=False
     )
     assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert list(data.rglob("*")) == []
+
+
+def test_any_agent_named_safely_is_taken_with_what_its_command_line_says(data: Path) -> None:
+    # An agent the hook program has never heard of: its kit's command line is all it needs.
+    caller = HookCaller(
+        Agent("gemini-2"), pid_env="GEMINI_PID", session_envs=("GEMINI_SID",),
+        replies=(("AfterAgent", '{"decision": "allow"}'),),
+    )  # fmt: skip
+    cmd = [sys.executable, "-I", "-S", str(HOOK), *caller.args(), "--data-dir", str(data)]
+    env = {"GEMINI_PID": "777", "GEMINI_SID": "g-1", "CLAUDE_PID": "1"}
+    for event in ("BeforeTool", "AfterAgent"):
+        result = subprocess.run(
+            cmd,
+            input=json.dumps({"hook_event_name": event, "cwd": "/w"}).encode(),
+            capture_output=True,
+            env=env,
+            timeout=30,
+            check=False,
+        )
+        reply = b'{"decision": "allow"}\n' if event == "AfterAgent" else b""
+        assert (result.returncode, result.stdout, result.stderr) == (0, reply, b"")
+    got = lines(data, "gemini-2", "g-1")
+    assert [(g["agent"], g["event"], g["pid"]) for g in got] == [
+        ("gemini-2", "BeforeTool", 777),
+        ("gemini-2", "AfterAgent", 777),
+    ]
+
+
+@pytest.mark.parametrize("bad", UNSAFE_AGENT_NAMES)
+def test_a_kit_cannot_name_an_agent_the_hook_program_would_refuse(bad: str) -> None:
+    with pytest.raises(ValueError, match="cannot name a hook events folder"):
+        HookCaller(Agent(bad))
 
 
 def test_data_dir_falls_back_to_the_environment(data: Path) -> None:
@@ -436,7 +497,7 @@ def test_a_hundred_concurrent_invocations_give_a_hundred_intact_lines(data: Path
             last_assistant_message=f"{i}: {long_message}",
         )
         cmd = [
-            sys.executable, "-I", "-S", str(HOOK), "--agent", "claude", "--data-dir", str(data)
+            sys.executable, "-I", "-S", str(HOOK), *caller_args("claude"), "--data-dir", str(data)
         ]  # fmt: skip
         proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -452,3 +513,35 @@ def test_a_hundred_concurrent_invocations_give_a_hundred_intact_lines(data: Path
         range(100)
     )
     assert all(line["tool_summary"].startswith("echo ") for line in got)
+
+
+@pytest.mark.parametrize(
+    ("body", "event"),
+    [
+        ("def translate(event, payload):\n    return 'Stop', {**payload, 'cwd': '/t'}\n", "Stop"),
+        ("def translate(event, payload):\n    raise RuntimeError('bug')\n", "AfterAgent"),
+        ("def translate(event, payload):\n    return None\n", "AfterAgent"),
+        ("def translate(event, payload):\n    return '', payload\n", "AfterAgent"),
+        ("import nonexistent_module_xyz\n", "AfterAgent"),
+        ("this is not python\n", "AfterAgent"),
+        (None, "AfterAgent"),  # the file is gone
+    ],
+    ids=["translated", "raises", "garbage", "empty", "bad-import", "syntax", "missing"],
+)
+def test_a_kits_translator_names_the_event_and_a_broken_one_loses_nothing(
+    data: Path, tmp_path: Path, body: str | None, event: str
+) -> None:
+    translator = tmp_path / "kit" / "myagent_hook_payload.py"
+    translator.parent.mkdir()
+    if body is not None:
+        translator.write_text(body)
+    caller = HookCaller(Agent("myagent"), translator=translator)
+    cmd = [sys.executable, "-I", "-S", str(HOOK), *caller.args(), "--data-dir", str(data)]
+    payload = {"hook_event_name": "AfterAgent", "session_id": "m-1", "cwd": "/w"}
+    result = subprocess.run(
+        cmd, input=json.dumps(payload).encode(), capture_output=True, timeout=30, check=False
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    (line,) = lines(data, "myagent", "m-1")
+    assert line["event"] == event
+    assert line["cwd"] == ("/t" if event == "Stop" else "/w")

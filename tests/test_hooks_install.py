@@ -14,6 +14,7 @@ import io
 import json
 import os
 import stat
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,12 @@ from typing import Any
 import pytest
 
 from agentbar.core.agents.claude import settings as claude_settings
+from agentbar.core.agents.claude.events import CALLER as CLAUDE_CALLER
 from agentbar.core.agents.claude.events import claude_events
 from agentbar.core.agents.claude.launch import launch_args as claude_launch_args
 from agentbar.core.agents.claude.launch import launch_settings as claude_launch_settings
 from agentbar.core.agents.codex import config as codex_config
+from agentbar.core.agents.codex.events import CALLER as CODEX_CALLER
 from agentbar.core.agents.codex.events import CODEX_EVENTS
 from agentbar.core.agents.codex.launch import BYPASS_TRUST as CODEX_BYPASS_TRUST
 from agentbar.core.agents.codex.launch import launch_args as codex_launch_args
@@ -32,7 +35,8 @@ from agentbar.core.config import Settings
 from agentbar.core.hooks import cli as hooks_cli
 from agentbar.core.hooks import files, installer
 from agentbar.core.hooks.errors import HooksFileError
-from agentbar.core.hooks.spec import HookCommand, parse_version
+from agentbar.core.hooks.spec import HookCaller, HookCommand, hook_script, parse_version
+from agentbar.core.hooks.target import command_notes
 from agentbar.core.model import Agent
 
 DATA = Path(__file__).parent / "data" / "hooks"
@@ -585,6 +589,36 @@ def test_status_sees_a_broken_installation(tmp_path: Path) -> None:
     assert any("broken: /opt/agentbar/bin/python3 no longer exists" in n for n in status.notes)
 
 
+def test_status_calls_an_earlier_versions_hook_command_outdated_and_install_updates_it(
+    tmp_path: Path,
+) -> None:
+    # What agentbar wrote before each agent's kit put its needs on the hook's command line
+    # (the bare agent name: Codex's "{}" on Stop and Claude's pid were the hook program's own).
+    settings = settings_for(tmp_path)
+    old = {
+        agent: (DATA / agent / f"missing_file.after.{ext(agent)}")
+        .read_text()
+        .replace(COMMAND.shell(caller), COMMAND.shell(Agent(agent)))
+        .replace(", ".join(f'"{a}"' for a in caller.args()[2:]) + ", ", "")
+        for agent, caller in (("claude", CLAUDE_CALLER), ("codex", CODEX_CALLER))
+    }
+    assert "--pid-env" not in old["claude"] and "--reply" not in old["codex"]
+    for agent, text in old.items():
+        put(settings, agent, text.encode())
+        before = installer.status(
+            Agent(agent), settings, command=COMMAND, version=version(agent, "")
+        )
+        outdated = [n for n in before.notes if "agentbar hooks install" in n]
+        assert outdated and all("earlier" in n for n in outdated), before.notes
+        assert not any("another agentbar" in n for n in before.notes), before.notes
+        plan = install(settings, agent)
+        assert plan.changed
+        after = installer.status(
+            Agent(agent), settings, command=COMMAND, version=version(agent, "")
+        )
+        assert not any("agentbar hooks install" in n for n in after.notes), after.notes
+
+
 # -- the per-launch layers ---------------------------------------------------------------------
 
 
@@ -593,7 +627,8 @@ def test_the_claude_launch_layer_is_settings_json_with_agentbars_hooks_only() ->
     assert list(layer) == ["hooks"]
     assert list(layer["hooks"]) == claude_events(None)
     (group,) = layer["hooks"]["PermissionRequest"]
-    assert group == {"hooks": [COMMAND.handler(Agent("claude"))]}
+    assert group == {"hooks": [COMMAND.handler(CLAUDE_CALLER)]}
+    assert "--pid-env CLAUDE_PID" in group["hooks"][0]["command"]
     flag, value = claude_launch_args(COMMAND, version="2.0.30")
     assert flag == "--settings"
     assert json.loads(value) == claude_launch_settings(COMMAND, version="2.0.30")
@@ -617,9 +652,10 @@ def test_the_codex_launch_overrides_are_toml_codex_can_read() -> None:
             node = node.setdefault(part, {})
         node[leaf] = parsed
     assert list(merged["hooks"]) == list(CODEX_EVENTS)
-    assert merged["hooks"]["Stop"] == [{"hooks": [COMMAND.handler(Agent("codex"))]}]
+    assert merged["hooks"]["Stop"] == [{"hooks": [COMMAND.handler(CODEX_CALLER)]}]
+    assert "--reply 'Stop={}'" in merged["hooks"]["Stop"][0]["hooks"][0]["command"]
     assert merged["features"] == {"hooks": True}
-    assert merged["notify"] == COMMAND.argv(Agent("codex"), notify=True)
+    assert merged["notify"] == COMMAND.argv(CODEX_CALLER, notify=True)
     assert CODEX_BYPASS_TRUST not in codex_launch_args(COMMAND)
     # A Codex from before the flag would refuse to start with it.
     assert CODEX_BYPASS_TRUST not in codex_launch_args(
@@ -633,7 +669,8 @@ def test_the_shell_command_survives_spaces_and_quotes() -> None:
     odd = HookCommand("/Users/Me Too/py thon", "/a'b/agentbar_hook.py", '/data "dir"')
     import shlex
 
-    assert shlex.split(odd.shell(Agent("claude"))) == odd.argv(Agent("claude"))
+    for caller in (CLAUDE_CALLER, CODEX_CALLER):
+        assert shlex.split(odd.shell(caller)) == odd.argv(caller)
 
 
 def test_the_current_command_points_at_this_installations_hook() -> None:
@@ -654,3 +691,12 @@ def test_unused_argparse_namespace_is_harmless() -> None:
         ["hooks", "uninstall", "--yes"],
     ):
         assert isinstance(parser.parse_args(argv), argparse.Namespace)
+
+
+def test_status_calls_a_hook_whose_translator_is_gone_broken(tmp_path: Path) -> None:
+    gone = tmp_path / "myagent_hook_payload.py"
+    caller = HookCaller(Agent("myagent"), translator=gone)
+    command = HookCommand(sys.executable, str(hook_script()), str(tmp_path)).shell(caller)
+    assert command_notes({command}, command) == [
+        f"broken: {gone.resolve()} no longer exists (run install again)"
+    ]

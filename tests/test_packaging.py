@@ -15,6 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+NOT_SHIPPED = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
 def run(
@@ -29,16 +30,40 @@ def test_tests_folder_is_not_a_package() -> None:
     assert not (REPO / "tests" / "__init__.py").exists()
 
 
-def test_wheel_holds_only_agentbar(tmp_path: Path) -> None:
-    result = run(sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path), str(REPO))
+def test_wheel_holds_only_agentbar_and_every_package_found_by_itself(tmp_path: Path) -> None:
+    # The tree as shipped plus one new agent package that no configuration names: setup.py
+    # must find it like every other folder with an __init__.py under core/, tray/ and assets/.
+    source = tmp_path / "source"
+    for folder in ("core", "tray", "assets"):
+        shutil.copytree(REPO / folder, source / folder, ignore=NOT_SHIPPED)
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    new_agent = source / "core" / "agents" / "newagent"
+    new_agent.mkdir()
+    (new_agent / "__init__.py").write_text('"""A package no configuration names."""\n')
+    result = run(sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path), str(source))
     assert result.returncode == 0, result.stderr[-3000:]
-    (wheel,) = tmp_path.glob("agentbar-*.whl")
+    (wheel,) = tmp_path.glob("agentbar-*-py3-none-any.whl")  # pure: no compiled part
     names = zipfile.ZipFile(wheel).namelist()
     stray = [n for n in names if not n.startswith(("agentbar/", "agentbar-"))]
     assert stray == []
     assert "agentbar/core/engine.py" in names
     assert "agentbar/tray/__main__.py" in names
     assert not any(n.startswith("agentbar/__init__") for n in names)  # a namespace package
+    packages = sorted(
+        f"agentbar/{init.parent.relative_to(source).as_posix()}/__init__.py"
+        for folder in ("core", "tray", "assets")
+        for init in (source / folder).rglob("__init__.py")
+    )
+    assert "agentbar/core/agents/newagent/__init__.py" in packages
+    assert "agentbar/tray/sni/__init__.py" in packages
+    assert [p for p in packages if p not in names] == []
+    modules = [
+        f"agentbar/{py.relative_to(source).as_posix()}"
+        for folder in ("core", "tray")
+        for py in (source / folder).rglob("*.py")
+    ]
+    assert [m for m in modules if m not in names] == []
 
 
 def test_ruff_is_clean() -> None:

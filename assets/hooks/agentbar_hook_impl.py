@@ -5,9 +5,17 @@ Reads one hook event (stdin, or Codex ``notify``'s last argument) and appends ON
 line to ``<data dir>/events/<agent>/<session id>.jsonl`` with a single ``write`` on an
 ``O_APPEND`` descriptor, the line kept well under 4 KiB so concurrent invocations never
 interleave. It must never harm the agent: it prints nothing the agent would act on (only the
-``{}`` Codex requires from a ``Stop``/``SubagentStop`` hook that exits 0, which means "carry
-on"), swallows every error, and does nothing when the data dir is missing or unwritable (it
-never creates the data dir itself; ``events/<agent>/`` inside it, yes).
+no-op answer an agent may require for an event, such as Codex's ``{}`` for ``Stop``, which
+means "carry on"), swallows every error, and does nothing when the data dir is missing or
+unwritable (it never creates the data dir itself; ``events/<agent>/`` inside it, yes).
+
+It names no agent: whatever differs between them comes on the command line each agent's kit
+installs (``HookCaller`` in ``core/hooks/spec.py``): ``--agent NAME`` (any name safe as a folder
+name), ``--pid-env VAR`` (the variable carrying the agent's pid), ``--session-env VAR`` (one
+carrying the session id when the payload has none; repeatable), ``--reply EVENT=TEXT`` (what
+to print for that event; repeatable) and ``--translate FILE`` (a standard-library-only module
+in the agent's own package whose ``translate(event, payload)`` gives the event under the names
+the state machine reads, for an agent whose hooks name things their own way).
 
 Standard library only, and only its cheapest parts, because the agent waits for every run:
 ``_json`` rather than ``json`` (which imports ``re`` and doubled the start-up time), the
@@ -37,7 +45,12 @@ else:
 
 
 VERSION = 1
-AGENTS = ("claude", "codex", "gemini")
+AGENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+AGENT_NAME_MAX = 32
+# Names Windows keeps for devices in every folder: no folder may be called that.
+DEVICE_NAMES = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"{port}{n}" for port in ("com", "lpt") for n in range(10)]
+)
 REQUIRED = ("v", "ts", "agent", "event", "session_id", "pid")
 LINE_CAP = 3800  # bytes, newline included: one write of a line this size is never torn
 SESSION_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
@@ -62,7 +75,7 @@ def main(argv: list[str]) -> None:
     args = _parse_args(argv)
     if args is None:
         return
-    agent, data_dir, notify = args
+    notify = args.notify
     raw = (argv[-1] if len(argv) > 1 else "") if notify else _read_stdin()
     payload = _loads(raw)
     if not isinstance(payload, dict):
@@ -70,76 +83,91 @@ def main(argv: list[str]) -> None:
     event = _text(payload.get("type") if notify else payload.get("hook_event_name"))
     if notify and not event:
         event = "agent-turn-complete"
-    if agent == "codex" and not notify and event in ("Stop", "SubagentStop"):
-        # Codex parses a Stop hook's stdout as its JSON contract; "{}" is the no-op answer
-        # (some versions fail the hook on empty output). Nothing else is ever printed.
-        _print("{}\n")
+    reply = None if notify else args.replies.get(event)
+    if reply is not None:
+        # An agent that parses a hook's stdout as its contract (Codex on Stop) gets its no-op
+        # answer, whatever happens next. Nothing else is ever printed.
+        _print(reply + "\n")
     if not event:
         return
-    if agent == "gemini":
-        event, payload = _gemini(event, payload)
-    session_id = _session_id(payload, notify)
+    if args.translate:
+        event, payload = _translated(args.translate, event, payload)
+    session_id = _session_id(payload, notify, args.session_envs)
     if session_id is None:
         return
-    record = _record(now, agent, event, session_id, p=payload, notify=notify)
-    _append(data_dir, agent, session_id, _line(record))
-
-
-# Gemini CLI's events under the names the other agents' hooks use (the state machine reads
-# those). AfterAgent runs after an interrupt or a failed request too, with this text: it says
-# nothing of how the turn ended, so it keeps its own name (no change; the chat tells).
-GEMINI_EVENTS = {"BeforeAgent": "UserPromptSubmit", "BeforeTool": "PreToolUse",
-                 "AfterTool": "PostToolUse", "AfterAgent": "Stop"}  # fmt: skip
-GEMINI_NO_RESPONSE = "[no response text]"
-# Its ToolPermission notification's ``details.type``: the tool as a person knows it.
-GEMINI_CONFIRMS = {"exec": "Shell", "edit": "Edit", "mcp": "MCP", "info": "WebFetch",
-                   "ask_user": "ask_user", "exit_plan_mode": "exit_plan_mode"}  # fmt: skip
-
-
-def _gemini(event: str, p: dict[str, object]) -> tuple[str, dict[str, object]]:
-    """A Gemini CLI event as the others name theirs: its ``Notification`` of type
-    ``ToolPermission`` (the confirmation on screen) is a ``PermissionRequest``."""
-    if event == "AfterAgent":
-        response = _text(p.get("prompt_response"))
-        if not response or response == GEMINI_NO_RESPONSE:
-            return event, p
-        return "Stop", {**p, "last_assistant_message": response}
-    if event == "Notification" and p.get("notification_type") == "ToolPermission":
-        details = p.get("details")
-        details = details if isinstance(details, dict) else {}
-        kind = _text(details.get("type"))
-        tool = GEMINI_CONFIRMS.get(kind) or _text(details.get("title")) or kind
-        keys = ("command", "fileName", "filePath", "toolName", "urls", "prompt")
-        what = {key: details.get(key) for key in keys if details.get(key)}
-        return "PermissionRequest", {**p, "tool_name": tool, "tool_input": what}
-    return GEMINI_EVENTS.get(event, event), p
+    record = _record(now, args, event, session_id, p=payload)
+    _append(args.data_dir, args.agent, session_id, _line(record))
 
 
 # -- input ----------------------------------------------------------------------------------
 
 
-def _parse_args(argv: list[str]) -> tuple[str, str, bool] | None:
-    agent = data_dir = None
-    notify = False
+class _Args:
+    """The command line: who runs us and what differs for that agent."""
+
+    __slots__ = ("agent", "data_dir", "notify", "pid_env", "replies", "session_envs", "translate")
+
+    def __init__(self) -> None:
+        self.agent = ""
+        self.data_dir = ""
+        self.notify = False
+        self.pid_env = ""
+        self.session_envs: list[str] = []
+        self.replies: dict[str, str] = {}
+        self.translate = ""
+
+
+def _parse_args(argv: list[str]) -> _Args | None:
+    args = _Args()
+    data_dir = None
     i = 1
     while i < len(argv):
         arg = argv[i]
-        if arg == "--agent" and i + 1 < len(argv):
-            agent, i = argv[i + 1], i + 2
-        elif arg == "--data-dir" and i + 1 < len(argv):
-            data_dir, i = argv[i + 1], i + 2
-        elif arg == "--notify":
-            notify, i = True, i + 1
-        elif notify:
+        value = argv[i + 1] if i + 1 < len(argv) else None
+        if arg == "--notify":
+            args.notify, i = True, i + 1
+        elif args.notify:
             break  # the notify payload (and anything Codex adds before it)
+        elif value is None:
+            i += 1
+        elif arg == "--agent":
+            args.agent, i = value, i + 2
+        elif arg == "--data-dir":
+            data_dir, i = value, i + 2
+        elif arg == "--pid-env":
+            args.pid_env, i = value, i + 2
+        elif arg == "--session-env":
+            args.session_envs.append(value)
+            i += 2
+        elif arg == "--translate":
+            args.translate, i = value, i + 2
+        elif arg == "--reply":
+            event, equals, text = value.partition("=")
+            if event and equals:
+                args.replies[event] = text
+            i += 2
         else:
             i += 1
-    if agent not in AGENTS:
+    if not is_agent_name(args.agent):
         return None
     data_dir = data_dir or _env("AGENTBAR_DATA_DIR") or _default_data_dir()
     if not data_dir:
         return None
-    return agent, data_dir, notify
+    args.data_dir = data_dir
+    return args
+
+
+def is_agent_name(name: object) -> bool:
+    """Safe as the name of the folder its events go to, on every system: lower-case letters,
+    digits, ``_`` and ``-``, a letter first, at most 32, no device name. Every kit's agent
+    passes (``HookCaller`` checks it with this)."""
+    return (
+        isinstance(name, str)
+        and 0 < len(name) <= AGENT_NAME_MAX
+        and "a" <= name[0] <= "z"
+        and all(c in AGENT_CHARS for c in name)
+        and name not in DEVICE_NAMES
+    )
 
 
 def _default_data_dir() -> str | None:
@@ -194,14 +222,13 @@ def _loads(raw: bytes | str) -> object:
     return value
 
 
-def _session_id(payload: dict[str, object], notify: bool) -> str | None:
-    """The payload's session id, then Claude's, then Codex's environment; never anything of
-    agentbar's own (a task id would name the wrong session)."""
+def _session_id(payload: dict[str, object], notify: bool, names: list[str]) -> str | None:
+    """The payload's session id, then the agent's own variables for it (``--session-env``, in
+    order); never anything of agentbar's own (a task id would name the wrong session)."""
     candidates = (
         payload.get("thread-id") if notify else None,
         payload.get("session_id"),
-        _env("CLAUDE_CODE_SESSION_ID"),
-        _env("CODEX_THREAD_ID"),
+        *(_env(name) for name in names),
     )
     for value in candidates:
         if isinstance(value, str) and value:
@@ -216,19 +243,39 @@ def _safe_name(value: str) -> bool:
     )
 
 
+def _translated(path: str, event: str, payload: dict[str, object]) -> tuple[str, dict[str, object]]:
+    """The event as the agent's translator gives it; as it came when the translator is missing,
+    fails or answers something else (an agent's own name changes no state: nothing lost)."""
+    cut = max(path.rfind("/"), path.rfind("\\") if sys.platform == "win32" else -1)
+    folder, name = path[: max(cut, 0)], path[cut + 1 :]
+    if cut < 0 or not name.endswith(".py"):
+        return event, payload
+    sys.path.insert(0, folder)
+    try:
+        new_event, new_payload = __import__(name[:-3]).translate(event, payload)
+    except Exception:
+        return event, payload
+    finally:
+        sys.path.remove(folder)
+    if isinstance(new_event, str) and new_event and isinstance(new_payload, dict):
+        return new_event, new_payload
+    return event, payload
+
+
 # -- the record -----------------------------------------------------------------------------
 
 
 def _record(
-    now: float, agent: str, event: str, session_id: str, *, p: dict[str, object], notify: bool
+    now: float, args: _Args, event: str, session_id: str, *, p: dict[str, object]
 ) -> dict[str, object]:
+    notify = args.notify
     tool_input = p.get("tool_input")
     tool_name = _text(p.get("tool_name"))
     last = p.get("last-assistant-message") if notify else p.get("last_assistant_message")
     record: dict[str, object] = {
         "v": VERSION,
         "ts": round(now, 3),
-        "agent": agent,
+        "agent": args.agent,
         "event": event[:64],
         "session_id": session_id,
         "transcript_path": _text(p.get("transcript_path")),
@@ -243,7 +290,7 @@ def _record(
         "turn_id": _text(p.get("turn-id") if notify else p.get("turn_id"))[:128],
         "permission_mode": _text(p.get("permission_mode"))[:64],
         "agent_id": _text(p.get("agent_id"))[:128],
-        "pid": _agent_pid(agent),
+        "pid": _agent_pid(args.pid_env),
         "error": _error(p),
     }
     for key, cap in CAPS.items():
@@ -316,11 +363,12 @@ def _patch_files(patch: str) -> str:
     return "apply_patch " + ", ".join(files) if files else "apply_patch"
 
 
-def _agent_pid(agent: str) -> int | None:
-    """The agent's process: Claude names it; otherwise our parent, or the parent of the shell
-    the agent ran us through (Linux only: elsewhere we cannot look without spawning). None
-    when we were orphaned (Codex's notify is fire-and-forget: its parent may be gone)."""
-    named = _env("CLAUDE_PID") if agent == "claude" else None
+def _agent_pid(pid_env: str) -> int | None:
+    """The agent's process: named by its variable when it has one (``--pid-env``); otherwise
+    our parent, or the parent of the shell the agent ran us through (Linux only: elsewhere we
+    cannot look without spawning). None when we were orphaned (Codex's notify is
+    fire-and-forget: its parent may be gone)."""
+    named = _env(pid_env) if pid_env else None
     if named and named.isdigit():
         return int(named)
     pid = _os.getppid()

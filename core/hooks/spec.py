@@ -1,11 +1,12 @@
 """What agentbar installs: the hook command, the same for every agent (pure).
 
-The command is ``<python> -I -S <abs path>/agentbar_hook.py --agent <agent> --data-dir <dir>``:
-the Python that runs agentbar (standard library only is needed, ``-I -S`` keeps the user's
-environment and site packages out and start-up fast), the script shipped in
-``agentbar.assets.hooks``, and agentbar's data dir baked in. agentbar finds its own entries
-again by the script's file name (``MARKER``), whatever folder it was installed from. The events
-each agent runs it for are its own package's (``agents/<agent>/events.py``).
+The command is ``<python> -I -S <abs path>/agentbar_hook.py --agent <agent> [what differs for
+that agent] --data-dir <dir>``: the Python that runs agentbar (standard library only is needed,
+``-I -S`` keeps the user's environment and site packages out and start-up fast), the script
+shipped in ``agentbar.assets.hooks``, the agent as its kit describes it (``HookCaller``: the
+hook program itself names no agent) and agentbar's data dir baked in. agentbar finds its own
+entries again by the script's file name (``MARKER``), whatever folder it was installed from.
+The events each agent runs it for are its own package's (``agents/<agent>/events.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentbar.assets import hooks as hook_assets
+from agentbar.assets.hooks.agentbar_hook_impl import is_agent_name
 from agentbar.core.model import Agent
 
 MARKER = "agentbar_hook.py"
@@ -62,6 +64,42 @@ def hook_script() -> Path:
 
 
 @dataclass(frozen=True, slots=True)
+class HookCaller:
+    """One agent as agentbar's hook program sees it: what its kit bakes into the command line,
+    so that the program, which cannot read the kits, names no agent."""
+
+    agent: Agent  # the folder its events go to: a name ``is_agent_name`` accepts
+    pid_env: str | None = None  # the variable carrying the agent's pid (else: the parent)
+    session_envs: tuple[str, ...] = ()  # variables carrying the session id, if none is sent
+    replies: tuple[tuple[str, str], ...] = ()  # (event, what the agent needs printed for it)
+    # A standard-library-only module of the agent's package, ``translate(event, payload) ->
+    # (event, payload)``: its events under the names the state machine reads (state/hooks.py).
+    translator: Path | None = None
+
+    def __post_init__(self) -> None:
+        if not is_agent_name(self.agent):
+            raise ValueError(
+                f"{self.agent!r} cannot name a hook events folder: lower-case letters, digits,"
+                " _ and -, a letter first, at most 32"
+            )
+        for event, _ in self.replies:
+            if not event or "=" in event:
+                raise ValueError(f"{event!r} cannot be a reply's event name")
+
+    def args(self) -> list[str]:
+        args = ["--agent", str(self.agent)]
+        if self.pid_env:
+            args += ["--pid-env", self.pid_env]
+        for name in self.session_envs:
+            args += ["--session-env", name]
+        for event, text in self.replies:
+            args += ["--reply", f"{event}={text}"]
+        if self.translator is not None:
+            args += ["--translate", str(self.translator.resolve())]
+        return args
+
+
+@dataclass(frozen=True, slots=True)
 class HookCommand:
     """How the agents run agentbar's hook program."""
 
@@ -78,23 +116,26 @@ class HookCommand:
             data_dir=os.path.abspath(data_dir),
         )
 
-    def argv(self, agent: Agent, *, notify: bool = False) -> list[str]:
-        args = [self.python, "-I", "-S", self.script, "--agent", str(agent)]
+    def argv(self, caller: HookCaller | Agent, *, notify: bool = False) -> list[str]:
+        """The command for ``caller`` (an agent alone: one with nothing of its own to add)."""
+        if not isinstance(caller, HookCaller):
+            caller = HookCaller(caller)
+        args = [self.python, "-I", "-S", self.script, *caller.args()]
         args += ["--data-dir", self.data_dir]
         return [*args, "--notify"] if notify else args
 
-    def shell(self, agent: Agent) -> str:
+    def shell(self, caller: HookCaller | Agent) -> str:
         """The command as one string, quoted for the shell the agent runs hooks with (POSIX
         ``sh``; on Windows, quoted for ``cmd``/Git Bash alike)."""
-        argv = self.argv(agent)
+        argv = self.argv(caller)
         if sys.platform == "win32":
             return subprocess.list2cmdline(argv)
         else:
             return shlex.join(argv)
 
-    def handler(self, agent: Agent) -> dict[str, object]:
-        """One hook handler entry, the same shape for both agents."""
-        return {"type": "command", "command": self.shell(agent), "timeout": TIMEOUT_SECONDS}
+    def handler(self, caller: HookCaller | Agent) -> dict[str, object]:
+        """One hook handler entry, the same shape for every agent."""
+        return {"type": "command", "command": self.shell(caller), "timeout": TIMEOUT_SECONDS}
 
 
 def command_of(handler: object) -> str | None:

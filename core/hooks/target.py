@@ -35,13 +35,38 @@ def command_notes(found: set[str], wanted: str) -> list[str]:
     this agentbar would install (``wanted``)."""
     notes = []
     for installed in sorted(found):
+        argv = _split(installed)
         if installed != wanted:
-            notes.append(f"installed by another agentbar (run install again): {installed}")
-        try:
-            argv = shlex.split(installed)
-        except ValueError:
-            continue
-        for path in (argv[0], argv[3]) if len(argv) > 3 else ():
+            notes.append(mismatch_note(argv, _split(wanted), installed))
+        files = [argv[0], argv[3]] if len(argv) > 3 else []
+        if "--translate" in argv[:-1]:
+            files.append(argv[argv.index("--translate") + 1])
+        for path in files:
             if not Path(path).exists():
                 notes.append(f"broken: {path} no longer exists (run install again)")
     return notes
+
+
+def mismatch_note(installed: list[str], wanted: list[str], shown: str) -> str:
+    """What to say of an agentbar command (``installed``) that is not the one this agentbar
+    would install (``wanted``): an earlier version's, or another installation's."""
+    data_dir = _data_dir(wanted)
+    if data_dir is not None and installed[:4] == wanted[:4] and _data_dir(installed) == data_dir:
+        # The same Python, hook script and data dir: this installation, in the form an earlier
+        # version wrote (what the agent's kit puts on the command line has changed since).
+        fix = "run `agentbar hooks install` to update it"
+        return f"outdated: written by an earlier version of agentbar ({fix}): {shown}"
+    return f"installed by another agentbar (run install again): {shown}"
+
+
+def _split(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return []
+
+
+def _data_dir(argv: list[str]) -> str | None:
+    if "--data-dir" in argv[:-1]:
+        return argv[argv.index("--data-dir") + 1]
+    return None

@@ -1,8 +1,9 @@
 """A toy agent that exists only in the tests: its own file format, its own kit (values).
 
 It proves that an agent is one package plus one line in the composition list: nothing in
-agentbar knows it, yet plugged into ``registry.KITS`` it joins the engine, ``status``, replay
-and the window's agent list. Its sessions are ``<home>/chats/<session id>.jsonl``, one JSON
+agentbar knows it, yet plugged into ``registry.KITS`` it joins the engine, ``status``, replay,
+the window's agent list and ``agentbar hooks`` (its hooks run agentbar's hook program, which
+has never heard of it: ``hooks.py``). Its sessions are ``<home>/chats/<session id>.jsonl``, one JSON
 object a line (``files.py``); its process is any process whose command line carries
 ``--toy-agent`` (and ``--session <id>``).
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 from agentbar.core.agents.base import AgentKit
 from agentbar.core.state.fusion import AgentTraits
 from toy_agent.files import AGENT, ToySource
+from toy_agent.hooks import HOOKS
 from toy_agent.replay import REPLAY
 
 HOME_ENV = "TOY_AGENT_HOME"
@@ -38,5 +40,6 @@ KIT = AgentKit(
     sources=sources,
     traits=AgentTraits(quiet_done_after=None),  # every turn ends with a "done" line
     replay=REPLAY,
+    hooks=HOOKS,
     process_names=("python",),  # the tests' Python, started with --toy-agent
 )

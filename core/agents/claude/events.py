@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from agentbar.core.hooks.spec import parse_version
+from agentbar.core.agents.claude.files import AGENT
+from agentbar.core.hooks.spec import HookCaller, parse_version
+
+# What the hook program needs of Claude Code, on the command line agentbar installs: the pid
+# Claude gives its hooks, and the session id it sets when a payload carries none.
+CALLER = HookCaller(AGENT, pid_env="CLAUDE_PID", session_envs=("CLAUDE_CODE_SESSION_ID",))
 
 # Claude Code events and the first version that has each (agent-formats.md 2.5 and 6). Claude
 # validates its settings, so an event an older build does not know is left out for that build.

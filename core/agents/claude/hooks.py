@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agentbar.core.agents.base import HookEdit, HookRemoval
 from agentbar.core.agents.claude import settings
-from agentbar.core.agents.claude.events import claude_events
+from agentbar.core.agents.claude.events import CALLER, claude_events
 from agentbar.core.hooks.files import Record
 from agentbar.core.hooks.spec import HookCommand
 from agentbar.core.hooks.target import AgentStatus, Target, command_notes
@@ -63,7 +63,7 @@ class ClaudeHooks:
         if missing:
             summary = f"partly installed ({len(found.events)} events; missing {', '.join(missing)})"
         status = AgentStatus(target.agent, target, True, summary)
-        status.notes += command_notes(found.commands, command.shell(target.agent))
+        status.notes += command_notes(found.commands, command.shell(CALLER))
         if found.all_disabled:
             status.notes.append("disableAllHooks is true: Claude Code runs no hooks at all")
         return status

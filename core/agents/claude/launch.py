@@ -18,8 +18,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from agentbar.core.agents.claude.events import claude_events
-from agentbar.core.agents.claude.files import AGENT, ClaudeSource
+from agentbar.core.agents.claude.events import CALLER, claude_events
+from agentbar.core.agents.claude.files import ClaudeSource
 from agentbar.core.hooks.spec import HookCommand
 from agentbar.core.launch.keys import AgentKeys
 from agentbar.core.launch.request import LaunchRequest, Mode, Program
@@ -44,7 +44,7 @@ _SESSION_LABEL = re.compile(rf"Session\s*ID:\s*({UUID_PATTERN})(?![0-9a-fA-F-])"
 
 def launch_settings(command: HookCommand, *, version: str | None = None) -> dict[str, Any]:
     """The settings layer for ``claude --settings``: agentbar's hooks and nothing else."""
-    handler = command.handler(AGENT)
+    handler = command.handler(CALLER)
     return {"hooks": {event: [{"hooks": [handler]}] for event in claude_events(version)}}
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentbar.core.agents.claude.files import AGENT
+from agentbar.core.agents.claude.events import CALLER
 from agentbar.core.hooks import json_settings
 from agentbar.core.hooks.json_settings import (
     Status,
@@ -30,9 +30,9 @@ __all__ = ["Status", "Style", "add", "created_keys", "dump", "is_current", "load
 def is_current(data: dict[str, Any], command: HookCommand, events: list[str]) -> bool:
     """Exactly agentbar's wanted entries: one group per wanted event holding only the wanted
     handler, and no other agentbar handler anywhere."""
-    return json_settings.is_current(data, command.handler(AGENT), events)
+    return json_settings.is_current(data, command.handler(CALLER), events)
 
 
 def add(data: dict[str, Any], command: HookCommand, events: list[str]) -> dict[str, Any]:
     """A copy with agentbar's entries (any earlier ones of agentbar's replaced)."""
-    return json_settings.add(data, command.handler(AGENT), events)
+    return json_settings.add(data, command.handler(CALLER), events)

@@ -22,8 +22,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Array, InlineTable, Table
 
-from agentbar.core.agents.codex.events import CODEX_EVENTS, codex_event_label
-from agentbar.core.agents.codex.files import AGENT
+from agentbar.core.agents.codex.events import CALLER, CODEX_EVENTS, codex_event_label
 from agentbar.core.hooks.errors import HooksFileError
 from agentbar.core.hooks.spec import MARKER, HookCommand, is_ours
 
@@ -106,7 +105,7 @@ def trust_key(config_path: str, event: str, group: int, handler: int) -> str:
 def is_current(
     doc: tomlkit.TOMLDocument, command: HookCommand, *, notify: bool, config_path: str
 ) -> bool:
-    wanted = command.handler(AGENT)
+    wanted = command.handler(CALLER)
     hooks = doc.get("hooks")
     if not isinstance(hooks, Table | InlineTable):
         return False
@@ -121,7 +120,7 @@ def is_current(
     if extra:
         return False
     current = status(doc, config_path)
-    if current.notify == "agentbar" and current.notify_command != command.argv(AGENT, notify=True):
+    if current.notify == "agentbar" and current.notify_command != command.argv(CALLER, notify=True):
         return False
     return not (notify and current.notify is None)
 
@@ -147,7 +146,7 @@ def add(
     if notify:
         if existing.notify is None:
             # A top-level key: tomlkit puts it after the other top-level keys, before tables.
-            result["notify"] = _array(command.argv(AGENT, notify=True))
+            result["notify"] = _array(command.argv(CALLER, notify=True))
         elif existing.notify == "other":
             notes.append(
                 "You already have a notify program ("
@@ -324,7 +323,7 @@ def _feature_set(doc: tomlkit.TOMLDocument) -> bool:
 
 def _inline_handler(command: HookCommand) -> InlineTable:
     table = tomlkit.inline_table()
-    table.update(command.handler(AGENT))
+    table.update(command.handler(CALLER))
     return table
 
 

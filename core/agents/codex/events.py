@@ -2,6 +2,18 @@
 
 from __future__ import annotations
 
+from agentbar.core.agents.codex.files import AGENT
+from agentbar.core.hooks.spec import HookCaller
+
+# What the hook program needs of Codex, on the command line agentbar installs: Codex parses a
+# Stop hook's stdout as its JSON contract and "{}" is the no-op answer (some versions fail the
+# hook on empty output); the thread id it sets when a payload (or notify) carries none.
+CALLER = HookCaller(
+    AGENT,
+    session_envs=("CODEX_THREAD_ID",),
+    replies=(("Stop", "{}"), ("SubagentStop", "{}")),
+)
+
 # Codex events (agent-formats.md 4.3). Codex ignores hook events it does not know (its hooks
 # table has no deny_unknown_fields), so the newer ones are written for every version and start
 # working when Codex does.

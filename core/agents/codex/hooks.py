@@ -11,10 +11,10 @@ from pathlib import Path
 
 from agentbar.core.agents.base import HookEdit, HookRemoval
 from agentbar.core.agents.codex import config
-from agentbar.core.agents.codex.events import CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
+from agentbar.core.agents.codex.events import CALLER, CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
 from agentbar.core.hooks.files import Record
 from agentbar.core.hooks.spec import HookCommand, parse_version
-from agentbar.core.hooks.target import AgentStatus, Target, command_notes
+from agentbar.core.hooks.target import AgentStatus, Target, command_notes, mismatch_note
 
 REVIEW_NOTE = (
     "Codex runs new hooks only after you review them: start codex, type /hooks and trust "
@@ -84,7 +84,11 @@ class CodexHooks:
         disabled = [h.event for h in found.hooks if h.trust == "disabled"]
         if disabled:
             status.notes.append(f"disabled in Codex's /hooks: {', '.join(disabled)}")
-        status.notes += command_notes(found.commands, command.shell(target.agent))
+        status.notes += command_notes(found.commands, command.shell(CALLER))
+        wanted = command.argv(CALLER, notify=True)
+        if found.notify == "agentbar" and found.notify_command != wanted:
+            shown = "notify = " + " ".join(found.notify_command)
+            status.notes.append(mismatch_note(found.notify_command, wanted, shown))
         if found.features_off:
             status.notes.append("hooks are turned off in [features]: Codex runs none of them")
         return status

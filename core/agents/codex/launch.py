@@ -20,8 +20,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agentbar.core.agents.codex.events import CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
-from agentbar.core.agents.codex.files import AGENT
+from agentbar.core.agents.codex.events import CALLER, CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
 from agentbar.core.hooks.layers import toml_value
 from agentbar.core.hooks.spec import HookCommand, parse_version
 from agentbar.core.launch.keys import AgentKeys
@@ -50,14 +49,14 @@ def launch_overrides(
     ``notify`` also sets Codex's ``notify`` program for this run (it replaces the user's own for
     the run: only for a Codex without hooks). ``enable_hooks`` sets ``features.hooks`` for a
     Codex that has hooks off."""
-    group = {"hooks": [command.handler(AGENT)]}
+    group = {"hooks": [command.handler(CALLER)]}
     args: list[str] = []
     for event in CODEX_EVENTS:
         args += ["-c", f"hooks.{event}={toml_value([group])}"]
     if enable_hooks:
         args += ["-c", "features.hooks=true"]
     if notify:
-        args += ["-c", f"notify={toml_value(command.argv(AGENT, notify=True))}"]
+        args += ["-c", f"notify={toml_value(command.argv(CALLER, notify=True))}"]
     return args
 
 

@@ -21,11 +21,15 @@ from agentbar.core.agents.base import HookEdit, HookRemoval
 from agentbar.core.agents.gemini.files import AGENT
 from agentbar.core.hooks import json_settings as settings
 from agentbar.core.hooks.files import Record
-from agentbar.core.hooks.spec import TIMEOUT_SECONDS, HookCommand
+from agentbar.core.hooks.spec import TIMEOUT_SECONDS, HookCaller, HookCommand
 from agentbar.core.hooks.target import AgentStatus, Target, command_notes
 
 # The events that say where a turn stands (the model and tool-selection events run several
 # times per turn and say nothing the others do not).
+# What the hook program needs of Gemini CLI, on the command line agentbar installs: its event
+# names translated by this package's own ``hook_payload.py``.
+CALLER = HookCaller(AGENT, translator=Path(__file__).with_name("hook_payload.py"))
+
 EVENTS = ["SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool",
           "Notification"]  # fmt: skip
 DISABLED_NOTE = (
@@ -39,7 +43,7 @@ def handler(command: HookCommand) -> dict[str, object]:
     hook list shows."""
     return {
         "type": "command",
-        "command": command.shell(AGENT),
+        "command": command.shell(CALLER),
         "timeout": TIMEOUT_SECONDS * 1000,
         "name": "agentbar",
     }
@@ -91,7 +95,7 @@ class GeminiHooks:
         if missing:
             summary = f"partly installed ({len(found.events)} events; missing {', '.join(missing)})"
         status = AgentStatus(target.agent, target, True, summary)
-        status.notes += command_notes(found.commands, command.shell(target.agent))
+        status.notes += command_notes(found.commands, command.shell(CALLER))
         if hooks_disabled(data):
             status.notes.append("hooksConfig.enabled is false: Gemini CLI runs no hooks at all")
         return status
