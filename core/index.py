@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from agentbar.core import codec, jsonsafe
+from agentbar.core.errors import AgentbarError
 from agentbar.core.facts import SessionFacts
 from agentbar.core.model import Agent, Process, SessionKey, SessionState, Source, State, WaitingFor
 from agentbar.core.privacy import create_private, private_dir
@@ -120,8 +121,10 @@ class SessionRow:
     hooks: HookState = field(default_factory=HookState)
 
 
-class IndexUnusable(Exception):
+class IndexUnusable(AgentbarError):
     """The index file cannot be opened or read; the caller rebuilds."""
+
+    title = "The session index was unreadable and is rebuilt"
 
 
 class Index:

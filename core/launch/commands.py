@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from agentbar.core.errors import LaunchError
 from agentbar.core.hooks.layers import claude_launch_args, codex_launch_args
 from agentbar.core.hooks.spec import CODEX_HOOKS_DEFAULT_ON, HookCommand, parse_version
 from agentbar.core.model import Agent
@@ -45,8 +46,10 @@ class Mode(StrEnum):
     FORK = "fork"
 
 
-class BadLaunch(ValueError):
+class BadLaunch(LaunchError, ValueError):
     """A launch that cannot be made (the message says why, for the person who asked)."""
+
+    title = "Cannot launch the agent"
 
 
 @dataclass(frozen=True, slots=True)
