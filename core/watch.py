@@ -28,7 +28,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
-from agentbar.core.engine import Message, PathTouched, Rescan, Tick
+from agentbar.core.engine_messages import Message, PathTouched, Rescan, Tick
 from agentbar.core.sources.base import WatchRoot
 
 log = logging.getLogger(__name__)

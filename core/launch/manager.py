@@ -34,7 +34,8 @@ from typing import Protocol
 import psutil
 
 from agentbar.core.config import Settings
-from agentbar.core.engine import Message, TaskBound, TaskExited, TaskScreen
+from agentbar.core.engine_messages import Message, TaskBound, TaskExited, TaskScreen
+from agentbar.core.errors import LaunchError
 from agentbar.core.hooks.spec import HookCommand, detect_version
 from agentbar.core.launch import keys as keys_mod
 from agentbar.core.launch import terminal as terminal_mod
@@ -76,16 +77,18 @@ class EngineLink(Protocol):
     def sessions(self) -> list[SessionSnapshot]: ...
 
 
-class NoSuchTask(LookupError):
-    pass
+class NoSuchTask(LaunchError, LookupError):
+    title = "No such launched agent"
 
 
-class NotRunning(RuntimeError):
-    pass
+class NotRunning(LaunchError, RuntimeError):
+    title = "The agent is not running any more"
 
 
-class NotWaiting(RuntimeError):
+class NotWaiting(LaunchError, RuntimeError):
     """The task's screen shows no approval prompt: nothing was typed."""
+
+    title = "The agent is not asking for approval"
 
 
 @dataclass(frozen=True, slots=True)

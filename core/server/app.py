@@ -25,7 +25,7 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from agentbar.core import jsonsafe
-from agentbar.core.engine import EngineStats
+from agentbar.core.engine_messages import EngineStats
 from agentbar.core.launch.manager import TaskManager
 from agentbar.core.launch.task import TaskInfo
 from agentbar.core.listing import diagnostics, select
