@@ -66,6 +66,7 @@ class FaultKind(StrEnum):
     CANNOT_WATCH = "cannot_watch"  # a folder that cannot be watched for another reason
     UNREADABLE = "unreadable"  # a folder or file the engine cannot read
     INDEX = "index"  # the index could not be read or written
+    ACTION = "action"  # something the person asked for failed (a launch, an approval)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,5 +122,6 @@ def watch_fault(folder: Path, exc: OSError) -> Fault:
     )
 
 
-def fault_of(error: AgentbarError, kind: FaultKind, subject: str = "") -> Fault:
+def fault_of(error: AgentbarError, kind: FaultKind = FaultKind.ACTION, subject: str = "") -> Fault:
+    """The fault an error means, to show the person (its title and message)."""
     return Fault(kind, error.title, error.message, subject)

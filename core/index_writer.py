@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from agentbar.core.errors import Fault, FaultKind, fault_of
+from agentbar.core.errors import Fault, FaultKind
 from agentbar.core.index import Index, IndexUnusable, SessionRow, StreamRow
 from agentbar.core.model import SessionKey
 from agentbar.core.search import MAIN_THREAD, FileOwner, SearchBatch, SearchEntry
@@ -48,11 +48,14 @@ class IndexWriter:
 
     def load(self) -> None:
         """The sessions and streams the index holds (a rebuilt index, if it cannot be read)."""
+        if self.index.damaged is not None:
+            self._report(damaged(self.index.damaged, self.index.path))
+            self.index.damaged = None
         try:
             stream_rows, session_rows = self.index.load()
         except IndexUnusable as exc:
             log.warning("index unreadable (%s); rebuilding it from the transcripts", exc)
-            self._report(fault_of(exc, FaultKind.INDEX, str(self.index.path or "")))
+            self._report(damaged(exc.message, self.index.path))
             self.index.replace_all([], [])
             stream_rows, session_rows = {}, {}
         for row in session_rows.values():
@@ -197,6 +200,17 @@ class IndexWriter:
             log.error("index write failed (%s); will retry", exc)
             return False
         return True
+
+
+def damaged(why: str, path: Path | None) -> Fault:
+    return Fault(
+        FaultKind.INDEX,
+        "The session index was damaged and is rebuilt",
+        f"agentbar found its index damaged ({why}) and rebuilds it from the agents' own "
+        "files, which are untouched: sessions reappear as they are read again, and one that "
+        "finished meanwhile may not notify.",
+        str(path or ""),
+    )
 
 
 def stream_row(stream: Stream) -> StreamRow:

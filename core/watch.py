@@ -4,7 +4,9 @@
 inotify (or the platform's native API) through watchdog delivers a line's write in about a
 millisecond. When no native observer can start (inotify limits, odd file systems) the watcher
 says so and the ticker alone drives the engine: every tick it stats the hot files, and every
-full-rescan period it walks everything, so at worst a change is seen one tick late.
+full-rescan period it walks everything, so at worst a change is seen one tick late. A folder
+that cannot be watched (inotify's limits, no permission) is also posted to the engine as a
+fault, which reaches the person with its remedy (the sysctl to raise).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
-from agentbar.core.engine_messages import Message, PathTouched, Rescan, Tick
+from agentbar.core.engine_messages import Faulted, Message, PathTouched, Rescan, Tick
+from agentbar.core.errors import watch_fault
 from agentbar.core.sources.base import WatchRoot
 
 log = logging.getLogger(__name__)
@@ -104,6 +107,8 @@ class FileWatcher:
             observer.start()
         except OSError as exc:
             log.warning("file events unavailable (%s); falling back to polling", exc)
+            for root in self._roots:
+                self._post(Faulted(watch_fault(root.path, exc)))
             return False
         self._observer = observer
         self.native = True
@@ -135,6 +140,7 @@ class FileWatcher:
                     except OSError as exc:
                         # inotify's watch limit: this root is left to the periodic rescan.
                         log.warning("cannot watch %s (%s); it will be polled", root.path, exc)
+                        self._post(Faulted(watch_fault(root.path, exc)))
                         continue
                     self._watched.add(root.path)
                     self._post(Rescan(root.path))  # anything written before the watch existed
@@ -154,6 +160,7 @@ class FileWatcher:
                     )
                 except OSError as exc:
                     log.warning("cannot watch %s for new folders (%s)", folder, exc)
+                    self._post(Faulted(watch_fault(folder, exc)))
 
     def stop(self) -> None:
         if self._observer is not None:
