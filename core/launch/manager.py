@@ -38,6 +38,7 @@ from agentbar.core.engine_messages import Message, TaskBound, TaskExited, TaskSc
 from agentbar.core.errors import LaunchError
 from agentbar.core.hooks.spec import HookCommand, detect_version
 from agentbar.core.launch import keys as keys_mod
+from agentbar.core.launch import pty_spawn
 from agentbar.core.launch import terminal as terminal_mod
 from agentbar.core.launch.binding import Binder, Places
 from agentbar.core.launch.commands import (
@@ -175,7 +176,7 @@ class TaskManager:
         offsets = self.binder.snapshot(request.agent)
         started_mono, started_at = time.monotonic(), time.time()
         try:
-            term = terminal_mod.spawn(
+            term = pty_spawn.spawn(
                 line.argv,
                 cwd=str(project),
                 env=env,
