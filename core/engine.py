@@ -19,6 +19,7 @@ import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentbar.core import facts as facts_mod
@@ -91,6 +92,16 @@ CAUGHT_UP = "caught up, reporting changes from now on"  # the log line that says
 # An ended session's hook-events file is deleted once the session and the file have been quiet
 # this long (its state is kept in the index; only the raw events go).
 HOOK_FILE_KEEP_SECONDS = 24 * 3600.0
+
+
+@dataclass
+class _Batch:
+    """One batch of inbox messages, sorted by what they ask of the engine."""
+
+    touched: dict[str, Path] = field(default_factory=dict)
+    rescans: list[Path | None] = field(default_factory=list)
+    tick: bool = False
+    index_search: bool = False
 
 
 class Engine:
@@ -244,37 +255,41 @@ class Engine:
         with contextlib.suppress(queue.Empty):
             while len(batch) < MAX_BATCH:
                 batch.append(self._inbox.get_nowait())
-        touched: dict[str, Path] = {}
-        tick = index_search = False
-        rescans: list[Path | None] = []
+        work = self._sort(batch)
+        for path in work.touched.values():
+            stream = self.streams.lookup_or_add(path)
+            if stream is not None:
+                self._read(stream, budget=LIVE_STEP_BUDGET_BYTES)
+        for folder in work.rescans:
+            self._rescan(folder)
+        if work.tick:
+            self._on_tick()
+        self._after_batch()
+        if work.index_search:
+            self._index_search()
+        return True
+
+    def _sort(self, batch: list[Message]) -> _Batch:
+        """What a batch asks for, each thing once (a file touched ten times is read once);
+        the task and fault messages are handled as they come."""
+        work = _Batch()
         for message in batch:
             match message:
                 case IndexSearch():
-                    index_search = True
+                    work.index_search = True
                 case PathTouched(path=path):
-                    touched[str(path)] = path
+                    work.touched[str(path)] = path
                 case Tick():
-                    tick = True
+                    work.tick = True
                 case Rescan(folder=folder):
-                    rescans.append(folder)
+                    work.rescans.append(folder)
                 case Stop():
                     self._stopping.set()
                 case TaskBound() | TaskScreen() | TaskExited():
                     self._tasks.on_message(message)
                 case Faulted(fault=fault):
                     self._report(fault)
-        for path in touched.values():
-            stream = self.streams.lookup_or_add(path)
-            if stream is not None:
-                self._read(stream, budget=LIVE_STEP_BUDGET_BYTES)
-        for folder in rescans:
-            self._rescan(folder)
-        if tick:
-            self._on_tick()
-        self._after_batch()
-        if index_search:
-            self._index_search()
-        return True
+        return work
 
     def _index_search(self) -> None:
         try:
