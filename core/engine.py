@@ -18,7 +18,7 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,7 +81,8 @@ __all__ = [  # the messages, as other modules imported them from here before the
 
 log = logging.getLogger(__name__)
 
-TRAITS = {Agent.CLAUDE: fusion.CLAUDE_TRAITS, Agent.CODEX: fusion.CODEX_TRAITS}
+# An agent whose kit is gone (its rows stay in the index): its transcript alone, no quiet rule.
+UNKNOWN_TRAITS = fusion.AgentTraits(quiet_done_after=None)
 LIVE_STEP_BUDGET_BYTES = 64 * 1024 * 1024  # per stream per step once live: stay responsive
 MAX_BATCH = 10_000
 SEARCH_SLICE_ROWS = 2_000  # full-text indexing after a cold start, per step (~50 ms)
@@ -111,6 +112,7 @@ class Engine:
         index: Index,
         *,
         processes: ProcessTable,
+        traits: Mapping[Agent, fusion.AgentTraits],
         clock: Clock | None = None,
         tick_seconds: float = 2.0,
         full_rescan_seconds: float = 30.0,
@@ -122,6 +124,7 @@ class Engine:
         max_open_files: int = 64,
     ) -> None:
         self.sources = list(sources)
+        self.traits = dict(traits)  # each agent's, from its kit (``Settings.traits()``)
         self.index = index
         self.processes = processes
         self.clock = clock or SystemClock()
@@ -578,7 +581,9 @@ class Engine:
     def _decide(self, session: SessionRecord, *, report: bool) -> None:
         session.undecided = False
         now = self.clock.time()
-        new = fusion.decide(self._signals(session), now, TRAITS[session.key.agent])
+        new = fusion.decide(
+            self._signals(session), now, self.traits.get(session.key.agent, UNKNOWN_TRAITS)
+        )
         if not new.same_transition(session.state):
             session.state_since = now
             if new.state is State.ENDED:
@@ -678,6 +683,6 @@ def _one_per_agent(sources: Iterable[AgentSource]) -> dict[Agent, AgentSource]:
     hook-events sources know no processes)."""
     seen: dict[Agent, AgentSource] = {}
     for source in sources:
-        if getattr(source, "finds_processes", True):
+        if source.finds_processes:
             seen.setdefault(source.agent, source)
     return seen

@@ -151,7 +151,7 @@ class ProcessBinder:
                 for proc in self.processes.candidates()
                 if proc.pid not in taken and source.is_client_process(proc)
             )
-            mine = [s for s in unbound if s.key.agent is source.agent]
+            mine = [s for s in unbound if s.key.agent == source.agent]
             candidates = [
                 liveness.Candidate(
                     key=s.key,

@@ -31,6 +31,7 @@ from agentbar.tray.preferences import PreferencesFile
 from agentbar.tray.view import TrayView
 from agentbar.tray.worker import TrayWorker
 
+AGENTS = (Agent("claude"), Agent("codex"))
 INDEX_TITLE = "The session index was damaged and is rebuilt"
 
 
@@ -117,7 +118,7 @@ def test_a_launch_of_a_missing_program_and_a_failed_approve_are_notices(
         manager = TaskManager(
             rig.settings,
             engine=rig.service.engine,
-            options=LaunchOptions(programs={agent: (missing,) for agent in Agent}),
+            options=LaunchOptions(programs={agent: (missing,) for agent in AGENTS}),
             env=rig.env,
         )
         manager.start()
@@ -128,6 +129,8 @@ def test_a_launch_of_a_missing_program_and_a_failed_approve_are_notices(
             rig.service.engine.sessions,
             lambda: (str(rig.project),),
             None,
+            names=rig.settings.display_names(),
+            launchable=AGENTS,
             tell=lambda fault: worker.report(fault, lasting=False),
         )
         worker = make_worker(rig.service.engine, tmp_path, shown, extra_entries=launched.entries)

@@ -115,6 +115,8 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         app.sessions,
         lambda: prefs.current.pinned_projects,
         windows.open if windows is not None else None,
+        names=app.settings.display_names(),
+        launchable=[kit.agent for kit in app.settings.kits if kit.launch is not None],
         tell=lambda fault: worker.report(fault, lasting=False),
     )
     worker = TrayWorker(
@@ -124,6 +126,7 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         prefs=prefs,
         pauses=PauseStore(app.settings.data_dir / PAUSE_FILE),
         show=icon.show if icon is not None else _no_view,
+        names=app.settings.display_names(),
         in_front=link.in_front,
         open_page=windows.open if windows is not None else None,
         autostart=autostart.for_platform(),

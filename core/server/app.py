@@ -35,6 +35,7 @@ from agentbar.core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
 from agentbar.core.server.context import (
     CONTEXT,
     ID,
+    AgentEntry,
     Context,
     Sessions,
     agent_param,
@@ -48,7 +49,7 @@ from agentbar.core.server.replies import BadRequest, Refused, guarded, json_repl
 from agentbar.core.server.security import Guard, error
 
 __all__ = [
-    "CONTEXT", "Context", "Gate", "GatedSite", "Guard", "Sessions", "broadcast",
+    "CONTEXT", "AgentEntry", "Context", "Gate", "GatedSite", "Guard", "Sessions", "broadcast",
     "broadcast_task", "build_app", "quiet_library_logs", "web",
 ]  # fmt: skip
 
@@ -74,6 +75,7 @@ def build_app(ctx: Context, gate: Gate | None = None) -> web.Application:
     app.on_shutdown.append(_close_clients)
     routes = [
         web.get("/api/health", health),
+        web.get("/api/agents", agents),
         web.get("/api/sessions", sessions),
         web.get("/api/sessions/{session_id}", session),
         web.get("/api/sessions/{session_id}/items", items),
@@ -137,6 +139,10 @@ async def _counts(ctx: Context) -> dict[SessionKey, dict[str, int]] | None:
 
 
 @guarded
+async def agents(request: web.Request) -> web.Response:
+    return json_reply({"agents": [entry.to_json() for entry in context_of(request).agents]})
+
+
 async def health(request: web.Request) -> web.Response:
     ctx = context_of(request)
     return json_reply(

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from agentbar.core.agents.base import AgentKit
 from agentbar.core.engine_messages import EngineStats
 from agentbar.core.launch.manager import TaskManager
 from agentbar.core.model import Agent, SessionKey, SessionSnapshot, StateChange
@@ -42,6 +43,24 @@ class Sessions(Protocol):
     def stats(self) -> EngineStats: ...
 
 
+@dataclass(frozen=True, slots=True)
+class AgentEntry:
+    """One agent this agentbar knows, as the window lists it (``GET /api/agents``)."""
+
+    agent: Agent
+    name: str  # what a person calls it ("Claude Code")
+    launch: bool  # agentbar can start it (new, resume, fork)
+    replay: bool  # its sessions can be read in the window
+
+    @classmethod
+    def of(cls, kit: AgentKit) -> AgentEntry:
+        return cls(kit.agent, kit.display_name, kit.launch is not None, kit.replay is not None)
+
+    def to_json(self) -> dict[str, object]:
+        return {"agent": str(self.agent), "name": self.name, "launch": self.launch,
+                "replay": self.replay}  # fmt: skip
+
+
 @dataclass
 class Context:
     engine: Sessions
@@ -50,6 +69,7 @@ class Context:
     guard: Guard
     web_dir: Path
     clients: set[asyncio.Queue[bytes | None]] = field(default_factory=set)
+    agents: tuple[AgentEntry, ...] = ()  # the agents this agentbar knows (its kits')
     tasks: TaskManager | None = None  # launched agents, when this process owns them
     quit: Callable[[str], None] | None = None  # ask the process to quit ("keep"/"stop" tasks)
     window: WindowLink = field(default_factory=WindowLink)  # what the windows show
@@ -66,10 +86,10 @@ def agent_param(request: web.Request) -> Agent | None:
     raw = request.query.get("agent")
     if not raw:
         return None
-    try:
-        return Agent(raw)
-    except ValueError:
-        raise BadRequest("agent must be claude or codex") from None
+    known = [entry.agent for entry in context_of(request).agents]
+    if raw not in known:
+        raise BadRequest(f"agent must be one of {', '.join(known)}")
+    return Agent(raw)
 
 
 def find_session(request: web.Request) -> SessionSnapshot:
@@ -81,7 +101,7 @@ def find_session(request: web.Request) -> SessionSnapshot:
     found = [
         s
         for s in context_of(request).engine.sessions()
-        if s.key.session_id == session_id and (agent is None or s.key.agent is agent)
+        if s.key.session_id == session_id and (agent is None or s.key.agent == agent)
     ]
     if not found:
         raise NotFound("no such session")
