@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeAlias
 
 import orjson
 
@@ -32,7 +32,16 @@ from agentbar.core.text import ago, natural_widths, short_path, table
 log = logging.getLogger(__name__)
 
 
+# (A string: argparse's class takes no subscript at run time, only in the type stubs.)
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
 def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
+    return parser_and_commands(prog)[0]
+
+
+def parser_and_commands(prog: str = "agentbar") -> tuple[argparse.ArgumentParser, Commands]:
+    """The headless commands' parser, and its subcommands for a front end to add its own."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Which of your Claude Code and Codex sessions needs you.",
@@ -48,7 +57,7 @@ def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
     hooks_cli.add_parser(commands, [kit.agent for kit in KITS if kit.hooks is not None])
     server_cli.add_parsers(commands)
     launch_cli.add_parsers(commands)
-    return parser
+    return parser, commands
 
 
 def version() -> str:
