@@ -120,8 +120,3 @@ def watch_fault(folder: Path, exc: OSError) -> Fault:
         "polling, a few seconds late.",
         str(folder),
     )
-
-
-def fault_of(error: AgentbarError, kind: FaultKind = FaultKind.ACTION, subject: str = "") -> Fault:
-    """The fault an error means, to show the person (its title and message)."""
-    return Fault(kind, error.title, error.message, subject)
