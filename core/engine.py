@@ -6,8 +6,8 @@ and tests drive it deterministically with ``catch_up()``, ``step()`` and ``drain
 and the ticker only put messages in the inbox. The engine keeps the loop, the reading and the
 deciding; its parts each do one job: ``engine_messages`` (what other threads post),
 ``session_record`` (what it knows of each session), ``process_binding`` (which process serves
-which session), ``task_links`` (launched tasks' hold on their sessions) and ``index_writer``
-(the index: load, save, search staging).
+which session), ``task_links`` (launched tasks' hold on their sessions), ``snapshots`` (what
+it publishes to other threads) and ``index_writer`` (the index: load, save, search staging).
 """
 
 from __future__ import annotations
@@ -45,8 +45,6 @@ from agentbar.core.model import (
     Agent,
     SessionKey,
     SessionSnapshot,
-    SessionState,
-    Source,
     State,
     StateChange,
 )
@@ -55,6 +53,7 @@ from agentbar.core.procs import ProcessTable
 from agentbar.core.records import Bookkeeping, Record, TitleSet, Unknown
 from agentbar.core.search import SearchEntry
 from agentbar.core.session_record import SessionRecord, SessionTable
+from agentbar.core.snapshots import SnapshotBoard
 from agentbar.core.sources.base import AgentSource, Owner, RegistryEntry, StreamKind
 from agentbar.core.state import fusion, hooks, turns
 from agentbar.core.state.hooks import HookState
@@ -140,10 +139,10 @@ class Engine:
         )
         self._tasks = TaskLinks(self._sessions, exiting=self._binder.process_exiting)
         self._writer = IndexWriter(index, self.streams, self._sessions, report=self._report)
+        self._board = SnapshotBoard(self._sessions, self.streams, self._tasks, self.clock)
         self._subscribers: list[Callable[[StateChange], None]] = []
         self._fault_subscribers: list[Callable[[Fault], None]] = []
         self._faults: tuple[Fault, ...] = ()
-        self._published: dict[SessionKey, SessionSnapshot] = {}
         self._caught_up = False
         self._last_full_rescan = 0.0
         self._lines = 0
@@ -177,13 +176,13 @@ class Engine:
 
     def sessions(self) -> list[SessionSnapshot]:
         """The latest published snapshot of every visible session."""
-        return list(self._published.values())
+        return self._board.snapshots()
 
     def stats(self) -> EngineStats:
         streams = list(self.streams)
         return EngineStats(
             streams=len(streams),
-            sessions=len(self._published),
+            sessions=len(self._board),
             lines=self._lines,
             bytes_read=self._bytes,
             malformed=sum(s.malformed for s in streams),
@@ -241,7 +240,7 @@ class Engine:
         self.ready.set()
         # Said once per start: what changes before this line is settled silently, what changes
         # after it is reported (`agentbar watch -v` readers wait for it).
-        log.info("%s: %d sessions", CAUGHT_UP, len(self._published))
+        log.info("%s: %d sessions", CAUGHT_UP, len(self._board))
 
     def _load_index(self) -> None:
         self._writer.load()
@@ -608,7 +607,7 @@ class Engine:
         session.hold_until = None
         previous, session.reported = session.reported, new
         if session.visible:
-            self._notify(StateChange(ts=now, snapshot=self._snapshot(session), prev=previous))
+            self._notify(StateChange(ts=now, snapshot=self._board.snapshot(session), prev=previous))
 
     def _notify(self, change: StateChange) -> None:
         for callback in list(self._subscribers):
@@ -617,53 +616,8 @@ class Engine:
             except Exception:
                 log.exception("a state-change subscriber failed")
 
-    def _snapshot(self, session: SessionRecord) -> SessionSnapshot:
-        facts = session.facts
-        registry = session.registry
-        state = session.state or SessionState(state=State.ENDED, source=Source.PROCESS)
-        return SessionSnapshot(
-            key=session.key,
-            project=session.project,
-            title=facts.title or (registry.name if registry else None),
-            state=state,
-            state_since=session.state_since or self.clock.time(),
-            started_at=facts.started_at,
-            last_activity=facts.last_activity,
-            model=facts.model,
-            usage=facts.usage,
-            transcript=session.transcript or session.hooks.transcript_path,
-            process=session.process,
-            task_id=self._tasks.task_of(session.key),
-            threads=self._threads(session),
-        )
-
-    def _threads(self, session: SessionRecord) -> tuple[tuple[str, str], ...]:
-        """The session's sub-agent files, by agent id (a sub-agent's own transcript, or a Codex
-        sub-agent's rollout), for replay."""
-        found = []
-        for path in session.streams:
-            stream = self.streams.get(path)
-            if (
-                stream is not None
-                and stream.agent_id is not None
-                and stream.spec.kind in (StreamKind.SUBAGENT, StreamKind.TRANSCRIPT)
-            ):
-                found.append((stream.agent_id, path))
-        return tuple(sorted(found))
-
     def _publish(self) -> None:
-        if not self._sessions.unpublished and self._caught_up:
-            return
-        published = dict(self._published)
-        keys = self._sessions.unpublished if self._caught_up else self._sessions.keys()
-        for key in keys:
-            session = self._sessions.get(key)
-            if session is None or not session.visible:
-                published.pop(key, None)
-            else:
-                published[key] = self._snapshot(session)
-        self._published = published  # one reference swap: readers never see a half update
-        self._sessions.unpublished = set()
+        self._board.publish(everything=not self._caught_up)
 
     def _report(self, fault: Fault) -> None:
         """Tell the fault subscribers of ``fault``, once: the same fault seen again (the same

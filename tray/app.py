@@ -69,7 +69,10 @@ def _run_owner(settings: Settings, err: TextIO) -> int:
     try:
         with app.serving(quit=quit_app) as server:
             listening = True
-            return _serve(app, server, prefs, no_icon, can_open, err, quit_app)
+            return _serve(
+                app, server, prefs=prefs, no_icon=no_icon, can_open=can_open, err=err,
+                quit_app=quit_app,
+            )  # fmt: skip
     except OSError as exc:
         if listening:
             raise  # not the socket: a bug to see, not to explain away
@@ -80,9 +83,10 @@ def _run_owner(settings: Settings, err: TextIO) -> int:
         app.close(keep_tasks=quit_app.choice != STOP_TASKS)
 
 
-def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
+def _serve(
     app: Agentbar,
     server: LoopbackServer,
+    *,
     prefs: preferences.PreferencesFile,
     no_icon: str,
     can_open: bool,
@@ -101,10 +105,9 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
     )
     icon, no_icon = (None, no_icon) if no_icon else _try_icon(err)
     quit_app.attach(icon)
-    posted: list[Callable[[Action], None]] = []  # the worker's post, once it exists
 
     def on_click(action: Action) -> None:
-        posted[0](action)
+        worker.post(action)  # the worker is made just below; no click comes before it runs
 
     def tell(line: str) -> None:
         print(f"agentbar: {line}", file=err, flush=True)
@@ -140,7 +143,6 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
     tasks.subscribe(lambda _info: worker.wake())
     # A folder that cannot be watched, an index rebuilt: a notice and a line in the menu.
     app.subscribe_faults(worker.report)
-    posted.append(worker.post)
     if icon is not None:
         icon.on_action = worker.post
     if windows is not None:
