@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from aiohttp import web
 
-from agentbar.core.agents.base import AgentKit
+from agentbar.core.agents.base import AgentKit, ToolVocabulary
 from agentbar.core.engine_messages import EngineStats
 from agentbar.core.launch.manager import TaskManager
 from agentbar.core.model import Agent, SessionKey, SessionSnapshot, StateChange
@@ -70,6 +70,7 @@ class Context:
     web_dir: Path
     clients: set[asyncio.Queue[bytes | None]] = field(default_factory=set)
     agents: tuple[AgentEntry, ...] = ()  # the agents this agentbar knows (its kits')
+    tools: Mapping[Agent, ToolVocabulary] = field(default_factory=dict)  # for hand-offs
     tasks: TaskManager | None = None  # launched agents, when this process owns them
     quit: Callable[[str], None] | None = None  # ask the process to quit ("keep"/"stop" tasks)
     window: WindowLink = field(default_factory=WindowLink)  # what the windows show

@@ -247,7 +247,9 @@ class _Handlers:
         ctx = self._ctx_of(request)
         snap = self._session(request)
         what = self._what(request.query.get("what"))
-        text = await self._call(request, lambda: handoff_text(ctx.replay, snap, what))
+        text = await self._call(
+            request, lambda: handoff_text(ctx.replay, snap, what, ctx.tools.get(snap.key.agent))
+        )
         return json_reply({"what": str(what), "text": text})
 
     async def handoff(self, request: web.Request) -> web.StreamResponse:
@@ -259,7 +261,9 @@ class _Handlers:
         target = body.get("to")
         if not isinstance(target, dict) or not (("task" in target) ^ ("agent" in target)):
             raise Refused(400, "bad_request", 'to must be {"task": ID} or {"agent": NAME}')
-        text = await self._call(request, lambda: handoff_text(ctx.replay, snap, what))
+        text = await self._call(
+            request, lambda: handoff_text(ctx.replay, snap, what, ctx.tools.get(snap.key.agent))
+        )
         if "task" in target:
             task_id = str(target["task"])
             if not _TASK_ID.match(task_id):
