@@ -38,6 +38,9 @@ class Settings:
     # The agents this agentbar knows: the composition root's list, read when settings are made.
     kits: tuple[AgentKit, ...] = field(default_factory=lambda: registry.KITS)
 
+    def __post_init__(self) -> None:
+        by_agent(self.kits)  # two kits for one agent: a ValueError now, not a mix-up later
+
     @classmethod
     def from_env(
         cls, env: Mapping[str, str] | None = None, kits: tuple[AgentKit, ...] | None = None

@@ -22,7 +22,6 @@ from toy_agent.files import MARKER
 
 from agentbar.core import cli
 from agentbar.core.agents import registry
-from agentbar.core.agents.base import by_agent
 from agentbar.core.config import Settings, UnknownAgent
 from agentbar.core.hooks import installer
 from agentbar.core.hooks.errors import HooksFileError
@@ -100,8 +99,10 @@ def test_settings_from_the_composition_list_know_the_toy_agent(env: dict[str, st
     assert [s.agent for s in settings.sources()].count(TOY) == 2  # its chats, its hook events
     with pytest.raises(UnknownAgent, match="unknown agent 'cursor'"):
         settings.kit("cursor")
-    with pytest.raises(ValueError, match="two agent kits"):
-        by_agent((*settings.kits, toy_agent.KIT))
+    with pytest.raises(ValueError, match="two agent kits for Agent\\('toy'\\)"):
+        Settings(
+            homes=settings.homes, data_dir=settings.data_dir, kits=(*settings.kits, toy_agent.KIT)
+        )
 
 
 def test_the_toy_agent_lives_in_the_real_engine(
