@@ -161,7 +161,7 @@ def status(settings: Settings, *, show_all: bool, as_json: bool, out: TextIO) ->
         parts = ", ".join(f"{n} {what}" for what, n in skipped.items() if n)
         out.write(f"(skipped input: {parts}; see {settings.data_dir / logs.LOG_FILE})\n")
     for fault in problems:
-        out.write(f"({fault.title}: {fault.message})\n")
+        out.write(f"({fault.line()})\n")
     return 0
 
 
@@ -205,9 +205,7 @@ def watch(settings: Settings, *, as_json: bool, out: TextIO, err: TextIO | None 
     finished = threading.Event()
     printer = _Printer(out, as_json, on_broken_pipe=finished.set)
     app.subscribe(printer)
-    app.subscribe_faults(
-        lambda fault: print(f"agentbar: {fault.title}: {fault.message}", file=err, flush=True)
-    )
+    app.subscribe_faults(lambda fault: print(f"agentbar: {fault.line()}", file=err, flush=True))
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: finished.set())
     try:

@@ -163,12 +163,13 @@ class Engine:
 
     def subscribe_faults(self, callback: Callable[[Fault], None]) -> Callable[[], None]:
         """Call ``callback`` on the engine thread for every new fault (a folder it cannot
-        watch, an index it rebuilt). It must return quickly, like a state subscriber."""
+        watch, an index it rebuilt), and again, marked ``over``, when one has gone. It must
+        return quickly, like a state subscriber."""
         self._fault_subscribers.append(callback)
         return lambda: self._fault_subscribers.remove(callback)
 
     def faults(self) -> tuple[Fault, ...]:
-        """Every fault reported since the start, once each, oldest first."""
+        """The faults that last, once each, oldest first (those over are gone)."""
         return self._faults
 
     def post(self, message: Message) -> None:
@@ -621,10 +622,16 @@ class Engine:
 
     def _report(self, fault: Fault) -> None:
         """Tell the fault subscribers of ``fault``, once: the same fault seen again (the same
-        folder still unwatchable at the next tick) is not news."""
-        if any(seen.key == fault.key for seen in self._faults):
+        folder still unwatchable at the next tick) is not news. A fault marked ``over`` ends
+        the one with its key (and is news only if that one was told)."""
+        known = any(seen.key == fault.key for seen in self._faults)
+        if known != fault.over:
             return
-        self._faults = (*self._faults, fault)  # one reference swap, like the snapshots
+        # One reference swap, like the snapshots: readers on other threads see one or the other.
+        if fault.over:
+            self._faults = tuple(seen for seen in self._faults if seen.key != fault.key)
+        else:
+            self._faults = (*self._faults, fault)
         for callback in list(self._fault_subscribers):
             try:
                 callback(fault)

@@ -24,7 +24,8 @@ mean a standard kind of failure keep that base too, so ``except LookupError`` st
 
 A ``Fault`` is what the engine (and the watcher feeding it) reports while running: a folder it
 cannot watch, an index it had to rebuild, a folder it cannot read. Faults are published to the
-engine's fault subscribers; the tray shows each as a notice and a menu line.
+engine's fault subscribers; the tray shows each as a notice and a menu line, until the same
+fault comes again marked ``over`` (the watch that failed succeeded at a later try).
 """
 
 from __future__ import annotations
@@ -72,17 +73,26 @@ class FaultKind(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Fault:
     """A runtime fault for the person: what failed (``title``), why and what to do
-    (``message``), about which folder or file (``subject``, for telling one from another)."""
+    (``message``), about which folder or file (``subject``, for telling one from another).
+    ``over``: the same problem has gone (the folder is watched after all), so it is no longer
+    listed."""
 
     kind: FaultKind
     title: str
     message: str
     subject: str = ""
+    over: bool = False
 
     @property
     def key(self) -> tuple[FaultKind, str]:
         """Faults with the same key are the same problem seen again."""
         return (self.kind, self.subject)
+
+    def line(self) -> str:
+        """The fault in one line, for a terminal or a log."""
+        if self.over:
+            return f"no longer: {self.title} ({self.subject})"
+        return f"{self.title}: {self.message}"
 
 
 WATCH_LIMIT_SYSCTLS = {

@@ -11,6 +11,7 @@ fault, which reaches the person with its remedy (the sysctl to raise).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -31,7 +32,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from agentbar.core.engine_messages import Faulted, Message, PathTouched, Rescan, Tick
-from agentbar.core.errors import watch_fault
+from agentbar.core.errors import Fault, watch_fault
 from agentbar.core.sources.base import WatchRoot
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,7 @@ class FileWatcher:
         self._observer: BaseObserver | None = None
         self._watched: set[Path] = set()
         self._sentinels: dict[Path, ObservedWatch] = {}
+        self._failed: dict[Path, Fault] = {}  # the folders that could not be watched, and why
         self._lock = threading.Lock()
         self.native = False
 
@@ -140,8 +142,9 @@ class FileWatcher:
                     except OSError as exc:
                         # inotify's watch limit: this root is left to the periodic rescan.
                         log.warning("cannot watch %s (%s); it will be polled", root.path, exc)
-                        self._post(Faulted(watch_fault(root.path, exc)))
+                        self._failed_to_watch(root.path, exc)
                         continue
+                    self._watched_after_all(root.path)
                     self._watched.add(root.path)
                     self._post(Rescan(root.path))  # anything written before the watch existed
                     continue
@@ -160,7 +163,22 @@ class FileWatcher:
                     )
                 except OSError as exc:
                     log.warning("cannot watch %s for new folders (%s)", folder, exc)
-                    self._post(Faulted(watch_fault(folder, exc)))
+                    self._failed_to_watch(folder, exc)
+                    continue
+                self._watched_after_all(folder)
+
+    def _failed_to_watch(self, folder: Path, exc: OSError) -> None:
+        fault = watch_fault(folder, exc)
+        self._failed[folder] = fault
+        self._post(Faulted(fault))  # (the engine tells each problem once)
+
+    def _watched_after_all(self, folder: Path) -> None:
+        """A folder that failed before is watched now (the limit was raised): the problem is
+        over."""
+        fault = self._failed.pop(folder, None)
+        if fault is not None:
+            log.info("watching %s after all", folder)
+            self._post(Faulted(dataclasses.replace(fault, over=True)))
 
     def stop(self) -> None:
         if self._observer is not None:

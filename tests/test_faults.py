@@ -5,6 +5,7 @@ subscribers and ``problems()``."""
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import queue
 import subprocess
@@ -13,11 +14,13 @@ import threading
 from pathlib import Path
 
 from cli_runner import agentbar
+from engine_harness import make_rig
 from polling import end_process, wait_for
-from user_namespace import need_user_namespaces, with_watch_limit
+from user_namespace import need_user_namespaces, set_watch_limit, with_watch_limit
 
 from agentbar.core.app import Agentbar
 from agentbar.core.config import Settings
+from agentbar.core.engine_messages import Faulted
 from agentbar.core.errors import AgentbarError, Fault, FaultKind, watch_fault
 from agentbar.core.index import IndexUnusable
 from agentbar.core.launch.manager import NoSuchTask, NotWaiting
@@ -37,7 +40,9 @@ def home_env(tmp_path: Path) -> dict[str, str]:
     }
 
 
-def test_watch_says_when_the_watch_limit_is_reached_and_how_to_raise_it(tmp_path: Path) -> None:
+def test_watch_says_when_the_watch_limit_is_reached_how_to_raise_it_and_when_it_was(
+    tmp_path: Path,
+) -> None:
     need_user_namespaces()
     env = home_env(tmp_path)
     argv = with_watch_limit([sys.executable, "-m", "agentbar.tray", "watch"], watches=1)
@@ -54,6 +59,14 @@ def test_watch_says_when_the_watch_limit_is_reached_and_how_to_raise_it(tmp_path
             30,
             "the watch-limit fault on stderr",
         )
+        # The person raises the limit: the next tick watches the folders, the problem is over.
+        set_watch_limit(proc.pid, 524288)
+        over = wait_for(
+            lambda: next((line for line in said if "no longer: File watch limit" in line), None),
+            30,
+            "the fault over",
+        )
+        assert str(tmp_path / "home") in over
     finally:
         end_process(proc)
         reader.join(5)
@@ -124,3 +137,18 @@ def test_every_error_has_a_title_and_a_message_and_keeps_its_old_base() -> None:
     assert error.title == "The agent is not asking for approval"
     assert error.message == str(error) == "no approval prompt on task t1's screen"
     assert IndexUnusable("x", outdated=True).outdated
+
+
+def test_the_engine_tells_each_problem_once_and_when_it_is_over(tmp_path: Path) -> None:
+    rig = make_rig(tmp_path)
+    engine = rig.open()
+    heard: list[Fault] = []
+    engine.subscribe_faults(heard.append)
+    fault = watch_fault(rig.claude / "projects", OSError(errno.ENOSPC, "limit"))
+    over = dataclasses.replace(fault, over=True)
+    for message in (over, fault, fault, over, over):  # over before it began: nothing
+        engine.post(Faulted(message))
+    engine.drain()
+    assert heard == [fault, over]
+    assert engine.faults() == ()
+    rig.close()

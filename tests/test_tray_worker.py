@@ -5,6 +5,7 @@ and a restart of the whole thing tells nothing twice."""
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import time
 from pathlib import Path
@@ -322,3 +323,9 @@ def test_a_lasting_problem_is_told_once_and_listed_a_one_off_each_time(
     tray.step()
     assert [n.title for n in tray.notifier.sent[1:]] == ["Cannot launch the agent"] * 2
     assert [e.label for e in tray.view.menu if e.label.startswith("Problem:")] == lines
+    # The limit was raised: both folders are watched, the line goes without a word.
+    for fault in full:
+        tray.worker.report(dataclasses.replace(fault, over=True))
+    tray.step()
+    assert not any(e.label.startswith("Problem:") for e in tray.view.menu)
+    assert len(tray.notifier.sent) == 3

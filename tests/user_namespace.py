@@ -23,10 +23,17 @@ def with_watch_limit(argv: list[str], watches: int) -> list[str]:
     return ["unshare", "-U", "-r", "sh", "-c", script, "sh", *argv]
 
 
+def set_watch_limit(pid: int, watches: int) -> None:
+    """Change the limit in the namespace process ``pid`` runs in (as if a person ran the sysctl
+    there), from outside it."""
+    script = f"echo {watches} > {LIMIT_FILE}"
+    subprocess.run(["nsenter", "-t", str(pid), "-U", "sh", "-c", script], check=True, timeout=30)
+
+
 def need_user_namespaces() -> None:
     """Skip (saying why) where a user namespace cannot lower its own watch limit."""
-    if shutil.which("unshare") is None or not LIMIT_FILE.exists():
-        pytest.skip("needs unshare and per-namespace inotify limits (Linux 5.11+)")
+    if not (shutil.which("unshare") and shutil.which("nsenter") and LIMIT_FILE.exists()):
+        pytest.skip("needs unshare, nsenter and per-namespace inotify limits (Linux 5.11+)")
     probe = subprocess.run(
         with_watch_limit(["true"], 1), capture_output=True, text=True, timeout=30, check=False
     )

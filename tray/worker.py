@@ -147,7 +147,8 @@ class TrayWorker:
 
     def report(self, fault: Fault, *, lasting: bool = True) -> None:
         """Tell the person of ``fault`` (any thread): a notice, and while it is ``lasting``
-        (the engine's faults) a line in the menu. The same problem is told once."""
+        (the engine's faults) a line in the menu, until the same fault comes ``over``. The same
+        problem is told once."""
         self._inbox.put(_Problem(fault, lasting))
 
     def _on_change(self, change: StateChange) -> None:
@@ -232,6 +233,9 @@ class TrayWorker:
             self.show(view)
 
     def _problem(self, fault: Fault, *, lasting: bool) -> None:
+        if fault.over:  # the folder is watched after all: its line goes, nothing is said
+            self.problems = tuple(p for p in self.problems if p.key != fault.key)
+            return
         if lasting:
             if any(p.key == fault.key for p in self.problems):
                 return

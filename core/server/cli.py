@@ -104,7 +104,7 @@ def serve(
 
 def say_fault(fault: Fault) -> None:
     """A runtime fault, in one line on stderr (on the engine thread: one short write)."""
-    print(f"agentbar: {fault.title}: {fault.message}", file=sys.stderr, flush=True)
+    print(f"agentbar: {fault.line()}", file=sys.stderr, flush=True)
 
 
 def keep_tasks(tasks: TaskManager, choice: str, out: TextIO) -> bool:
