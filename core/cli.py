@@ -149,6 +149,7 @@ def status(settings: Settings, *, show_all: bool, as_json: bool, out: TextIO) ->
         document = {
             "sessions": [s.to_json() for s in rows],
             "diagnostics": diagnostics(stats),
+            "problems": [fault.to_json() for fault in problems],
         }
         out.write(jsonsafe.dumps(document, orjson.OPT_INDENT_2).decode() + "\n")
         return 0

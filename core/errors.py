@@ -88,6 +88,14 @@ class Fault:
         """Faults with the same key are the same problem seen again."""
         return (self.kind, self.subject)
 
+    def to_json(self) -> dict[str, str]:
+        return {
+            "kind": str(self.kind),
+            "title": self.title,
+            "message": self.message,
+            "subject": self.subject,
+        }
+
     def line(self) -> str:
         """The fault in one line, for a terminal or a log."""
         if self.over:

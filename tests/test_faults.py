@@ -11,8 +11,10 @@ import queue
 import subprocess
 import sys
 import threading
+import urllib.request
 from pathlib import Path
 
+import orjson
 from cli_runner import agentbar
 from engine_harness import make_rig
 from polling import end_process, wait_for
@@ -95,6 +97,14 @@ def test_a_damaged_index_is_a_problem_the_app_reports(tmp_path: Path) -> None:
         assert "untouched" in fault.message
         assert app.problems() == (fault,)
         assert app.wait_ready(20)
+        with app.serving() as server:  # and the API says so, for a browser or a script
+            request = urllib.request.Request(
+                f"{server.origin}/api/health", headers={"Authorization": f"Bearer {server.token}"}
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                health = orjson.loads(response.read())
+        assert health["problems"] == [fault.to_json()]
+        assert health["problems"][0]["kind"] == "index"
     finally:
         app.close()
     # Set aside and rebuilt: the next start finds nothing wrong.
@@ -114,6 +124,11 @@ def test_status_lists_the_problems_it_met(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "(The session index was damaged and is rebuilt: " in done.stdout
     assert str(settings.index_path) not in done.stderr  # a sentence, not a traceback
+    settings.index_path.write_bytes(b"SQLite format 3\x00" + b"\xde\xad" * 4096)
+    done = agentbar(env, "status", "--json")
+    assert done.returncode == 0, done.stderr
+    (problem,) = orjson.loads(done.stdout)["problems"]
+    assert (problem["kind"], problem["subject"]) == ("index", str(settings.index_path))
 
 
 def test_watch_faults_say_what_to_do_for_each_cause() -> None:

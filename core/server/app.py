@@ -143,6 +143,7 @@ async def agents(request: web.Request) -> web.Response:
     return json_reply({"agents": [entry.to_json() for entry in context_of(request).agents]})
 
 
+@guarded
 async def health(request: web.Request) -> web.Response:
     ctx = context_of(request)
     return json_reply(
@@ -153,6 +154,7 @@ async def health(request: web.Request) -> web.Response:
             "ready": ctx.engine.ready.is_set(),
             "sessions": len(ctx.engine.sessions()),
             "search": ctx.searcher is not None,
+            "problems": [fault.to_json() for fault in ctx.engine.faults()],
         }
     )
 

@@ -20,6 +20,7 @@ from aiohttp import web
 
 from agentbar.core.agents.base import AgentKit, ToolVocabulary
 from agentbar.core.engine_messages import EngineStats
+from agentbar.core.errors import Fault
 from agentbar.core.launch.manager import TaskManager
 from agentbar.core.model import Agent, SessionKey, SessionSnapshot, StateChange
 from agentbar.core.replay.pages import NotFound, Replay
@@ -41,6 +42,8 @@ class Sessions(Protocol):
     def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]: ...
 
     def stats(self) -> EngineStats: ...
+
+    def faults(self) -> tuple[Fault, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
