@@ -509,27 +509,13 @@ class ClaudeSession:
 
     # realistic traffic ------------------------------------------------------------------------
 
-    def _tool_round(
-        self, agent_id: str | None, subagents: list[tuple[str, int]], budget: int
-    ) -> Iterator[dict[str, Any]]:
+    def _pick_tool(
+        self, roll: float, *, spawn: bool
+    ) -> tuple[str, dict[str, Any], _ProjectFile | None]:
+        """The tool a round calls, its input and the project file it is about (the same draws,
+        in the same order, as ever: the corpus stays the same for the same seed)."""
         rng, pools = self.rng, self.pools
-        message_id = f"msg_01{pools.cut(rng, pools.b64, 22)}"
-        request_id = f"req_011C{pools.cut(rng, pools.b64, 20)}"
-        usage = self.usage()
-        blocks: list[dict[str, Any]] = []
-        if rng.random() < 0.6:
-            blocks.append(
-                {
-                    "type": "thinking",
-                    "thinking": pools.sentence(rng, 200, 3000),
-                    "signature": pools.cut(rng, pools.b64, rng.randint(400, 2400)),
-                }
-            )
-        if rng.random() < 0.4:
-            blocks.append({"type": "text", "text": pools.sentence(rng, 40, 600)})
-        tool_id = f"toolu_01{pools.cut(rng, pools.b64, 22)}"
-        roll = rng.random()
-        spawn = agent_id is None and self.allow_subagents and budget > 200 * KB and roll < 0.04
+        project_file: _ProjectFile | None = None
         if spawn:
             name = "Task"
             tool_input: dict[str, Any] = {
@@ -567,6 +553,30 @@ class ClaudeSession:
                 "path": self.cwd,
                 "output_mode": "content",
             }
+        return name, tool_input, project_file
+
+    def _tool_round(
+        self, agent_id: str | None, subagents: list[tuple[str, int]], budget: int
+    ) -> Iterator[dict[str, Any]]:
+        rng, pools = self.rng, self.pools
+        message_id = f"msg_01{pools.cut(rng, pools.b64, 22)}"
+        request_id = f"req_011C{pools.cut(rng, pools.b64, 20)}"
+        usage = self.usage()
+        blocks: list[dict[str, Any]] = []
+        if rng.random() < 0.6:
+            blocks.append(
+                {
+                    "type": "thinking",
+                    "thinking": pools.sentence(rng, 200, 3000),
+                    "signature": pools.cut(rng, pools.b64, rng.randint(400, 2400)),
+                }
+            )
+        if rng.random() < 0.4:
+            blocks.append({"type": "text", "text": pools.sentence(rng, 40, 600)})
+        tool_id = f"toolu_01{pools.cut(rng, pools.b64, 22)}"
+        roll = rng.random()
+        spawn = agent_id is None and self.allow_subagents and budget > 200 * KB and roll < 0.04
+        name, tool_input, project_file = self._pick_tool(roll, spawn=spawn)
         blocks.append({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
         lines = self.assistant(blocks, message_id, request_id, usage, "tool_use", agent_id)
         yield from lines

@@ -8,31 +8,40 @@ import argparse
 import contextlib
 import importlib.metadata
 import logging
-import os
 import shutil
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeAlias
 
 import orjson
 
 from agentbar.core import jsonsafe, logs, privacy
 from agentbar.core.agents import registry
+from agentbar.core.app import Agentbar
 from agentbar.core.config import Settings
 from agentbar.core.hooks import cli as hooks_cli
 from agentbar.core.launch import cli as launch_cli
 from agentbar.core.listing import diagnostics, select
 from agentbar.core.model import SessionSnapshot, StateChange
 from agentbar.core.server import cli as server_cli
-from agentbar.core.service import Service
+from agentbar.core.text import ago, natural_widths, short_path, table
 
 log = logging.getLogger(__name__)
 
 
+# (A string: argparse's class takes no subscript at run time, only in the type stubs.)
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
 def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
+    return parser_and_commands(prog)[0]
+
+
+def parser_and_commands(prog: str = "agentbar") -> tuple[argparse.ArgumentParser, Commands]:
+    """The headless commands' parser, and its subcommands for a front end to add its own."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Which of your Claude Code and Codex sessions needs you.",
@@ -48,7 +57,7 @@ def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
     hooks_cli.add_parser(commands, [kit.agent for kit in registry.KITS if kit.hooks is not None])
     server_cli.add_parsers(commands)
     launch_cli.add_parsers(commands, [kit.agent for kit in registry.KITS if kit.launch is not None])
-    return parser
+    return parser, commands
 
 
 def version() -> str:
@@ -126,19 +135,21 @@ def setup_logging(settings: Settings, *, verbose: bool, detached: bool = False) 
 
 
 def status(settings: Settings, *, show_all: bool, as_json: bool, out: TextIO) -> int:
-    service = Service.open(settings)
+    app = Agentbar.open(settings, tasks=False)
     try:
-        service.engine.catch_up()
-        snapshots = service.engine.sessions()
-        stats = service.engine.stats()
+        app.catch_up()
+        snapshots = app.sessions()
+        stats = app.stats()
+        problems = app.problems()
     finally:
-        service.close()
+        app.close()
     now = time.time()
     rows = select(snapshots, now=now, show_all=show_all)
     if as_json:
         document = {
             "sessions": [s.to_json() for s in rows],
             "diagnostics": diagnostics(stats),
+            "problems": [fault.to_json() for fault in problems],
         }
         out.write(jsonsafe.dumps(document, orjson.OPT_INDENT_2).decode() + "\n")
         return 0
@@ -146,10 +157,12 @@ def status(settings: Settings, *, show_all: bool, as_json: bool, out: TextIO) ->
     hidden = len(snapshots) - len(rows)
     if hidden and not show_all:
         out.write(f"({hidden} older ended sessions not shown; --all lists them)\n")
-    problems = diagnostics(stats)
-    if any(problems.values()):
-        parts = ", ".join(f"{n} {what}" for what, n in problems.items() if n)
+    skipped = diagnostics(stats)
+    if any(skipped.values()):
+        parts = ", ".join(f"{n} {what}" for what, n in skipped.items() if n)
         out.write(f"(skipped input: {parts}; see {settings.data_dir / logs.LOG_FILE})\n")
+    for fault in problems:
+        out.write(f"({fault.line()})\n")
     return 0
 
 
@@ -157,7 +170,7 @@ def render_table(rows: Sequence[SessionSnapshot], *, now: float, width: int) -> 
     if not rows:
         return "No agent sessions found.\n"
     header = ("STATE", "AGENT", "PROJECT", "TITLE", "DETAIL", "ACTIVE")
-    table = [
+    rows_text = [
         (
             state_label(s),
             str(s.key.agent),
@@ -168,45 +181,18 @@ def render_table(rows: Sequence[SessionSnapshot], *, now: float, width: int) -> 
         )
         for s in rows
     ]
-    fixed = [max(len(r[i]) for r in [header, *table]) for i in range(len(header))]
+    fixed = natural_widths(header, rows_text)
     # Squeeze the free-text columns (project, title, detail) to the terminal width.
     budget = max(width - sum(fixed[i] for i in (0, 1, 5)) - 2 * (len(header) - 1), 30)
     caps = {2: budget // 4, 3: budget * 3 // 8, 4: budget * 3 // 8}
     widths = [min(fixed[i], caps.get(i, fixed[i])) for i in range(len(header))]
-    lines = []
-    for row in [header, *table]:
-        cells = [cut(cell, widths[i]).ljust(widths[i]) for i, cell in enumerate(row)]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines) + "\n"
+    return table(header, rows_text, widths)
 
 
 def state_label(s: SessionSnapshot) -> str:
     if s.state.waiting_for is not None:
         return f"{s.state.state} ({s.state.waiting_for})"
     return str(s.state.state)
-
-
-def short_path(path: str | None) -> str:
-    if not path:
-        return ""
-    home = os.path.expanduser("~")
-    if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
-        return "~" + path[len(home) :]
-    return path
-
-
-def cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
-
-
-def ago(epoch: float | None, now: float) -> str:
-    if epoch is None:
-        return ""
-    seconds = max(0, int(now - epoch))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit} ago"
-    return f"{seconds}s ago"
 
 
 # -- watch ---------------------------------------------------------------------------------
@@ -216,23 +202,24 @@ def watch(settings: Settings, *, as_json: bool, out: TextIO, err: TextIO | None 
     """Print each change until interrupted. Once the start's silent catch-up is done, one line
     on ``err`` says so: from then on every change is printed (a script can wait for it)."""
     err = sys.stderr if err is None else err
-    service = Service.open(settings)
+    app = Agentbar.open(settings, tasks=False)
     finished = threading.Event()
     printer = _Printer(out, as_json, on_broken_pipe=finished.set)
-    service.engine.subscribe(printer)
+    app.subscribe(printer)
+    app.subscribe_faults(lambda fault: print(f"agentbar: {fault.line()}", file=err, flush=True))
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: finished.set())
     try:
-        service.start()
+        app.start()
         announced = False
         while not finished.wait(0.05 if not announced else 0.5):
-            if not announced and service.engine.ready.is_set():
-                count = len(service.engine.sessions())
+            if not announced and app.engine.ready.is_set():
+                count = len(app.sessions())
                 print(f"agentbar: watching {count} sessions; changes from now on", file=err)
                 err.flush()
                 announced = True
     finally:
-        service.close()
+        app.close()
     return 0
 
 

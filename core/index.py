@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from agentbar.core import codec, jsonsafe
+from agentbar.core.errors import AgentbarError
 from agentbar.core.facts import SessionFacts
 from agentbar.core.model import Agent, Process, SessionKey, SessionState, Source, State, WaitingFor
 from agentbar.core.privacy import create_private, private_dir
@@ -120,8 +121,14 @@ class SessionRow:
     hooks: HookState = field(default_factory=HookState)
 
 
-class IndexUnusable(Exception):
+class IndexUnusable(AgentbarError):
     """The index file cannot be opened or read; the caller rebuilds."""
+
+    title = "The session index was damaged and is rebuilt"
+
+    def __init__(self, message: str, *, outdated: bool = False) -> None:
+        super().__init__(message)
+        self.outdated = outdated  # only written by another version: no damage to report
 
 
 class Index:
@@ -129,6 +136,9 @@ class Index:
         self._conn = conn
         self.path = path
         self.search = SearchWriter()
+        # Why the file found at open was damaged and set aside (None: it was fine, new, or only
+        # outdated): the engine tells the person, since rebuilding takes a while.
+        self.damaged: str | None = None
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -141,7 +151,10 @@ class Index:
         except (sqlite3.DatabaseError, IndexUnusable) as exc:
             log.warning("index %s is unusable (%s); rebuilding from the transcripts", path, exc)
             _move_aside(path)
-            return cls._open_checked(path)
+            index = cls._open_checked(path)
+            if not (isinstance(exc, IndexUnusable) and exc.outdated):
+                index.damaged = str(exc)
+            return index
 
     @classmethod
     def in_memory(cls) -> Index:
@@ -184,7 +197,7 @@ class Index:
                 "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
             ).fetchone()
             if has_meta and not index._is_current():
-                raise IndexUnusable("written by another schema or rule version")
+                raise IndexUnusable("written by another schema or rule version", outdated=True)
             if has_meta:
                 check = conn.execute("PRAGMA quick_check").fetchone()
                 if not check or check[0] != "ok":

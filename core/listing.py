@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentbar.core.engine import EngineStats
+from agentbar.core.engine_messages import EngineStats
 from agentbar.core.model import SessionSnapshot, State
 
 RECENT_SECONDS = 24 * 3600

@@ -22,6 +22,7 @@ from typing import BinaryIO, Protocol
 
 import zstandard
 
+from agentbar.core.errors import AgentbarError
 from agentbar.core.positional import pread
 
 FINGERPRINT_BYTES = 64
@@ -437,5 +438,7 @@ class ZstdFileReader(WholeFileReader):
             raise ValueError(f"corrupt zstd archive: {exc}") from exc
 
 
-class UnreadableFile(Exception):
+class UnreadableFile(AgentbarError):
     """A file exists but cannot be decoded (corrupt archive); the engine logs and counts it."""
+
+    title = "Cannot read a session file"

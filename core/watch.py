@@ -4,11 +4,14 @@
 inotify (or the platform's native API) through watchdog delivers a line's write in about a
 millisecond. When no native observer can start (inotify limits, odd file systems) the watcher
 says so and the ticker alone drives the engine: every tick it stats the hot files, and every
-full-rescan period it walks everything, so at worst a change is seen one tick late.
+full-rescan period it walks everything, so at worst a change is seen one tick late. A folder
+that cannot be watched (inotify's limits, no permission) is also posted to the engine as a
+fault, which reaches the person with its remedy (the sysctl to raise).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -28,7 +31,8 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
-from agentbar.core.engine import Message, PathTouched, Rescan, Tick
+from agentbar.core.engine_messages import Faulted, Message, PathTouched, Rescan, Tick
+from agentbar.core.errors import Fault, watch_fault
 from agentbar.core.sources.base import WatchRoot
 
 log = logging.getLogger(__name__)
@@ -94,6 +98,7 @@ class FileWatcher:
         self._observer: BaseObserver | None = None
         self._watched: set[Path] = set()
         self._sentinels: dict[Path, ObservedWatch] = {}
+        self._failed: dict[Path, Fault] = {}  # the folders that could not be watched, and why
         self._lock = threading.Lock()
         self.native = False
 
@@ -104,6 +109,8 @@ class FileWatcher:
             observer.start()
         except OSError as exc:
             log.warning("file events unavailable (%s); falling back to polling", exc)
+            for root in self._roots:
+                self._post(Faulted(watch_fault(root.path, exc)))
             return False
         self._observer = observer
         self.native = True
@@ -135,7 +142,9 @@ class FileWatcher:
                     except OSError as exc:
                         # inotify's watch limit: this root is left to the periodic rescan.
                         log.warning("cannot watch %s (%s); it will be polled", root.path, exc)
+                        self._failed_to_watch(root.path, exc)
                         continue
+                    self._watched_after_all(root.path)
                     self._watched.add(root.path)
                     self._post(Rescan(root.path))  # anything written before the watch existed
                     continue
@@ -154,6 +163,22 @@ class FileWatcher:
                     )
                 except OSError as exc:
                     log.warning("cannot watch %s for new folders (%s)", folder, exc)
+                    self._failed_to_watch(folder, exc)
+                    continue
+                self._watched_after_all(folder)
+
+    def _failed_to_watch(self, folder: Path, exc: OSError) -> None:
+        fault = watch_fault(folder, exc)
+        self._failed[folder] = fault
+        self._post(Faulted(fault))  # (the engine tells each problem once)
+
+    def _watched_after_all(self, folder: Path) -> None:
+        """A folder that failed before is watched now (the limit was raised): the problem is
+        over."""
+        fault = self._failed.pop(folder, None)
+        if fault is not None:
+            log.info("watching %s after all", folder)
+            self._post(Faulted(dataclasses.replace(fault, over=True)))
 
     def stop(self) -> None:
         if self._observer is not None:

@@ -49,6 +49,7 @@ def test_health_sessions_and_one_session(home: Home):
             health = await get_json(client, f"{base}/api/health")
             assert health["ok"] is True and health["api"] == 1 and health["search"] is True
             assert health["pid"] == os.getpid() and health["sessions"] == 3 and health["ready"]
+            assert health["problems"] == []
             listing = await get_json(client, f"{base}/api/sessions?all=1")
             sessions = {s["session_id"]: s for s in listing["sessions"]}
             assert set(sessions) == {V10, V20, V21}

@@ -5,6 +5,8 @@ and a restart of the whole thing tells nothing twice."""
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from engine_harness import Rig, make_rig, new_transcript
 from tray_values import NAMES
 
 from agentbar.core.clock import Clock, SystemClock
+from agentbar.core.errors import Fault, FaultKind, watch_fault
 from agentbar.core.model import State
 from agentbar.tray import actions, pause
 from agentbar.tray.actions import Action
@@ -295,3 +298,34 @@ def test_other_features_add_entries_buttons_and_handlers(rig: Rig, tmp_path: Pat
     worker.step()
     assert launched == ["/work/demo"]
     assert [b.label for b in notifier.sent[0].buttons] == ["Open", "Deny"]
+
+
+def test_a_lasting_problem_is_told_once_and_listed_a_one_off_each_time(
+    rig: Rig, tmp_path: Path
+) -> None:
+    rig.open()
+    tray = Tray(rig, tmp_path)
+    tray.step()
+    full = [
+        watch_fault(Path(folder), OSError(errno.ENOSPC, "inotify watch limit reached"))
+        for folder in ("/h/.claude/projects", "/h/.codex/sessions")
+    ]
+    for fault in (*full, full[0]):  # two folders, and the first seen again
+        tray.worker.report(fault)
+    tray.step()
+    assert [n.title for n in tray.notifier.sent] == ["File watch limit reached"]
+    assert "sudo sysctl fs.inotify.max_user_watches=" in tray.notifier.sent[0].body
+    lines = [e.label for e in tray.view.menu if e.label.startswith("Problem:")]
+    assert lines == ["Problem: File watch limit reached (2×)"]
+    failed = Fault(FaultKind.ACTION, "Cannot launch the agent", "Launching Codex failed: no.")
+    tray.worker.report(failed, lasting=False)
+    tray.worker.report(failed, lasting=False)
+    tray.step()
+    assert [n.title for n in tray.notifier.sent[1:]] == ["Cannot launch the agent"] * 2
+    assert [e.label for e in tray.view.menu if e.label.startswith("Problem:")] == lines
+    # The limit was raised: both folders are watched, the line goes without a word.
+    for fault in full:
+        tray.worker.report(dataclasses.replace(fault, over=True))
+    tray.step()
+    assert not any(e.label.startswith("Problem:") for e in tray.view.menu)
+    assert len(tray.notifier.sent) == 3

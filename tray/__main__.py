@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from agentbar.core import cli, privacy
 from agentbar.core.config import Settings
@@ -18,18 +17,10 @@ from agentbar.tray import app, autostart, window
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = cli.build_parser("agentbar")
-    commands = _subcommands(parser)
+    parser, commands = cli.parser_and_commands("agentbar")
     window.add_parser(commands)
     autostart.add_parser(commands)
     return parser
-
-
-def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[Any]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
-    raise RuntimeError("the core parser has no subcommands")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,12 +21,12 @@ from typing import TextIO
 
 import psutil
 
+from agentbar.core.app import Agentbar
 from agentbar.core.clock import SystemClock
 from agentbar.core.config import Settings
 from agentbar.core.launch.client import ApiError, Client, NoServer
-from agentbar.core.launch.manager import TaskManager, still_running
-from agentbar.core.server.runner import LoopbackServer, announced_server
-from agentbar.core.service import Service
+from agentbar.core.launch.manager import still_running
+from agentbar.core.server.runner import LoopbackServer
 from agentbar.tray import autostart, host, instance, preferences, window
 from agentbar.tray.actions import KEEP_TASKS, OPEN, STOP_TASKS, Action
 from agentbar.tray.icons import Icon, NoIcon, open_icon
@@ -60,18 +60,19 @@ def _run_owner(settings: Settings, err: TextIO) -> int:
     prefs = preferences.PreferencesFile(preferences.settings_path())
     for problem in prefs.current.problems:
         print(f"agentbar: {problem}", file=err)
-    no_icon = host.no_icon_reason()
+    no_icon = host.no_icon_reason() or ""
     can_open = window.display_problem() is None
     take_over_from_serve(settings, err)
-    service = Service.open(settings)
-    tasks = TaskManager(settings, engine=service.engine)
+    app = Agentbar.open(settings)
     quit_app = _Quit()
     listening = False
     try:
-        with announced_server(service, settings, tasks=tasks, quit=quit_app) as server:
+        with app.serving(quit=quit_app) as server:
             listening = True
-            return _serve(settings, service, server, tasks, prefs, no_icon, can_open, err,
-                          quit_app)  # fmt: skip
+            return _serve(
+                app, server, prefs=prefs, no_icon=no_icon, can_open=can_open, err=err,
+                quit_app=quit_app,
+            )  # fmt: skip
     except OSError as exc:
         if listening:
             raise  # not the socket: a bug to see, not to explain away
@@ -79,41 +80,34 @@ def _run_owner(settings: Settings, err: TextIO) -> int:
         return 1
     finally:
         # Kept unless the person chose to stop them: a quit never kills work silently.
-        tasks.shutdown(keep=quit_app.choice != STOP_TASKS)
-        service.close()
+        app.close(keep_tasks=quit_app.choice != STOP_TASKS)
 
 
-def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
-    settings: Settings,
-    service: Service,
+def _serve(
+    app: Agentbar,
     server: LoopbackServer,
-    tasks: TaskManager,
+    *,
     prefs: preferences.PreferencesFile,
-    no_icon: str | None,
+    no_icon: str,
     can_open: bool,
     err: TextIO,
     quit_app: _Quit,
 ) -> int:
-    link = server.context.window
+    """Run the tray over ``app`` (serving as ``server``) until quit. ``no_icon``: why no icon
+    can show here ("" when one may)."""
+    tasks = app.tasks
+    assert tasks is not None  # the tray's app launches agents
+    link = app.windows
     windows = (
         WindowHost(lambda path, seconds: server.open_url(path, seconds=seconds), server.token)
         if can_open
         else None
     )
-    icon: Icon | None = None
-    if no_icon is None:
-        try:
-            icon = _make_icon(err)
-        except NoIcon as exc:
-            no_icon = str(exc)
-        except Exception as exc:  # a bug: keep the engine, say it once, log the rest
-            log.exception("cannot show a tray icon")
-            no_icon = f"cannot show a tray icon ({exc})"
+    icon, no_icon = (None, no_icon) if no_icon else _try_icon(err)
     quit_app.attach(icon)
-    posted: list[Callable[[Action], None]] = []  # the worker's post, once it exists
 
     def on_click(action: Action) -> None:
-        posted[0](action)
+        worker.post(action)  # the worker is made just below; no click comes before it runs
 
     def tell(line: str) -> None:
         print(f"agentbar: {line}", file=err, flush=True)
@@ -121,20 +115,21 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
     notifier: Notifier = make_notifier(on_click, tell=tell)
     launched = LaunchedAgents(
         tasks,
-        service.engine.sessions,
+        app.sessions,
         lambda: prefs.current.pinned_projects,
         windows.open if windows is not None else None,
-        names=settings.display_names(),
-        launchable=[kit.agent for kit in settings.kits if kit.launch is not None],
+        names=app.settings.display_names(),
+        launchable=[kit.agent for kit in app.settings.kits if kit.launch is not None],
+        tell=lambda fault: worker.report(fault, lasting=False),
     )
     worker = TrayWorker(
-        service.engine,
+        app.engine,
         notifier,
         clock=SystemClock(),
         prefs=prefs,
-        pauses=PauseStore(settings.data_dir / PAUSE_FILE),
+        pauses=PauseStore(app.settings.data_dir / PAUSE_FILE),
         show=icon.show if icon is not None else _no_view,
-        names=settings.display_names(),
+        names=app.settings.display_names(),
         in_front=link.in_front,
         open_page=windows.open if windows is not None else None,
         autostart=autostart.for_platform(),
@@ -146,15 +141,15 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
     launched.register(worker.router)
     # A task that starts, binds, asks or exits changes the menu: have the worker look again.
     tasks.subscribe(lambda _info: worker.wake())
-    posted.append(worker.post)
+    # A folder that cannot be watched, an index rebuilt: a notice and a line in the menu.
+    app.subscribe_faults(worker.report)
     if icon is not None:
         icon.on_action = worker.post
     if windows is not None:
         link.set_opener(lambda path: worker.post(Action(OPEN, path)))
-    trimmer = Trimmer(service.engine.ready)
+    trimmer = Trimmer(app.engine.ready)
     try:
-        service.start()
-        tasks.start()  # takes back the agents an earlier agentbar kept running
+        app.start()  # the task manager takes back the agents an earlier agentbar kept running
         worker.start()
         trimmer.start()
         if icon is None:
@@ -239,6 +234,17 @@ def take_over_from_serve(settings: Settings, err: TextIO) -> None:
 
 def _no_view(_view: TrayView) -> None:
     pass
+
+
+def _try_icon(err: TextIO) -> tuple[Icon | None, str]:
+    """The tray icon, or None and why not."""
+    try:
+        return _make_icon(err), ""
+    except NoIcon as exc:
+        return None, str(exc)
+    except Exception as exc:  # a bug: keep the engine, say it once, log the rest
+        log.exception("cannot show a tray icon")
+        return None, f"cannot show a tray icon ({exc})"
 
 
 def _make_icon(err: TextIO) -> Icon:

@@ -5,7 +5,8 @@ their own, so the menu never waits for an agent).
 
 Approve and Deny only ever type into a terminal agentbar owns, and only while that task's own
 screen shows an approval prompt: the task manager refuses otherwise (``NotWaiting``), and the
-tray then says so in the log instead of guessing.
+tray then says so in a notice instead of guessing. A launch that fails (a program that is not
+installed, a folder that went away) is a notice too: the person clicked, something must show.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from agentbar.core.cli import short_path
+from agentbar.core.errors import AgentbarError, Fault, FaultKind
 from agentbar.core.launch.projects import menu_projects, recent_projects
 from agentbar.core.launch.request import BadLaunch, LaunchRequest
 from agentbar.core.launch.task import TaskInfo
 from agentbar.core.model import Agent, SessionKey, SessionSnapshot, State, WaitingFor
+from agentbar.core.text import short_path
 from agentbar.tray.actions import Action, ActionRouter
 from agentbar.tray.notices import Button, Transition
 from agentbar.tray.presenter import AgentNames, agent_name, project_name, shorten
@@ -75,9 +77,11 @@ class LaunchedAgents:
         in_background: Callable[[Callable[[], None]], None] | None = None,
         names: AgentNames,
         launchable: Sequence[Agent],
+        tell: Callable[[Fault], None] | None = None,
     ) -> None:
         """``names``: what a person calls each agent; ``launchable``: the agents the "Launch
-        agent" menu offers, in its order (the kits with a launch profile)."""
+        agent" menu offers, in its order (the kits with a launch profile). ``tell`` shows the
+        person what failed (the worker's ``report``, as a notice)."""
         self.tasks = tasks
         self.names = names
         self.launchable = tuple(launchable)
@@ -85,6 +89,7 @@ class LaunchedAgents:
         self.pinned = pinned
         self.open_page = open_page
         self._in_background = in_background or _thread
+        self._tell = tell or _log_only
 
     # -- what the tray shows (worker thread) --------------------------------------------------
 
@@ -156,6 +161,7 @@ class LaunchedAgents:
             request = LaunchRequest(Agent(name), folder)
         except (ValueError, BadLaunch) as exc:
             log.error("cannot launch %r: %s", action.arg, exc)
+            self._tell(failed_launch(action.arg, exc))
             return
 
         def launch() -> None:
@@ -163,6 +169,9 @@ class LaunchedAgents:
                 info = self.tasks.launch(request)
             except (BadLaunch, OSError) as exc:
                 log.error("launching %s in %s failed: %s", name, folder, exc)
+                self._tell(
+                    failed_launch(f"{agent_name(self.names, request.agent)} in {folder}", exc)
+                )
                 return
             self._open(terminal_path(info.task_id))
 
@@ -174,6 +183,7 @@ class LaunchedAgents:
                 (self.tasks.approve if approve else self.tasks.deny)(task_id)
             except (LookupError, RuntimeError) as exc:  # no such task, not running, not asking
                 log.warning("%s %s: %s", "approve" if approve else "deny", task_id, exc)
+                self._tell(failed_answer("Approve" if approve else "Deny", exc))
 
         self._in_background(answer)
 
@@ -182,6 +192,7 @@ class LaunchedAgents:
             self.tasks.stop(task_id)
         except LookupError as exc:
             log.warning("stop %s: %s", task_id, exc)
+            self._tell(failed_answer("Stop", exc))
 
     def _folder(self, folder: str, pinned: bool) -> Entry:
         # The folder's name first: a long path is cut at its end, the name stays.
@@ -197,6 +208,23 @@ class LaunchedAgents:
             log.warning("no display to open %s on", path)
             return
         self.open_page(path)
+
+
+def failed_launch(what: str, exc: Exception) -> Fault:
+    """What to tell of a launch from the menu that failed (``BadLaunch`` says why in words)."""
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    title = exc.title if isinstance(exc, AgentbarError) else "Cannot launch the agent"
+    return Fault(FaultKind.ACTION, title, f"Launching {what} failed: {why}.")
+
+
+def failed_answer(what: str, exc: Exception) -> Fault:
+    if isinstance(exc, AgentbarError):
+        return Fault(FaultKind.ACTION, exc.title, f"{what} did nothing: {exc.message}.")
+    return Fault(FaultKind.ACTION, f"{what} failed", f"{what} did nothing: {exc}.")
+
+
+def _log_only(fault: Fault) -> None:
+    """Nobody to tell (the warning above is in the log)."""
 
 
 def _thread(work: Callable[[], None]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agentbar.core.errors import Fault
 from agentbar.core.model import SessionKey, State, StateChange, WaitingFor
 from agentbar.tray import actions
 from agentbar.tray.actions import Action
@@ -64,6 +65,11 @@ class Notice:
     urgent: bool = False  # needs the user (input_required) rather than news
     sound: bool = False
     sessions: tuple[SessionKey, ...] = ()  # the sessions it is about
+
+
+def problem_notice(fault: Fault) -> Notice:
+    """A runtime fault or a failed action, told in full: its message carries the remedy."""
+    return Notice(title=fault.title, body=fault.message, click=actions.BOARD, urgent=True)
 
 
 def headline(t: Transition) -> str:

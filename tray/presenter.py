@@ -11,6 +11,7 @@ tool call.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -40,6 +41,8 @@ class TrayState:
     extra: tuple[Entry, ...] = ()
     # Launched agents still running: quitting then asks whether they go on without agentbar.
     tasks_running: int = 0
+    # The titles of the runtime faults that last (a folder not watched, an index rebuilt).
+    problems: tuple[str, ...] = ()
     names: AgentNames = field(default_factory=dict)
 
 
@@ -74,6 +77,7 @@ def present(
     if prefs.problems:
         count = len(prefs.problems)
         menu.append(Entry(f"settings.toml: {count} problem{'s' * (count > 1)}, see the log"))
+    menu += problem_entries(tray.problems)
     menu += _section("Needs you", needs, MAX_NEEDS, tray.names)
     menu += _section("Running", running, MAX_RUNNING, tray.names)
     menu += _section("Recently finished", recent, MAX_RECENT, tray.names)
@@ -92,6 +96,12 @@ def present(
         tooltip=tooltip(len(needs), len(running), failed, tray.pause.describe(now)),
         menu=tuple(menu),
     )
+
+
+def problem_entries(titles: Sequence[str]) -> list[Entry]:
+    """One line per kind of problem (the same title for several folders counts them)."""
+    counts = Counter(titles)
+    return [Entry(f"Problem: {t}" + (f" ({n}×)" if n > 1 else "")) for t, n in counts.items()]
 
 
 def tooltip(needs: int, running: int, failed: int, paused: str) -> str:

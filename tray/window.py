@@ -40,12 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
+from agentbar.core.app import Agentbar
 from agentbar.core.config import Settings
 from agentbar.core.launch.client import ApiError, Client, NoServer, api_call
-from agentbar.core.launch.manager import TaskManager
 from agentbar.core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
-from agentbar.core.server.runner import announced_server
-from agentbar.core.service import Service
 from agentbar.tray.browser import by_hand, open_in_browser
 
 log = logging.getLogger(__name__)
@@ -322,23 +320,16 @@ def serve_and_open(
     """No server runs: the engine, the server and a task manager in this process, for as long as
     the window. Agents launched, resumed or forked from the window run on after it closes (a
     keeper holds their terminals; the next agentbar takes them back)."""
-    service = Service.open(settings)
-    tasks = TaskManager(settings, engine=service.engine)
+    app = Agentbar.open(settings)
     listening = False
     try:
-        with announced_server(service, settings, tasks=tasks) as server:
+        with app.serving() as server:
             listening = True
-            service.start()
-            tasks.start()
+            app.start()
             if wanted:
-                service.engine.ready.wait(120)
+                app.wait_ready()
             try:
-                path = target_path(
-                    lambda: [
-                        (str(s.key.agent), s.key.session_id) for s in service.engine.sessions()
-                    ],
-                    wanted,
-                )
+                path = target_path(app.session_ids, wanted)
             except LookupError as exc:
                 print(f"agentbar: {exc}", file=err)
                 return 1
@@ -352,8 +343,7 @@ def serve_and_open(
         print(f"agentbar: cannot listen on 127.0.0.1: {exc.strerror or exc}", file=err)
         return 1
     finally:
-        tasks.shutdown(keep=True)
-        service.close()
+        app.close(keep_tasks=True)
 
 
 # -- the window process ------------------------------------------------------------------------

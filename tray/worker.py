@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agentbar.core.clock import Clock
+from agentbar.core.errors import Fault
 from agentbar.core.model import SessionSnapshot, StateChange
 from agentbar.tray import actions, pause
 from agentbar.tray.actions import Action, ActionRouter
-from agentbar.tray.notices import Transition
+from agentbar.tray.notices import Transition, problem_notice
 from agentbar.tray.notify import Notifier
 from agentbar.tray.pause import PauseStore
 from agentbar.tray.policy import Buttons, Policy
@@ -67,11 +68,17 @@ class _Wake:
     """Look at the view again: something it shows changed outside the engine."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    fault: Fault
+    lasting: bool  # a condition that stays (a folder not watched), not a one-off failure
+
+
 class _Stop:
     pass
 
 
-Message = _Changed | _Do | _Wake | _Stop
+Message = _Changed | _Do | _Wake | _Problem | _Stop
 
 
 class TrayWorker:
@@ -120,6 +127,7 @@ class TrayWorker:
         self.router.register(actions.AUTOSTART, self._autostart)
         self.router.register(actions.QUIT, lambda a: self.quit(a.arg or actions.KEEP_TASKS))
         self.view: TrayView | None = None
+        self.problems: tuple[Fault, ...] = ()  # the lasting ones, shown in the menu
         self._autostart_on = autostart.status() if autostart is not None else None
         self._inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
         self._next_refresh = 0.0
@@ -136,6 +144,12 @@ class TrayWorker:
     def wake(self) -> None:
         """Recompute the view now (a launched task started, asked or exited): any thread."""
         self._inbox.put(_Wake())
+
+    def report(self, fault: Fault, *, lasting: bool = True) -> None:
+        """Tell the person of ``fault`` (any thread): a notice, and while it is ``lasting``
+        (the engine's faults) a line in the menu, until the same fault comes ``over``. The same
+        problem is told once."""
+        self._inbox.put(_Problem(fault, lasting))
 
     def _on_change(self, change: StateChange) -> None:
         """The engine's subscriber, on the engine thread: hand it over and return."""
@@ -191,6 +205,8 @@ class TrayWorker:
                     self.router.run(action)
                 case _Wake():
                     pass  # the view is recomputed below, after every batch
+                case _Problem(fault=fault, lasting=lasting):
+                    self._problem(fault, lasting=lasting)
                 case _Stop():
                     self._stopping = True
         fronts = self.in_front()
@@ -208,12 +224,26 @@ class TrayWorker:
                 autostart=self._autostart_on,
                 extra=self.extra_entries(),
                 tasks_running=self.tasks_running(),
+                problems=tuple(p.title for p in self.problems),
                 names=self.names,
             ),
         )
         if view != self.view:
             self.view = view
             self.show(view)
+
+    def _problem(self, fault: Fault, *, lasting: bool) -> None:
+        if fault.over:  # the folder is watched after all: its line goes, nothing is said
+            self.problems = tuple(p for p in self.problems if p.key != fault.key)
+            return
+        if lasting:
+            if any(p.key == fault.key for p in self.problems):
+                return
+            told = any(p.title == fault.title for p in self.problems)
+            self.problems = (*self.problems, fault)
+            if told:
+                return  # the same problem in another folder: the menu line counts it
+        self.notifier.send(problem_notice(fault))
 
     # -- actions -----------------------------------------------------------------------------
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from agentbar.core.errors import AgentbarError
 
-class HooksFileError(Exception):
+
+class HooksFileError(AgentbarError):
     """A settings file agentbar cannot edit safely (unreadable, invalid, an odd shape). The
     message says what is wrong and that the file was left as it is."""
+
+    title = "Cannot change the agent's settings file"

@@ -17,6 +17,7 @@ import orjson
 
 from agentbar.core.config import Settings
 from agentbar.core.launch.client import ApiError, Client, NoServer, connect
+from agentbar.core.text import natural_widths, short_path, table
 
 COMMANDS = ("launch", "tasks", "send", "approve", "deny", "stop", "resume", "fork", "handoff",
             "quit")  # fmt: skip
@@ -152,7 +153,7 @@ def _show_launched(client: Client, task: dict[str, Any], as_json: bool, out: Tex
         out.write(orjson.dumps({"task": task}, option=orjson.OPT_INDENT_2).decode() + "\n")
         return 0 if task["status"] == "running" else 1
     out.write(
-        f"task {task['task_id']}: {task['agent']} in {_short(task['project'])} "
+        f"task {task['task_id']}: {task['agent']} in {short_path(task['project'])} "
         f"(pid {task['pid']}), {_binding_text(task)}\n"
     )
     if task["status"] != "running":
@@ -198,8 +199,6 @@ def _list(client: Client, as_json: bool, out: TextIO) -> int:
 
 
 def render_tasks(tasks: list[dict[str, Any]], *, width: int) -> str:
-    from agentbar.core.cli import cut  # noqa: PLC0415 - core.cli imports this module
-
     if not tasks:
         return "No launched agents.\n"
     header = ("TASK", "AGENT", "STATUS", "STATE", "PROJECT", "SESSION", "PROMPT")
@@ -218,25 +217,15 @@ def render_tasks(tasks: list[dict[str, Any]], *, width: int) -> str:
                 task["agent"],
                 status,
                 state,
-                _short(task["project"]),
+                short_path(task["project"]),
                 (task.get("session_id") or "")[:8],
                 task.get("prompt") or "",
             )
         )
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    widths = natural_widths(header, rows)
     budget = max(width - sum(widths[:6]) - 2 * 6, 10)
     widths[6] = min(widths[6], budget)
-    lines = []
-    for row in [header, *rows]:
-        cells = [cut(cell, widths[i]).ljust(widths[i]) for i, cell in enumerate(row)]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines) + "\n"
-
-
-def _short(path: str) -> str:
-    from agentbar.core.cli import short_path  # noqa: PLC0415 - core.cli imports this module
-
-    return short_path(path)
+    return table(header, rows, widths)
 
 
 # -- typing --------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentbar.core.config import Settings
+from agentbar.core.errors import ServerError
 from agentbar.core.logs import SERVE_LOG
 from agentbar.core.privacy import open_private, private_dir, user_umask
 from agentbar.core.server.codes import with_code
@@ -31,14 +32,20 @@ from agentbar.core.server.codes import with_code
 START_TIMEOUT = 30.0
 
 
-class ApiError(Exception):
+class ApiError(ServerError):
+    """The server answered with an error (``status``, ``code``; the message is its own)."""
+
+    title = "agentbar refused"
+
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
         self.status, self.code = status, code
 
 
-class NoServer(Exception):
+class NoServer(ServerError):
     """No agentbar runs (or the one in ``server.json`` does not answer)."""
+
+    title = "agentbar is not running"
 
 
 @dataclass(frozen=True, slots=True)

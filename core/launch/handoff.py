@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from agentbar.core.agents.base import ToolVocabulary
+from agentbar.core.errors import LaunchError
 from agentbar.core.model import SessionSnapshot, iso
 from agentbar.core.replay.model import MAIN_THREAD, ItemKind, ReplayItem
 from agentbar.core.replay.pages import Replay
@@ -31,8 +32,8 @@ class What(StrEnum):
     BRIEF = "brief"
 
 
-class NothingToHandOff(LookupError):
-    pass
+class NothingToHandOff(LaunchError, LookupError):
+    title = "Nothing to hand off"
 
 
 def last_answer(replay: Replay, snap: SessionSnapshot) -> str:

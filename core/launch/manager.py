@@ -35,9 +35,11 @@ import psutil
 
 from agentbar.core.agents.base import LaunchProfile
 from agentbar.core.config import Settings, UnknownAgent
-from agentbar.core.engine import Message, TaskBound, TaskExited, TaskScreen
+from agentbar.core.engine_messages import Message, TaskBound, TaskExited, TaskScreen
+from agentbar.core.errors import LaunchError
 from agentbar.core.hooks.spec import HookCommand, detect_version
 from agentbar.core.launch import keys as keys_mod
+from agentbar.core.launch import pty_spawn
 from agentbar.core.launch import terminal as terminal_mod
 from agentbar.core.launch.binding import Binder, Places
 from agentbar.core.launch.commands import child_env, command_line, session_vars
@@ -70,16 +72,18 @@ class EngineLink(Protocol):
     def sessions(self) -> list[SessionSnapshot]: ...
 
 
-class NoSuchTask(LookupError):
-    pass
+class NoSuchTask(LaunchError, LookupError):
+    title = "No such launched agent"
 
 
-class NotRunning(RuntimeError):
-    pass
+class NotRunning(LaunchError, RuntimeError):
+    title = "The agent is not running any more"
 
 
-class NotWaiting(RuntimeError):
+class NotWaiting(LaunchError, RuntimeError):
     """The task's screen shows no approval prompt: nothing was typed."""
+
+    title = "The agent is not asking for approval"
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +189,7 @@ class TaskManager:
         offsets = self.binder.snapshot(request.agent)
         started_mono, started_at = time.monotonic(), time.time()
         try:
-            term = terminal_mod.spawn(
+            term = pty_spawn.spawn(
                 line.argv,
                 cwd=str(project),
                 env=env,

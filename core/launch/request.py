@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from agentbar.core.errors import LaunchError
 from agentbar.core.hooks.spec import parse_version
 from agentbar.core.model import Agent
 
@@ -18,8 +19,10 @@ class Mode(StrEnum):
     FORK = "fork"
 
 
-class BadLaunch(ValueError):
+class BadLaunch(LaunchError, ValueError):
     """A launch that cannot be made (the message says why, for the person who asked)."""
+
+    title = "Cannot launch the agent"
 
 
 @dataclass(frozen=True, slots=True)

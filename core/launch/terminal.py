@@ -20,7 +20,6 @@ import contextlib
 import signal
 import sys
 import time
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -98,26 +97,6 @@ class Terminal(Protocol):
     def close(self) -> None:
         """Close the master (the program gets SIGHUP if it still runs) and free what is ours."""
         ...
-
-
-def spawn(
-    argv: Sequence[str],
-    *,
-    cwd: str,
-    env: Mapping[str, str],
-    rows: int,
-    cols: int,
-) -> Terminal:
-    """Start ``argv`` in a new PTY. Raises ``OSError`` (``FileNotFoundError`` for a missing
-    program) when it cannot be started."""
-    if sys.platform == "win32":
-        from agentbar.core.launch.terminal_windows import WindowsTerminal  # noqa: PLC0415
-
-        return WindowsTerminal.spawn(argv, cwd=cwd, env=env, rows=rows, cols=cols)
-    else:
-        from agentbar.core.launch.terminal_posix import PosixTerminal  # noqa: PLC0415
-
-        return PosixTerminal.spawn(argv, cwd=cwd, env=env, rows=rows, cols=cols)
 
 
 def create_time_of(pid: int) -> float:

@@ -1,4 +1,4 @@
-"""POSIX terminals (``terminal.spawn`` and the keeper's hand-back pick them): our own child in a
+"""POSIX terminals (``pty_spawn.spawn`` and the keeper's hand-back pick them): our own child in a
 PTY forked by ptyprocess, or one adopted from an earlier agentbar (called from a task's reader
 thread and the threads that drive it). See ``terminal`` for how exits and signals are seen.
 """

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentbar.core.errors import ReplayError
 from agentbar.core.positional import pread
 from agentbar.core.tail import ZstdFileReader
 
@@ -34,8 +35,10 @@ MAX_ARCHIVE_BYTES = 512 * 1024 * 1024  # a decompressed archive held in memory, 
 ARCHIVE_CACHE = 2
 
 
-class OutsideRoots(Exception):
+class OutsideRoots(ReplayError):
     """The path does not resolve inside any agent root (a symlink out, or not an agent file)."""
+
+    title = "Not an agent's file"
 
 
 @dataclass(frozen=True, slots=True)

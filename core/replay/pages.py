@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
+from agentbar.core.errors import ReplayError
 from agentbar.core.model import Agent, SessionSnapshot, State, WaitingFor
 from agentbar.core.replay.files import AgentRoots, Line, OutsideRoots, TranscriptFile
 from agentbar.core.replay.model import (
@@ -54,8 +55,10 @@ BACKWARD_BATCH_LINES = 64
 CACHE_ENTRIES = 256
 
 
-class NotFound(Exception):
+class NotFound(ReplayError):
     """No such thread, item or transcript (or it may not be read): the server answers 404."""
+
+    title = "No such session part"
 
 
 @dataclass(frozen=True, slots=True)

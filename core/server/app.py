@@ -14,34 +14,39 @@ import contextlib
 import logging
 import os
 import re
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TypeVar
 
 import orjson
 from aiohttp import WSMsgType, web
 
 from agentbar.core import jsonsafe
-from agentbar.core.agents.base import AgentKit, ToolVocabulary
-from agentbar.core.engine import EngineStats
-from agentbar.core.launch.manager import TaskManager
 from agentbar.core.launch.task import TaskInfo
 from agentbar.core.listing import diagnostics, select
-from agentbar.core.model import Agent, SessionKey, SessionSnapshot, StateChange
+from agentbar.core.model import SessionKey, StateChange
 from agentbar.core.replay.export import MEDIA_TYPES, Format, Options, export, filename
 from agentbar.core.replay.model import MAIN_THREAD
-from agentbar.core.replay.pages import PAGE_ITEMS, NotFound, Replay
-from agentbar.core.search import DEFAULT_LIMIT, Searcher
+from agentbar.core.replay.pages import PAGE_ITEMS, NotFound
+from agentbar.core.search import DEFAULT_LIMIT
 from agentbar.core.server import task_routes, window_routes
 from agentbar.core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
+from agentbar.core.server.context import (
+    CONTEXT,
+    ID,
+    AgentEntry,
+    Context,
+    Sessions,
+    agent_param,
+    context_of,
+    find_session,
+    session_json,
+)
 from agentbar.core.server.faults import quiet_library_logs
 from agentbar.core.server.gate import Gate, GatedSite
 from agentbar.core.server.replies import BadRequest, Refused, guarded, json_reply, read_object
 from agentbar.core.server.security import Guard, error
-from agentbar.core.server.windows import WindowLink
 
 __all__ = [
     "CONTEXT", "AgentEntry", "Context", "Gate", "GatedSite", "Guard", "Sessions", "broadcast",
@@ -51,7 +56,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 API_VERSION = 1
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _INLINE = re.compile(r"^inline:[0-9]{1,15}$")
 MAX_OFFSET = 1 << 50
 WS_QUEUE = 256  # messages waiting for one slow client before it is dropped
@@ -59,54 +63,6 @@ EXPORT_CHUNK_BYTES = 256 * 1024
 SPA_ROUTES = ("/", "/session/{tail:.*}", "/search", "/board")
 
 T = TypeVar("T")
-
-
-class Sessions(Protocol):
-    """What the server needs from the engine (any thread)."""
-
-    ready: threading.Event  # set once the engine has caught up with what is on disk
-
-    def sessions(self) -> list[SessionSnapshot]: ...
-
-    def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]: ...
-
-    def stats(self) -> EngineStats: ...
-
-
-@dataclass(frozen=True, slots=True)
-class AgentEntry:
-    """One agent this agentbar knows, as the window lists it (``GET /api/agents``)."""
-
-    agent: Agent
-    name: str  # what a person calls it ("Claude Code")
-    launch: bool  # agentbar can start it (new, resume, fork)
-    replay: bool  # its sessions can be read in the window
-
-    @classmethod
-    def of(cls, kit: AgentKit) -> AgentEntry:
-        return cls(kit.agent, kit.display_name, kit.launch is not None, kit.replay is not None)
-
-    def to_json(self) -> dict[str, object]:
-        return {"agent": str(self.agent), "name": self.name, "launch": self.launch,
-                "replay": self.replay}  # fmt: skip
-
-
-@dataclass
-class Context:
-    engine: Sessions
-    replay: Replay
-    searcher: Searcher | None
-    guard: Guard
-    web_dir: Path
-    clients: set[asyncio.Queue[bytes | None]] = field(default_factory=set)
-    agents: tuple[AgentEntry, ...] = ()  # the agents this agentbar knows (its kits')
-    tools: Mapping[Agent, ToolVocabulary] = field(default_factory=dict)  # for hand-offs
-    tasks: TaskManager | None = None  # launched agents, when this process owns them
-    quit: Callable[[str], None] | None = None  # ask the process to quit ("keep"/"stop" tasks)
-    window: WindowLink = field(default_factory=WindowLink)  # what the windows show
-
-
-CONTEXT = web.AppKey("context", Context)
 
 
 def build_app(ctx: Context, gate: Gate | None = None) -> web.Application:
@@ -129,7 +85,7 @@ def build_app(ctx: Context, gate: Gate | None = None) -> web.Application:
         web.get("/api/events", events),
         web.post("/api/codes", new_code),
     ]
-    routes += task_routes.routes(_ctx)
+    routes += task_routes.routes(context_of)
     routes.append(web.get("/terminal/{task_id}", terminal_page))
     routes += [web.get(route, page) for route in SPA_ROUTES]
     app.add_routes(routes)
@@ -138,10 +94,6 @@ def build_app(ctx: Context, gate: Gate | None = None) -> web.Application:
     if static.is_dir():
         app.router.add_static("/static/", static, follow_symlinks=False)
     return app
-
-
-def _ctx(request: web.Request) -> Context:
-    return request.app[CONTEXT]
 
 
 async def _in_thread(func: Callable[[], T]) -> T:
@@ -169,48 +121,11 @@ def _int_param(request: web.Request, name: str, default: int | None = None) -> i
     return value
 
 
-def _agent_param(request: web.Request) -> Agent | None:
-    raw = request.query.get("agent")
-    if not raw:
-        return None
-    known = [entry.agent for entry in _ctx(request).agents]
-    if raw not in known:
-        raise BadRequest(f"agent must be one of {', '.join(known)}")
-    return Agent(raw)
-
-
 def _thread_param(request: web.Request) -> str:
     thread = request.query.get("thread") or MAIN_THREAD
-    if thread == MAIN_THREAD or _INLINE.match(thread) or _ID.match(thread):
+    if thread == MAIN_THREAD or _INLINE.match(thread) or ID.match(thread):
         return thread
     raise BadRequest("no such thread")
-
-
-def _find(request: web.Request) -> SessionSnapshot:
-    """The session a request names by id (``?agent=`` when both agents have that id)."""
-    session_id = request.match_info["session_id"]
-    if not _ID.match(session_id):
-        raise NotFound("no such session")
-    agent = _agent_param(request)
-    found = [
-        s
-        for s in _ctx(request).engine.sessions()
-        if s.key.session_id == session_id and (agent is None or s.key.agent == agent)
-    ]
-    if not found:
-        raise NotFound("no such session")
-    if len(found) > 1:
-        raise BadRequest("both agents have a session with this id: add ?agent=")
-    return found[0]
-
-
-def session_json(
-    snap: SessionSnapshot, counts: dict[SessionKey, dict[str, int]] | None
-) -> dict[str, Any]:
-    doc = snap.to_json()
-    doc["threads"] = [thread for thread, _ in snap.threads]
-    doc["counts"] = None if counts is None else counts.get(snap.key, {})
-    return doc
 
 
 async def _counts(ctx: Context) -> dict[SessionKey, dict[str, int]] | None:
@@ -225,11 +140,12 @@ async def _counts(ctx: Context) -> dict[SessionKey, dict[str, int]] | None:
 
 @guarded
 async def agents(request: web.Request) -> web.Response:
-    return json_reply({"agents": [entry.to_json() for entry in _ctx(request).agents]})
+    return json_reply({"agents": [entry.to_json() for entry in context_of(request).agents]})
 
 
+@guarded
 async def health(request: web.Request) -> web.Response:
-    ctx = _ctx(request)
+    ctx = context_of(request)
     return json_reply(
         {
             "ok": True,
@@ -238,6 +154,7 @@ async def health(request: web.Request) -> web.Response:
             "ready": ctx.engine.ready.is_set(),
             "sessions": len(ctx.engine.sessions()),
             "search": ctx.searcher is not None,
+            "problems": [fault.to_json() for fault in ctx.engine.faults()],
         }
     )
 
@@ -246,7 +163,7 @@ async def health(request: web.Request) -> web.Response:
 async def new_code(request: web.Request) -> web.Response:
     """A one-time code to open a page with (``/?code=CODE``): for clients that hold the token
     (the tray, ``agentbar window``, the CLI), not for pages (they have the cookie already)."""
-    if not _ctx(request).guard.by_token(request):
+    if not context_of(request).guard.by_token(request):
         raise Refused(403, "token_required", "only a client holding the token may ask for codes")
     body = await read_object(request)
     seconds = body.get("seconds", DEFAULT_SECONDS)
@@ -256,13 +173,13 @@ async def new_code(request: web.Request) -> web.Response:
         or not 1 <= seconds <= MAX_SECONDS
     ):
         raise BadRequest(f"seconds must be a number from 1 to {int(MAX_SECONDS)}")
-    code = _ctx(request).guard.codes.issue(float(seconds))
+    code = context_of(request).guard.codes.issue(float(seconds))
     return json_reply({"code": code, "seconds": seconds}, status=201)
 
 
 @guarded
 async def sessions(request: web.Request) -> web.Response:
-    ctx = _ctx(request)
+    ctx = context_of(request)
     show_all = request.query.get("all") in ("1", "true", "yes")
     rows = select(ctx.engine.sessions(), now=time.time(), show_all=show_all)
     counts = await _counts(ctx)
@@ -276,8 +193,8 @@ async def sessions(request: web.Request) -> web.Response:
 
 @guarded
 async def session(request: web.Request) -> web.Response:
-    ctx = _ctx(request)
-    snap = _find(request)
+    ctx = context_of(request)
+    snap = find_session(request)
     threads = await _in_thread(lambda: ctx.replay.threads(snap))
     doc = session_json(snap, await _counts(ctx))
     doc["thread_info"] = [t.to_json() for t in threads]
@@ -286,8 +203,8 @@ async def session(request: web.Request) -> web.Response:
 
 @guarded
 async def items(request: web.Request) -> web.Response:
-    ctx = _ctx(request)
-    snap = _find(request)
+    ctx = context_of(request)
+    snap = find_session(request)
     thread = _thread_param(request)
     before = _int_param(request, "before")
     after = _int_param(request, "after")
@@ -304,8 +221,8 @@ async def items(request: web.Request) -> web.Response:
 
 @guarded
 async def item(request: web.Request) -> web.Response:
-    ctx = _ctx(request)
-    snap = _find(request)
+    ctx = context_of(request)
+    snap = find_session(request)
     thread = _thread_param(request)
     offset = _digits(request.match_info["offset"])
     index = _digits(request.match_info["index"])
@@ -317,14 +234,14 @@ async def item(request: web.Request) -> web.Response:
 
 @guarded
 async def search(request: web.Request) -> web.Response:
-    ctx = _ctx(request)
+    ctx = context_of(request)
     if ctx.searcher is None:
         return error(503, "no_search", "search is not available (no index)")
     text = request.query.get("q", "")
     limit = _int_param(request, "limit", DEFAULT_LIMIT) or DEFAULT_LIMIT
-    agent = _agent_param(request)
+    agent = agent_param(request)
     session_id = request.query.get("session") or None
-    if session_id is not None and not _ID.match(session_id):
+    if session_id is not None and not ID.match(session_id):
         raise BadRequest("no such session")
     searcher = ctx.searcher
     hits = await _in_thread(
@@ -343,8 +260,8 @@ async def search(request: web.Request) -> web.Response:
 
 @guarded
 async def download(request: web.Request) -> web.StreamResponse:
-    ctx = _ctx(request)
-    snap = _find(request)
+    ctx = context_of(request)
+    snap = find_session(request)
     try:
         fmt = Format(request.query.get("format", "md"))
     except ValueError:
@@ -382,12 +299,12 @@ def _take(chunks: Iterator[str]) -> bytes:
 
 
 async def page(request: web.Request) -> web.StreamResponse:
-    return _html(_ctx(request).web_dir / "index.html")
+    return _html(context_of(request).web_dir / "index.html")
 
 
 async def terminal_page(request: web.Request) -> web.StreamResponse:
     """A launched task's live terminal: a document of its own (its CSP differs)."""
-    return _html(_ctx(request).web_dir / "terminal.html")
+    return _html(context_of(request).web_dir / "terminal.html")
 
 
 def _html(path: Path) -> web.StreamResponse:
@@ -401,7 +318,7 @@ def _html(path: Path) -> web.StreamResponse:
 
 async def events(request: web.Request) -> web.StreamResponse:
     """Sends the sessions on connect, then every state change as it happens."""
-    ctx = _ctx(request)
+    ctx = context_of(request)
     ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=64 * 1024)
     await ws.prepare(request)
     queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=WS_QUEUE)

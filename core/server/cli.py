@@ -18,15 +18,15 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from agentbar.core.app import Agentbar
 from agentbar.core.config import Settings
+from agentbar.core.errors import Fault
 from agentbar.core.model import SessionSnapshot
 from agentbar.core.privacy import open_private
 from agentbar.core.replay.export import Format, Options, export
 from agentbar.core.replay.files import AgentRoots
 from agentbar.core.replay.pages import NotFound, Replay
 from agentbar.core.server.codes import MAX_SECONDS
-from agentbar.core.server.runner import announced_server
-from agentbar.core.service import Service
 
 if TYPE_CHECKING:
     from agentbar.core.launch.manager import TaskManager
@@ -74,10 +74,7 @@ def serve(
     ``POST /api/quit``; then the agents still running are kept or stopped (``on_exit``).
     The address to open is printed first, except ``detached`` (no person to read it: it is in
     ``server.json`` alone)."""
-    from agentbar.core.launch.manager import TaskManager  # noqa: PLC0415 - serve only
-
-    service = Service.open(settings)
-    tasks = TaskManager(settings, engine=service.engine)
+    app = Agentbar.open(settings)
     finished = threading.Event()
     chosen: list[str] = []
 
@@ -87,23 +84,27 @@ def serve(
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: finished.set())
+    app.subscribe_faults(say_fault)  # a detached serve's stderr is its serve.log
     try:
-        with announced_server(service, settings, port=port, tasks=tasks, quit=quit_with) as server:
+        with app.serving(port=port, quit=quit_with) as server:
             if not detached:  # no person reads a detached serve's output
                 out.write(server.open_url(seconds=MAX_SECONDS) + "\n")
                 out.flush()
-            service.start()
-            tasks.start()
+            app.start()
             while not finished.wait(0.5):
                 pass
     except OSError as exc:
         print(f"agentbar: cannot listen on 127.0.0.1:{port}: {exc.strerror}", file=sys.stderr)
         return 1
     finally:
-        keep = keep_tasks(tasks, chosen[0] if chosen else on_exit, out)
-        tasks.shutdown(keep=keep)
-        service.close()
+        keep = app.tasks is None or keep_tasks(app.tasks, chosen[0] if chosen else on_exit, out)
+        app.close(keep_tasks=keep)
     return 0
+
+
+def say_fault(fault: Fault) -> None:
+    """A runtime fault, in one line on stderr (on the engine thread: one short write)."""
+    print(f"agentbar: {fault.line()}", file=sys.stderr, flush=True)
 
 
 def keep_tasks(tasks: TaskManager, choice: str, out: TextIO) -> bool:
@@ -147,12 +148,12 @@ def export_session(
     *,
     out: TextIO,
 ) -> int:
-    service = Service.open(settings)
+    app = Agentbar.open(settings, tasks=False)
     try:
-        service.engine.catch_up()
-        snapshots = service.engine.sessions()
+        app.catch_up()
+        snapshots = app.sessions()
     finally:
-        service.close()
+        app.close()
     try:
         snap = find_session(snapshots, wanted)
     except LookupError as exc:

@@ -15,13 +15,18 @@ import orjson
 from aiohttp import web
 
 from agentbar.core import jsonsafe
+from agentbar.core.errors import ServerError
 from agentbar.core.replay.pages import NotFound
 from agentbar.core.server.security import error
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-class Refused(Exception):
+class Refused(ServerError):
+    """A request the server refuses (``status`` and ``code`` go into the reply)."""
+
+    title = "agentbar refused the request"
+
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
         self.status, self.code = status, code

@@ -44,7 +44,7 @@ from agentbar.core.service import Service
 if TYPE_CHECKING:
     from agentbar.core.launch.manager import TaskManager
     from agentbar.core.launch.task import TaskInfo
-    from agentbar.core.server.app import Sessions
+    from agentbar.core.server.context import Sessions
     from agentbar.core.server.gate import Limits
     from agentbar.core.server.peers import PeerOwners
 

@@ -16,7 +16,7 @@ import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from aiohttp import WSMsgType, web
@@ -27,10 +27,8 @@ from agentbar.core.launch.projects import recent_projects
 from agentbar.core.launch.request import BadLaunch, LaunchRequest, Mode
 from agentbar.core.launch.task import TaskInfo
 from agentbar.core.model import Agent, SessionKey, SessionSnapshot
+from agentbar.core.server.context import Context, find_session, session_json
 from agentbar.core.server.replies import Refused, guarded, json_reply, read_object
-
-if TYPE_CHECKING:
-    from agentbar.core.server.app import Context
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +64,6 @@ def routes(ctx_of: Callable[[web.Request], Context]) -> list[web.RouteDef]:
 
 def task_json(info: TaskInfo, sessions: dict[SessionKey, SessionSnapshot]) -> dict[str, Any]:
     """A task, with its session as the engine sees it (``session``: null until bound)."""
-    from agentbar.core.server.app import session_json  # noqa: PLC0415 - app imports us
-
     doc = info.to_json()
     snap = None
     if info.session_id is not None:
@@ -123,9 +119,7 @@ class _Handlers:
         return task_id
 
     def _session(self, request: web.Request) -> SessionSnapshot:
-        from agentbar.core.server.app import _find  # noqa: PLC0415 - app imports us
-
-        return _find(request)
+        return find_session(request)
 
     # -- tasks -----------------------------------------------------------------------------
 

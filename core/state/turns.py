@@ -199,69 +199,97 @@ class _Draft:
         match record:
             case Prompt() | TurnStarted():
                 self._new_turn()
+                changed = True
             case AssistantText(text=text, final=final):
-                if self.phase in (Phase.DONE, Phase.FAILED, Phase.IDLE):
-                    # Output without a prompt we saw: a turn started that the file does not mark.
-                    self.failure = self.denied = None
-                self.phase = Phase.RUNNING if self.pending else Phase.ANSWERED
-                self.answer = text[-ANSWER_KEEP_CHARS:]
-                self.answer_final = final
-                self.retrying = None
+                changed = self._text(text, final=final)
             case Thinking():
-                if self.phase is Phase.RUNNING and self.retrying is None:
-                    return
-                self.phase = Phase.RUNNING
-                self.retrying = None
-            case ToolCall(call_id=call_id, name=name, summary=summary, asks=asks):
-                if any(p.call_id == call_id for p in self.pending):
-                    return
-                if self.phase in (Phase.DONE, Phase.FAILED):
-                    self.failure = self.denied = self.answer = None
-                self.pending.append(PendingCall(call_id, name, summary, asks, record.ts))
-                self.phase = Phase.RUNNING
-                self.answer_final = False
-                self.retrying = None
+                changed = self._thinking()
+            case ToolCall():
+                changed = self._tool_call(record)
             case ToolResult(call_id=call_id, denied=denied):
-                answered = next((p for p in self.pending if p.call_id == call_id), None)
-                if answered is not None:
-                    self.pending.remove(answered)
-                if denied:
-                    self.denied = describe_call(answered) if answered else "a tool call"
-                if self.phase not in (Phase.DONE, Phase.FAILED):
-                    self.phase = Phase.RUNNING
+                changed = self._tool_result(call_id, denied=denied)
             case TurnEnded(last_message=last, error=error, background_agents=background):
-                if background == 0:
-                    self._finish_subagents()
-                self._close_turn()
-                if last:
-                    self.answer = last[-ANSWER_KEEP_CHARS:]
-                self.background_agents = background
-                if error:
-                    self.phase, self.failure = Phase.FAILED, error
-                elif self.phase is not Phase.FAILED:
-                    # (A closing marker after an abort or a failure does not undo it.)
-                    self.phase, self.answer_final, self.retrying = Phase.DONE, True, None
+                changed = self._turn_ended(last, error, background)
             case TurnAborted(reason=reason):
-                if reason == "replaced":
-                    return
-                self._close_turn()
-                if self.denied is not None:
-                    # The user refused a tool and the agent stopped to ask what to do instead:
-                    # a deliberate stop, not a failure.
-                    self.phase, self.answer_final = Phase.DONE, True
-                else:
-                    self.phase = Phase.FAILED
-                    self.failure = (
-                        "interrupted" if reason == "interrupted" else f"aborted ({reason})"
-                    )
+                changed = self._turn_aborted(reason)
             case ApiError(message=message, retrying=True):
                 self.phase, self.retrying = Phase.RUNNING, message
+                changed = True
             case ApiError(message=message):
                 self._close_turn()
                 self.phase, self.failure, self.retrying = Phase.FAILED, message, None
+                changed = True
             case _:
-                return  # activity, usage, titles, bookkeeping: nothing for the turn
-        self.changed = True
+                changed = False  # activity, usage, titles, bookkeeping: nothing for the turn
+        if changed:
+            self.changed = True
+
+    # Each record kind's rule; True when the turn changed.
+
+    def _text(self, text: str, *, final: bool) -> bool:
+        if self.phase in (Phase.DONE, Phase.FAILED, Phase.IDLE):
+            # Output without a prompt we saw: a turn started that the file does not mark.
+            self.failure = self.denied = None
+        self.phase = Phase.RUNNING if self.pending else Phase.ANSWERED
+        self.answer = text[-ANSWER_KEEP_CHARS:]
+        self.answer_final = final
+        self.retrying = None
+        return True
+
+    def _thinking(self) -> bool:
+        if self.phase is Phase.RUNNING and self.retrying is None:
+            return False
+        self.phase = Phase.RUNNING
+        self.retrying = None
+        return True
+
+    def _tool_call(self, call: ToolCall) -> bool:
+        if any(p.call_id == call.call_id for p in self.pending):
+            return False
+        if self.phase in (Phase.DONE, Phase.FAILED):
+            self.failure = self.denied = self.answer = None
+        self.pending.append(PendingCall(call.call_id, call.name, call.summary, call.asks, call.ts))
+        self.phase = Phase.RUNNING
+        self.answer_final = False
+        self.retrying = None
+        return True
+
+    def _tool_result(self, call_id: str, *, denied: bool) -> bool:
+        answered = next((p for p in self.pending if p.call_id == call_id), None)
+        if answered is not None:
+            self.pending.remove(answered)
+        if denied:
+            self.denied = describe_call(answered) if answered else "a tool call"
+        if self.phase not in (Phase.DONE, Phase.FAILED):
+            self.phase = Phase.RUNNING
+        return True
+
+    def _turn_ended(self, last: str | None, error: str | None, background: int | None) -> bool:
+        if background == 0:
+            self._finish_subagents()
+        self._close_turn()
+        if last:
+            self.answer = last[-ANSWER_KEEP_CHARS:]
+        self.background_agents = background
+        if error:
+            self.phase, self.failure = Phase.FAILED, error
+        elif self.phase is not Phase.FAILED:
+            # (A closing marker after an abort or a failure does not undo it.)
+            self.phase, self.answer_final, self.retrying = Phase.DONE, True, None
+        return True
+
+    def _turn_aborted(self, reason: str) -> bool:
+        if reason == "replaced":
+            return False
+        self._close_turn()
+        if self.denied is not None:
+            # The user refused a tool and the agent stopped to ask what to do instead:
+            # a deliberate stop, not a failure.
+            self.phase, self.answer_final = Phase.DONE, True
+        else:
+            self.phase = Phase.FAILED
+            self.failure = "interrupted" if reason == "interrupted" else f"aborted ({reason})"
+        return True
 
     def _finish_subagents(self) -> None:
         for key, sub in self.subagents.items():

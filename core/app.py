@@ -1,0 +1,151 @@
+"""The one application object every front end shares (the tray, ``agentbar serve``, ``agentbar
+window``, ``status``, ``watch``, ``export``): it assembles the engine service, the launched
+agents' task manager and the announced loopback server once, and hands out plain values (built,
+started and closed on the front end's main thread; its parts run threads of their own).
+
+A front end opens it, subscribes what it shows, serves it if it has a server, starts it and
+closes it, saying what becomes of the launched agents still running::
+
+    app = Agentbar.open(settings)
+    try:
+        with app.serving(quit=...) as server:
+            app.start()
+            ...
+    finally:
+        app.close(keep_tasks=True)
+
+Its seams are keyword arguments (``service``, ``tasks``), so a test hands it an engine over a
+fake process table or no task manager at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from agentbar.core.config import Settings
+from agentbar.core.engine import Engine
+from agentbar.core.engine_messages import EngineStats
+from agentbar.core.errors import Fault
+from agentbar.core.model import SessionSnapshot, StateChange
+from agentbar.core.server.runner import LoopbackServer, announced_server
+from agentbar.core.service import Service
+
+if TYPE_CHECKING:
+    from agentbar.core.launch.manager import TaskManager
+    from agentbar.core.launch.task import TaskInfo
+    from agentbar.core.server.windows import WindowLink
+
+READY_SECONDS = 120.0
+
+
+class Agentbar:
+    def __init__(
+        self, settings: Settings, service: Service, tasks: TaskManager | None = None
+    ) -> None:
+        self.settings = settings
+        self.service = service
+        self.tasks = tasks
+        self.server: LoopbackServer | None = None  # while ``serving``
+
+    @classmethod
+    def open(
+        cls,
+        settings: Settings,
+        *,
+        tasks: bool = True,
+        service: Service | None = None,
+        tick_seconds: float = 2.0,
+    ) -> Agentbar:
+        """The engine over this user's sessions (``service``: one made already) and, with
+        ``tasks``, the manager of the agents this process launches."""
+        service = service or Service.open(settings, tick_seconds=tick_seconds)
+        manager = None
+        if tasks:
+            # Imported here: status, watch and export launch nothing, and start faster without.
+            from agentbar.core.launch.manager import TaskManager  # noqa: PLC0415
+
+            manager = TaskManager(settings, engine=service.engine)
+        return cls(settings, service, manager)
+
+    @property
+    def engine(self) -> Engine:
+        return self.service.engine
+
+    # -- running (the front end's main thread) -------------------------------------------------
+
+    @contextlib.contextmanager
+    def serving(
+        self, *, port: int = 0, quit: Callable[[str], None] | None = None
+    ) -> Iterator[LoopbackServer]:
+        """The loopback server over this app, announced in ``server.json`` while it runs.
+        ``quit(choice)`` is what ``POST /api/quit`` calls. Raises ``OSError`` when ``port`` is
+        taken."""
+        with announced_server(
+            self.service, self.settings, port=port, tasks=self.tasks, quit=quit
+        ) as server:
+            self.server = server
+            try:
+                yield server
+            finally:
+                self.server = None
+
+    def start(self) -> None:
+        """Follow the sessions live (the engine catches up on its thread) and take back the
+        launched agents an earlier agentbar kept running."""
+        self.service.start()
+        if self.tasks is not None:
+            self.tasks.start()
+
+    def catch_up(self) -> None:
+        """Read everything once, on this thread, without following (status, export)."""
+        self.engine.catch_up()
+
+    def close(self, *, keep_tasks: bool = True) -> None:
+        """Stop everything; the launched agents still running go on without agentbar (a keeper
+        holds their terminals) unless ``keep_tasks`` is False."""
+        try:
+            if self.tasks is not None:
+                self.tasks.shutdown(keep=keep_tasks)
+        finally:
+            self.service.close()
+
+    # -- plain values (any thread) -------------------------------------------------------------
+
+    def sessions(self) -> list[SessionSnapshot]:
+        return self.engine.sessions()
+
+    def session_ids(self) -> list[tuple[str, str]]:
+        """(agent, session id) of every session, for naming one by a prefix of its id."""
+        return [(str(s.key.agent), s.key.session_id) for s in self.engine.sessions()]
+
+    def stats(self) -> EngineStats:
+        return self.engine.stats()
+
+    def wait_ready(self, timeout: float = READY_SECONDS) -> bool:
+        """Wait until the first catch-up is done."""
+        return self.engine.ready.wait(timeout)
+
+    def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]:
+        """``callback`` hears every state change (on the engine thread: return quickly)."""
+        return self.engine.subscribe(callback)
+
+    def subscribe_faults(self, callback: Callable[[Fault], None]) -> Callable[[], None]:
+        """``callback`` hears every new runtime fault (on the engine thread: return quickly)."""
+        return self.engine.subscribe_faults(callback)
+
+    def problems(self) -> tuple[Fault, ...]:
+        """The runtime faults so far: folders that cannot be watched, an index rebuilt."""
+        return self.engine.faults()
+
+    def running_tasks(self) -> list[TaskInfo]:
+        return [] if self.tasks is None else self.tasks.running()
+
+    @property
+    def windows(self) -> WindowLink:
+        """The windows open on this app's server (what they show, which is in front)."""
+        if self.server is None:
+            raise RuntimeError("not serving")
+        link: WindowLink = self.server.context.window
+        return link

@@ -1,0 +1,181 @@
+"""Liveness: which running process serves which session (the live registry's pid, the hook
+events' pid, or a match of command lines and folders), and when it is gone (engine thread only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from agentbar.core import liveness
+from agentbar.core.clock import Clock
+from agentbar.core.model import Agent, Process, State
+from agentbar.core.procs import ProcessTable
+from agentbar.core.session_record import SessionRecord, SessionTable
+from agentbar.core.sources.base import AgentSource, RegistryEntry
+
+# A session written to this recently, with no process found for it yet, is not declared ended:
+# the process table is only refreshed now and then, and a new agent can write before we see it.
+UNBOUND_GRACE_SECONDS = 10.0
+FUTURE_SLACK_SECONDS = 60.0
+REGISTRY_START_SLACK = 5.0  # a registry's startedAt comes a little after its process started
+
+
+class ProcessBinder:
+    def __init__(
+        self,
+        sessions: SessionTable,
+        processes: ProcessTable,
+        clients: Mapping[Agent, AgentSource],
+        clock: Clock,
+    ) -> None:
+        """``clients``: the one adapter per agent that recognises its client processes."""
+        self._sessions = sessions
+        self.processes = processes
+        self._clients = clients
+        self._clock = clock
+        self.exiting: set[Process] = set()  # agents that removed their registry, still exiting
+
+    def check(self, *, full: bool) -> None:
+        """``full`` (on ticks): re-check every bound process and match the unbound sessions.
+        Otherwise: only match sessions that just got records and have no process."""
+        now = self._clock.time()
+        if full:
+            changed = self.processes.refresh()
+            self.exiting = {p for p in self.exiting if self.processes.is_alive(p)}
+            for session in self._sessions:
+                if session.process is not None and not self.processes.is_alive(session.process):
+                    if session.registry is not None:
+                        self.unbind_registry(session.registry)
+                    session.process = None
+                    session.alive = False
+                    self._sessions.changed(session)
+            pool = [
+                s
+                for s in self._sessions
+                if s.process is None and (changed or s.alive is not False or self._fresh(s, now))
+            ]
+        else:
+            pool = [
+                s
+                for s in self._sessions
+                if s.process is None and s.undecided and (s.alive is None or self._fresh(s, now))
+            ]
+            if pool and any(s.alive is not True for s in pool):
+                self.processes.refresh()  # a new agent may have started since the last tick
+        pool = [s for s in pool if not self._bind_hook_pid(s)]
+        if pool:
+            self._bind_processes(pool, now)
+
+    def registry_process(self, entry: RegistryEntry) -> Process | None:
+        """The process a live registry entry names, if it is still that agent."""
+        info = self.processes.lookup(entry.pid)
+        if info is None:
+            return None
+        if entry.started_at is not None and (
+            info.create_time > entry.started_at + REGISTRY_START_SLACK
+        ):
+            return None  # this pid was given to a process that started after the agent did
+        return Process(pid=info.pid, create_time=info.create_time)
+
+    def unbind_registry(self, entry: RegistryEntry) -> None:
+        for session in self._sessions:
+            if session.registry is not None and session.registry.pid == entry.pid:
+                session.registry = None
+                session.process = None
+                session.alive = False  # that process is gone, or serves another session now
+                self._sessions.changed(session)
+
+    def process_exiting(self, process: Process) -> None:
+        """``process`` is on its way out (its task exited): never bind it again."""
+        self.exiting.add(process)
+
+    def registry_removed(self, entry: RegistryEntry) -> None:
+        """The agent removed its registry as it exits: never match its last moments to the
+        session again by command line (that undid "ended" until a tick)."""
+        self.exiting |= {
+            s.process
+            for s in self._sessions
+            if s.registry is not None and s.registry.pid == entry.pid and s.process is not None
+        }
+        self.unbind_registry(entry)
+
+    def _bind_hook_pid(self, session: SessionRecord) -> bool:
+        """Bind the process the session's hook events came from, when nothing else has: it
+        must still run, be the agent's own client process, and have started before the event
+        (a pid given to a newer process is not the agent). A process serves one session at a
+        time, so the session whose events are newer takes it from another."""
+        pid, pid_at = session.hooks.pid, session.hooks.pid_at
+        view = session.hooks.view
+        if pid is None or pid_at is None or (view is not None and view.state is State.ENDED):
+            return False
+        source = self._clients.get(session.key.agent)
+        info = self.processes.lookup(pid)
+        if source is None or info is None or not source.is_client_process(info):
+            return False
+        if info.create_time > pid_at + REGISTRY_START_SLACK:
+            return False
+        for other in self._sessions:
+            if other is session or other.process is None or other.process.pid != pid:
+                continue
+            said_ended = other.hooks.view is not None and other.hooks.view.state is State.ENDED
+            if other.registry is not None or (
+                not said_ended and (other.facts.last_activity or 0.0) > pid_at
+            ):
+                return False  # the registry names it, or it has been used since
+            other.process, other.alive = None, False
+            self._sessions.changed(other)
+        session.process = Process(pid=info.pid, create_time=info.create_time)
+        session.had_process = True
+        session.alive = True
+        self._sessions.changed(session)
+        return True
+
+    @staticmethod
+    def _fresh(session: SessionRecord, now: float) -> bool:
+        """Written to within the grace period, by the agent's own clock. A time far in the
+        future (a wrong clock, a generated file) is not fresh: it would never stop being so."""
+        last = session.facts.last_activity
+        return last is not None and -FUTURE_SLACK_SECONDS < now - last < UNBOUND_GRACE_SECONDS
+
+    def _bind_processes(self, unbound: list[SessionRecord], now: float) -> None:
+        taken = {s.process.pid for s in self._sessions if s.process is not None}
+        taken |= {s.registry.pid for s in self._sessions if s.registry is not None}
+        taken |= {p.pid for p in self.exiting}
+        for source in self._clients.values():
+            clients = liveness.without_wrappers(
+                liveness.Client(
+                    proc=proc,
+                    cwd=source.process_cwd(proc),
+                    session_hint=source.process_session_hint(proc),
+                )
+                for proc in self.processes.candidates()
+                if proc.pid not in taken and source.is_client_process(proc)
+            )
+            mine = [s for s in unbound if s.key.agent == source.agent]
+            candidates = [
+                liveness.Candidate(
+                    key=s.key,
+                    cwd=s.facts.project or s.hooks.cwd,
+                    started_at=s.facts.started_at,
+                    last_activity=s.facts.last_activity,
+                )
+                for s in mine
+            ]
+            matched = liveness.match(clients, candidates) if clients else {}
+            for session in mine:
+                self._settle(session, matched.get(session.key), now)
+
+    def _settle(self, session: SessionRecord, client: liveness.Client | None, now: float) -> None:
+        alive: bool | None
+        if client is not None:
+            session.process = Process(pid=client.proc.pid, create_time=client.proc.create_time)
+            session.had_process = True
+            alive = True
+            session.mark()
+        elif self._fresh(session, now) and not session.had_process:
+            alive = None
+        else:
+            alive = False
+        if alive != session.alive:
+            session.alive = alive
+            self._sessions.changed(session)

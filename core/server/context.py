@@ -1,0 +1,123 @@
+"""What every route of the loopback server shares: the context it serves (engine, replay,
+search, tasks, windows) and the lookups of a session a request names (pure helpers; called on
+the server's loop thread).
+
+The session routes (``app``) and the task routes (``task_routes``) both import this module;
+neither imports the other's internals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from aiohttp import web
+
+from agentbar.core.agents.base import AgentKit, ToolVocabulary
+from agentbar.core.engine_messages import EngineStats
+from agentbar.core.errors import Fault
+from agentbar.core.launch.manager import TaskManager
+from agentbar.core.model import Agent, SessionKey, SessionSnapshot, StateChange
+from agentbar.core.replay.pages import NotFound, Replay
+from agentbar.core.search import Searcher
+from agentbar.core.server.replies import BadRequest
+from agentbar.core.server.security import Guard
+from agentbar.core.server.windows import WindowLink
+
+ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class Sessions(Protocol):
+    """What the server needs from the engine (any thread)."""
+
+    ready: threading.Event  # set once the engine has caught up with what is on disk
+
+    def sessions(self) -> list[SessionSnapshot]: ...
+
+    def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]: ...
+
+    def stats(self) -> EngineStats: ...
+
+    def faults(self) -> tuple[Fault, ...]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEntry:
+    """One agent this agentbar knows, as the window lists it (``GET /api/agents``)."""
+
+    agent: Agent
+    name: str  # what a person calls it ("Claude Code")
+    launch: bool  # agentbar can start it (new, resume, fork)
+    replay: bool  # its sessions can be read in the window
+
+    @classmethod
+    def of(cls, kit: AgentKit) -> AgentEntry:
+        return cls(kit.agent, kit.display_name, kit.launch is not None, kit.replay is not None)
+
+    def to_json(self) -> dict[str, object]:
+        return {"agent": str(self.agent), "name": self.name, "launch": self.launch,
+                "replay": self.replay}  # fmt: skip
+
+
+@dataclass
+class Context:
+    engine: Sessions
+    replay: Replay
+    searcher: Searcher | None
+    guard: Guard
+    web_dir: Path
+    clients: set[asyncio.Queue[bytes | None]] = field(default_factory=set)
+    agents: tuple[AgentEntry, ...] = ()  # the agents this agentbar knows (its kits')
+    tools: Mapping[Agent, ToolVocabulary] = field(default_factory=dict)  # for hand-offs
+    tasks: TaskManager | None = None  # launched agents, when this process owns them
+    quit: Callable[[str], None] | None = None  # ask the process to quit ("keep"/"stop" tasks)
+    window: WindowLink = field(default_factory=WindowLink)  # what the windows show
+
+
+CONTEXT = web.AppKey("context", Context)
+
+
+def context_of(request: web.Request) -> Context:
+    return request.app[CONTEXT]
+
+
+def agent_param(request: web.Request) -> Agent | None:
+    raw = request.query.get("agent")
+    if not raw:
+        return None
+    known = [entry.agent for entry in context_of(request).agents]
+    if raw not in known:
+        raise BadRequest(f"agent must be one of {', '.join(known)}")
+    return Agent(raw)
+
+
+def find_session(request: web.Request) -> SessionSnapshot:
+    """The session a request names by id (``?agent=`` when both agents have that id)."""
+    session_id = request.match_info["session_id"]
+    if not ID.match(session_id):
+        raise NotFound("no such session")
+    agent = agent_param(request)
+    found = [
+        s
+        for s in context_of(request).engine.sessions()
+        if s.key.session_id == session_id and (agent is None or s.key.agent == agent)
+    ]
+    if not found:
+        raise NotFound("no such session")
+    if len(found) > 1:
+        raise BadRequest("both agents have a session with this id: add ?agent=")
+    return found[0]
+
+
+def session_json(
+    snap: SessionSnapshot, counts: dict[SessionKey, dict[str, int]] | None
+) -> dict[str, Any]:
+    doc = snap.to_json()
+    doc["threads"] = [thread for thread, _ in snap.threads]
+    doc["counts"] = None if counts is None else counts.get(snap.key, {})
+    return doc

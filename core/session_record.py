@@ -1,0 +1,96 @@
+"""The engine's record of one session (everything every signal said about it) and the table of
+them, which also remembers what changed since the last publish and save (engine thread only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from agentbar.core.facts import SessionFacts
+from agentbar.core.model import Process, SessionKey, SessionState
+from agentbar.core.sources.base import RegistryEntry
+from agentbar.core.state.hooks import HookState
+from agentbar.core.state.turns import TurnState
+
+
+@dataclass(eq=False)
+class SessionRecord:
+    key: SessionKey
+    turn: TurnState = field(default_factory=TurnState)
+    facts: SessionFacts = field(default_factory=SessionFacts)
+    hooks: HookState = field(default_factory=HookState)
+    transcript: str | None = None
+    streams: set[str] = field(default_factory=set)
+    registry: RegistryEntry | None = None
+    # When the registry last said the agent was busy, by the agent's clock.
+    registry_active_at: float | None = None
+    process: Process | None = None
+    alive: bool | None = None
+    # Once a session has had a process, losing it ends the session at once; only a session
+    # never seen with one gets the grace period (its process may not be in the table yet).
+    had_process: bool = False
+    state: SessionState | None = None
+    state_since: float | None = None
+    reported: SessionState | None = None  # the last state subscribers were told about
+    hold_until: float | None = None  # a provisional state waits for its detail until then
+    undecided: bool = True  # changed since its state was last decided
+    unsaved: bool = True  # its row differs from the index
+
+    def mark(self) -> None:
+        self.undecided = True
+        self.unsaved = True
+
+    @property
+    def visible(self) -> bool:
+        """Listed to users: it has its own transcript, a live registry entry, or hook events
+        that say where it runs (a session can announce itself before its first line)."""
+        return (
+            self.transcript is not None or self.registry is not None or self.hooks.cwd is not None
+        )
+
+    @property
+    def project(self) -> str | None:
+        registry = self.registry
+        return self.facts.project or (registry.cwd if registry else None) or self.hooks.cwd
+
+
+class SessionTable:
+    """Every session the engine knows, by key; ``unpublished`` and ``deleted`` say what the
+    next publish and the next save must carry."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[SessionKey, SessionRecord] = {}
+        self.unpublished: set[SessionKey] = set()
+        self.deleted: set[SessionKey] = set()
+
+    def __iter__(self) -> Iterator[SessionRecord]:
+        return iter(self._by_key.values())
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._by_key
+
+    def keys(self) -> set[SessionKey]:
+        return set(self._by_key)
+
+    def get(self, key: SessionKey | None) -> SessionRecord | None:
+        return None if key is None else self._by_key.get(key)
+
+    def __getitem__(self, key: SessionKey) -> SessionRecord:
+        return self._by_key[key]
+
+    def add(self, record: SessionRecord) -> None:
+        self._by_key[record.key] = record
+        self.deleted.discard(record.key)
+
+    def changed(self, record: SessionRecord) -> None:
+        """``record`` changed: decide, save and publish it again."""
+        record.mark()
+        self.unpublished.add(record.key)
+
+    def remove(self, key: SessionKey) -> None:
+        del self._by_key[key]
+        self.deleted.add(key)
