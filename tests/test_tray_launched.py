@@ -114,7 +114,7 @@ def test_the_menu_lists_launched_agents_with_approve_only_while_they_ask(tmp_pat
     assert labels(plain) == ["Open terminal", "Stop"]
 
 
-def test_launch_offers_pinned_folders_first_then_recent_ones_each_with_both_agents(
+def test_launch_offers_pinned_folders_first_then_recent_ones_each_with_every_agent(
     tmp_path: Path,
 ) -> None:
     pinned, recent = tmp_path / "pinned", tmp_path / "recent"
@@ -126,9 +126,9 @@ def test_launch_offers_pinned_folders_first_then_recent_ones_each_with_both_agen
     names = [e.label.split(" — ")[0] for e in launch.submenu]
     assert names == ["pinned (pinned)", "recent"]
     assert [(e.label, e.action) for e in launch.submenu[0].submenu] == [
-        ("Claude Code", Action(LAUNCH, f"claude:{pinned}")),
-        ("Codex", Action(LAUNCH, f"codex:{pinned}")),
+        (NAMES[agent], Action(LAUNCH, f"{agent}:{pinned}")) for agent in LAUNCHABLE
     ]
+    assert {"Claude Code", "Codex"} <= {e.label for e in launch.submenu[0].submenu}
     assert "Launched agents" not in " ".join(labels(entries))  # none runs
     assert labels(launched(FakeTasks()).entries()) == ["Launch agent: no project folder yet"]
 
