@@ -65,7 +65,7 @@ def open_engine(home: Path, data_dir: Path) -> Any:
 
     settings = Settings.from_env({"HOME": str(home), "AGENTBAR_DATA_DIR": str(data_dir)})
     index = Index.open(settings.index_path)
-    return Engine(settings.sources(), index, processes=FakeProcessTable())
+    return Engine(settings.sources(), index, processes=FakeProcessTable(), traits=settings.traits())
 
 
 def cold_run(home: Path, data_dir: Path) -> dict[str, Any]:

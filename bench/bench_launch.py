@@ -45,18 +45,18 @@ sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "conformance")]
 
 from launch_rig import FAKE_AGENT, launch_rig  # noqa: E402
 
-from agentbar.core.launch.commands import LaunchRequest  # noqa: E402
 from agentbar.core.launch.manager import TaskManager  # noqa: E402
 from agentbar.core.launch.options import LaunchOptions  # noqa: E402
+from agentbar.core.launch.request import LaunchRequest  # noqa: E402
 from agentbar.core.model import Agent  # noqa: E402
 
 PATHS = {
     # path: (agent, fake agent knobs, needs an engine, the name it runs under)
-    "session-id": (Agent.CLAUDE, {}, False, None),
-    "hook": (Agent.CODEX, {}, False, None),
-    "registry": (Agent.CLAUDE, {"hooks": "0", "ignore_session_id": "1"}, False, None),
-    "process": (Agent.CODEX, {"hooks": "0"}, True, "codex"),
-    "status": (Agent.CODEX, {"hooks": "0"}, False, None),
+    "session-id": (Agent("claude"), {}, False, None),
+    "hook": (Agent("codex"), {}, False, None),
+    "registry": (Agent("claude"), {"hooks": "0", "ignore_session_id": "1"}, False, None),
+    "process": (Agent("codex"), {"hooks": "0"}, True, "codex"),
+    "status": (Agent("codex"), {"hooks": "0"}, False, None),
 }
 SLOW = {"process", "status"}  # seconds by design: fewer runs
 
@@ -125,9 +125,9 @@ def measure_real(runs: int) -> dict[str, Any]:
 
     results: dict[str, Any] = {}
     plans = [
-        ("claude session-id", Agent.CLAUDE, "session-id", {}),
-        ("codex hook", Agent.CODEX, "hook", {"codex_bypass_hook_trust": True}),
-        ("codex status", Agent.CODEX, "status", {"hooks": False}),
+        ("claude session-id", Agent("claude"), "session-id", {}),
+        ("codex hook", Agent("codex"), "hook", {"bypass_hook_trust": True}),
+        ("codex status", Agent("codex"), "status", {"hooks": False}),
     ]
     claude_bin = ensure_installed(CLAUDE_VERSIONS[0].cli)
     codex_bin = ensure_installed(CODEX_VERSIONS[0].cli)
@@ -143,7 +143,7 @@ def measure_real(runs: int) -> dict[str, Any]:
                    **claude_env(server.url)}  # fmt: skip
             write_claude(home, project)
             write_codex(home / ".codex", server.url, project)
-            programs = {Agent.CLAUDE: (str(claude_bin),), Agent.CODEX: (str(codex_bin),)}
+            programs = {Agent("claude"): (str(claude_bin),), Agent("codex"): (str(codex_bin),)}
             manager = TaskManager(
                 Settings.from_env(env),
                 options=LaunchOptions(programs=programs, **options),
@@ -189,7 +189,7 @@ def measure_idle(tasks: int, seconds: float) -> dict[str, Any]:
     tmp = tempfile.TemporaryDirectory(prefix="bench-launch-idle-")
     with tmp, launch_rig(Path(tmp.name), engine=False) as rig:
         manager = rig.manager(engine=False)
-        agents = [Agent.CLAUDE, Agent.CODEX] * tasks
+        agents = [Agent("claude"), Agent("codex")] * tasks
         infos = [rig.launch(manager, agent) for agent in agents[:tasks]]
         for info in infos:
             rig.bound(manager, info.task_id)

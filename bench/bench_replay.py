@@ -46,7 +46,10 @@ def open_engine(home: Path, data_dir: Path) -> Any:
 
     settings = Settings.from_env({"HOME": str(home), "AGENTBAR_DATA_DIR": str(data_dir)})
     return settings, Engine(
-        settings.sources(), Index.open(settings.index_path), processes=FakeProcessTable()
+        settings.sources(),
+        Index.open(settings.index_path),
+        processes=FakeProcessTable(),
+        traits=settings.traits(),
     )
 
 
@@ -188,17 +191,19 @@ def main() -> None:
             f"{slices} in {fts.wall:.2f} s; index file {result['index']['index_mb']:.0f} MB"
         )
         roots = AgentRoots(settings.agent_roots)
+        adapters = settings.replay_adapters()
         snapshots = engine.sessions()
         chosen = {"1 MB": pick(snapshots, 1 * MB), "50 MB": pick(snapshots, 50 * MB)}
         rows = []
         pages: dict[str, Any] = {}
         for label, snap in chosen.items():
             size = os.path.getsize(snap.transcript)
-            last = timed_ms(lambda snap=snap: Replay(roots).page(snap), args.runs)
-            page = Replay(roots).page(snap)
-            top = timed_ms(lambda snap=snap: Replay(roots).page(snap, after=0), args.runs)
+            last = timed_ms(lambda snap=snap: Replay(roots, adapters).page(snap), args.runs)
+            page = Replay(roots, adapters).page(snap)
+            top = timed_ms(lambda snap=snap: Replay(roots, adapters).page(snap, after=0), args.runs)
             back = timed_ms(
-                lambda snap=snap, page=page: Replay(roots).page(snap, before=page.start), args.runs
+                lambda snap=snap, page=page: Replay(roots, adapters).page(snap, before=page.start),
+                args.runs,
             )
             pages[label] = {
                 "session": f"{snap.key.agent}:{snap.key.session_id}",
@@ -235,7 +240,7 @@ def main() -> None:
             "queries_sample": queries[:9],
         }
 
-        server = LoopbackServer(engine, roots, searcher=searcher)
+        server = LoopbackServer(engine, roots, kits=settings.kits, searcher=searcher)
         server.start()
         try:
 

@@ -128,11 +128,16 @@ def start_server(home: Path, data: Path) -> tuple[Any, Any]:
     lock = InstanceLock(settings.lock_path)
     lock.acquire()
     index = Index.open(settings.index_path)
-    engine = Engine(settings.sources(), index, processes=FakeProcessTable())
+    engine = Engine(
+        settings.sources(), index, processes=FakeProcessTable(), traits=settings.traits()
+    )
     engine.catch_up()
     service = Service(engine=engine, lock=lock, owner=True)
     server = LoopbackServer(
-        engine, AgentRoots(settings.agent_roots), searcher=Searcher(settings.index_path)
+        engine,
+        AgentRoots(settings.agent_roots),
+        kits=settings.kits,
+        searcher=Searcher(settings.index_path),
     )
     server.start()
     return service, server

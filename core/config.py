@@ -1,6 +1,8 @@
 """Where things live for this user: agent homes and agentbar's data dir (pure; any thread).
 
-Agent homes follow the agents' own rules (``HOME``, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``);
+Agent homes follow the agents' own rules (``HOME``, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``...),
+as each agent's kit reads them (``AgentKit.homes``); the kits are the composition root's
+(``agentbar.core.agents.registry``) unless a caller hands others;
 agentbar's data dir is platformdirs' user data dir unless ``AGENTBAR_DATA_DIR`` says otherwise,
 its config dir (the tray's ``settings.toml``) the user config dir unless ``AGENTBAR_CONFIG_DIR``
 does.
@@ -15,31 +17,64 @@ from pathlib import Path
 
 import platformdirs
 
+from agentbar.core.agents.base import AgentKit, by_agent, display_names, replay_adapters
+from agentbar.core.agents.registry import KITS
 from agentbar.core.model import Agent
+from agentbar.core.replay.model import ReplayAdapter
 from agentbar.core.sources.base import AgentSource
-from agentbar.core.sources.claude import ClaudeSource, default_claude_roots
-from agentbar.core.sources.codex import CodexSource, default_codex_home
 from agentbar.core.sources.hook_events import HookEventsSource, events_dir
+from agentbar.core.state.fusion import AgentTraits
 
 APP_NAME = "agentbar"
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    claude_roots: tuple[Path, ...]
-    codex_home: Path
+    # Each agent's folders, most important first (``AgentKit.homes``: Claude's config roots,
+    # ``CODEX_HOME``...); an agent missing here has none on this machine.
+    homes: Mapping[Agent, tuple[Path, ...]]
     data_dir: Path
     config_dir: Path | None = None  # None: agentbar's files there are not looked after
+    kits: tuple[AgentKit, ...] = KITS  # the agents this agentbar knows (the composition root's)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, kits: tuple[AgentKit, ...] | None = None
+    ) -> Settings:
         env = os.environ if env is None else env
+        kits = KITS if kits is None else kits
         return cls(
-            claude_roots=tuple(default_claude_roots(env)),
-            codex_home=default_codex_home(env),
+            homes={kit.agent: kit.homes(env) for kit in kits},
             data_dir=data_dir(env),
             config_dir=config_dir(env),
+            kits=kits,
         )
+
+    @property
+    def agents(self) -> tuple[Agent, ...]:
+        return tuple(kit.agent for kit in self.kits)
+
+    def kit(self, agent: str) -> AgentKit:
+        """The kit of ``agent`` (a wire name); ``UnknownAgent`` when no kit has it."""
+        found = by_agent(self.kits).get(Agent(agent))
+        if found is None:
+            raise UnknownAgent(agent, self.agents)
+        return found
+
+    def traits(self) -> dict[Agent, AgentTraits]:
+        """Each agent's state traits, for the engine."""
+        return {kit.agent: kit.traits for kit in self.kits}
+
+    def display_names(self) -> dict[Agent, str]:
+        """What a person calls each agent ("Claude Code")."""
+        return display_names(self.kits)
+
+    def replay_adapters(self) -> dict[Agent, ReplayAdapter]:
+        """Each agent's replay adapter, for ``Replay``: agents without one are left out."""
+        return replay_adapters(self.kits)
+
+    def homes_of(self, agent: Agent) -> tuple[Path, ...]:
+        return tuple(self.homes.get(agent, ()))
 
     @property
     def index_path(self) -> Path:
@@ -57,18 +92,26 @@ class Settings:
     @property
     def agent_roots(self) -> tuple[Path, ...]:
         """The folders whose files the server and exports may read (the agents' own)."""
-        return (*self.claude_roots, self.codex_home)
+        return tuple(path for kit in self.kits for path in self.homes_of(kit.agent))
 
     def events_dir(self, agent: Agent) -> Path:
         """Where agentbar's hook program writes ``agent``'s events."""
         return events_dir(self.data_dir, agent)
 
     def sources(self) -> list[AgentSource]:
-        return [
-            *(ClaudeSource(root) for root in self.claude_roots),
-            CodexSource(self.codex_home),
-            *(HookEventsSource(self.data_dir, agent) for agent in Agent),
-        ]
+        """Every agent's file sources, then agentbar's hook events for each agent."""
+        found: list[AgentSource] = []
+        for kit in self.kits:
+            found += kit.sources(self.homes_of(kit.agent))
+        return [*found, *(HookEventsSource(self.data_dir, kit.agent) for kit in self.kits)]
+
+
+class UnknownAgent(ValueError):
+    """A name no agent kit has (from a request, a command line or a stored row)."""
+
+    def __init__(self, name: str, known: tuple[Agent, ...]) -> None:
+        super().__init__(f"unknown agent {name!r} (known: {', '.join(known)})")
+        self.name = name
 
 
 def data_dir(env: Mapping[str, str]) -> Path:

@@ -14,7 +14,7 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +45,8 @@ from agentbar.core.tail import DEFAULT_MAX_LINE_BYTES
 
 log = logging.getLogger(__name__)
 
-TRAITS = {Agent.CLAUDE: fusion.CLAUDE_TRAITS, Agent.CODEX: fusion.CODEX_TRAITS}
+# An agent whose kit is gone (its rows stay in the index): its transcript alone, no quiet rule.
+UNKNOWN_TRAITS = fusion.AgentTraits(quiet_done_after=None)
 LIVE_STEP_BUDGET_BYTES = 64 * 1024 * 1024  # per stream per step once live: stay responsive
 # A session written to this recently, with no process found for it yet, is not declared ended:
 # the process table is only refreshed now and then, and a new agent can write before we see it.
@@ -194,6 +195,7 @@ class Engine:
         index: Index,
         *,
         processes: ProcessTable,
+        traits: Mapping[Agent, fusion.AgentTraits],
         clock: Clock | None = None,
         tick_seconds: float = 2.0,
         full_rescan_seconds: float = 30.0,
@@ -205,6 +207,7 @@ class Engine:
         max_open_files: int = 64,
     ) -> None:
         self.sources = list(sources)
+        self.traits = dict(traits)  # each agent's, from its kit (``Settings.traits()``)
         self.index = index
         self.processes = processes
         self.clock = clock or SystemClock()
@@ -802,7 +805,7 @@ class Engine:
                 for proc in self.processes.candidates()
                 if proc.pid not in taken and source.is_client_process(proc)
             )
-            mine = [s for s in unbound if s.key.agent is source.agent]
+            mine = [s for s in unbound if s.key.agent == source.agent]
             candidates = [
                 liveness.Candidate(
                     key=s.key,
@@ -854,7 +857,7 @@ class Engine:
             last_activity=session.facts.last_activity,
             pty=None if task_id is None else self._task_links[task_id].pty,
         )
-        new = fusion.decide(signals, now, TRAITS[session.key.agent])
+        new = fusion.decide(signals, now, self.traits.get(session.key.agent, UNKNOWN_TRAITS))
         if not new.same_transition(session.state):
             session.state_since = now
             if new.state is State.ENDED:
@@ -1073,7 +1076,7 @@ def _one_per_agent(sources: Iterable[AgentSource]) -> dict[Agent, AgentSource]:
     hook-events sources know no processes)."""
     seen: dict[Agent, AgentSource] = {}
     for source in sources:
-        if getattr(source, "finds_processes", True):
+        if source.finds_processes:
             seen.setdefault(source.agent, source)
     return seen
 

@@ -10,9 +10,15 @@ from typing import Any
 from agentbar.core.records import Usage
 
 
-class Agent(StrEnum):
-    CLAUDE = "claude"
-    CODEX = "codex"
+class Agent(str):
+    """An agent's identity as every program sees it (``"claude"``, ``"codex"``): the wire name
+    in JSON, the API, the index and the hook events folder. Each agent's kit defines its own
+    (``agentbar.core.agents``); nothing here lists them."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Agent({str.__repr__(self)})"
 
 
 class State(StrEnum):

@@ -12,7 +12,6 @@ from agentbar.core.config import Settings
 from agentbar.core.engine import Engine
 from agentbar.core.index import Index
 from agentbar.core.lock import InstanceLock
-from agentbar.core.model import Agent
 from agentbar.core.privacy import private_dir
 from agentbar.core.procs import PsutilProcessTable
 from agentbar.core.watch import FileWatcher, Ticker
@@ -36,7 +35,7 @@ class Service:
         owner = lock.acquire()
         if owner:
             index = Index.open(settings.index_path)
-            for agent in Agent:
+            for agent in settings.agents:
                 # The hook program writes here; made now, it is watched from the first event.
                 with contextlib.suppress(OSError):
                     private_dir(settings.events_dir(agent))
@@ -47,7 +46,11 @@ class Service:
             )
             index = Index.snapshot_of(settings.index_path)
         engine = Engine(
-            settings.sources(), index, processes=PsutilProcessTable(), tick_seconds=tick_seconds
+            settings.sources(),
+            index,
+            processes=PsutilProcessTable(),
+            traits=settings.traits(),
+            tick_seconds=tick_seconds,
         )
         return cls(engine=engine, lock=lock, owner=owner)
 

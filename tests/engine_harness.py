@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 from claude_lines import T0, ClaudeTranscript, write_lines
 
+from agentbar.core.agents.claude import AGENT as CLAUDE
 from agentbar.core.clock import FakeClock
 from agentbar.core.config import Settings
 from agentbar.core.engine import Engine, PathTouched, Tick
@@ -29,11 +30,11 @@ class Rig:
 
     @property
     def claude(self) -> Path:
-        return self.settings.claude_roots[0]
+        return self.settings.homes_of(Agent("claude"))[0]
 
     @property
     def codex(self) -> Path:
-        return self.settings.codex_home
+        return self.settings.homes_of(Agent("codex"))[0]
 
     def open(self, **engine_args: Any) -> Engine:
         if self.engine is not None:
@@ -44,6 +45,7 @@ class Rig:
             self.settings.sources(),
             Index.open(self.settings.index_path),
             processes=self.processes,
+            traits=self.settings.traits(),
             clock=self.clock,
             **engine_args,
         )
@@ -122,7 +124,7 @@ class Rig:
         assert self.engine is not None
         return {s.key.session_id: s for s in self.engine.sessions()}
 
-    def state(self, session_id: str, agent: Agent = Agent.CLAUDE) -> tuple[str, str | None]:
+    def state(self, session_id: str, agent: Agent = CLAUDE) -> tuple[str, str | None]:
         snap = self.sessions()[session_id]
         assert snap.key == SessionKey(agent, session_id)
         waiting = None if snap.state.waiting_for is None else str(snap.state.waiting_for)
@@ -142,8 +144,7 @@ class Rig:
 def make_rig(tmp_path: Path) -> Rig:
     home = tmp_path / "home"
     settings = Settings(
-        claude_roots=(home / ".claude",),
-        codex_home=home / ".codex",
+        homes={Agent("claude"): (home / ".claude",), Agent("codex"): (home / ".codex",)},
         data_dir=tmp_path / "data",
     )
     (home / ".claude" / "projects").mkdir(parents=True)

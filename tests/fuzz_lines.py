@@ -46,6 +46,10 @@ from typing import Any
 import orjson
 
 from agentbar.core import jsonsafe
+from agentbar.core.agents.base import replay_adapters
+from agentbar.core.agents.claude.transcript import ClaudeTranscriptParser
+from agentbar.core.agents.codex.rollout import CodexRolloutParser
+from agentbar.core.agents.registry import KITS
 from agentbar.core.config import Settings
 from agentbar.core.engine import Engine, PathTouched
 from agentbar.core.index import Index
@@ -56,11 +60,9 @@ from agentbar.core.records import Unknown
 from agentbar.core.replay.export import Format, Options, export
 from agentbar.core.replay.files import AgentRoots
 from agentbar.core.replay.model import MAIN_THREAD, ThreadCatalog
-from agentbar.core.replay.pages import ADAPTERS, Replay
+from agentbar.core.replay.pages import Replay
 from agentbar.core.search import Searcher
 from agentbar.core.sources.base import ODD_VALUES, MalformedLine, StreamKind, StreamSpec
-from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
-from agentbar.core.sources.codex_rollout import CodexRolloutParser
 from agentbar.core.tail import OVERSIZED_PREFIX_BYTES
 
 DATA = Path(__file__).parent / "data"
@@ -86,7 +88,7 @@ class Corpus:
         return [f for unit in self.units for f in unit]
 
     def lines(self, agent: Agent) -> list[bytes]:
-        return [line for f in self.files if f.agent is agent for line in f.lines]
+        return [line for f in self.files if f.agent == agent for line in f.lines]
 
 
 def load_corpus(data: Path = DATA) -> Corpus:
@@ -94,8 +96,8 @@ def load_corpus(data: Path = DATA) -> Corpus:
     for scenario in sorted((data / "recorded").glob("*/*")):
         if not scenario.is_dir():
             continue
-        agent = Agent.CODEX if scenario.parent.name.startswith("codex") else Agent.CLAUDE
-        home = ".codex" if agent is Agent.CODEX else ".claude"
+        agent = Agent("codex") if scenario.parent.name.startswith("codex") else Agent("claude")
+        home = ".codex" if agent == Agent("codex") else ".claude"
         files = [
             SourceFile(agent, f"{home}/{p.relative_to(scenario)}", _lines(p))
             for p in sorted(scenario.rglob("*.jsonl"))
@@ -103,13 +105,15 @@ def load_corpus(data: Path = DATA) -> Corpus:
         units.append(tuple(f for f in files if f.lines))
     for version in sorted((data / "synthetic" / "claude").iterdir()):
         files = [
-            SourceFile(Agent.CLAUDE, f".claude/{p.relative_to(version)}", _lines(p))
+            SourceFile(Agent("claude"), f".claude/{p.relative_to(version)}", _lines(p))
             for p in sorted(version.rglob("*.jsonl"))
         ]
         units.append(tuple(f for f in files if f.lines))
     for number, path in enumerate(sorted((data / "synthetic" / "codex").glob("*.jsonl"))):
         name = f"rollout-2026-11-29T10-00-00-019ad3f1-0000-7000-8000-{number:012d}.jsonl"
-        units.append((SourceFile(Agent.CODEX, f".codex/sessions/2026/11/29/{name}", _lines(path)),))
+        units.append(
+            (SourceFile(Agent("codex"), f".codex/sessions/2026/11/29/{name}", _lines(path)),)
+        )
     return Corpus(tuple(u for u in units if u))
 
 
@@ -363,7 +367,7 @@ class Tally:
 
 
 def _spec(agent: Agent) -> StreamSpec:
-    if agent is Agent.CLAUDE:
+    if agent == Agent("claude"):
         path = Path("/fuzz/projects/-fuzz/aaaaaaaa-0000-4000-8000-00000000f022.jsonl")
         return StreamSpec(agent, StreamKind.TRANSCRIPT, path, session_hint=path.stem)
     return StreamSpec(agent, StreamKind.TRANSCRIPT, Path("/fuzz/rollout.jsonl"))
@@ -381,15 +385,15 @@ class LineTargets:
 
     def _fresh(self) -> None:
         self.parsers = {
-            Agent.CLAUDE: ClaudeTranscriptParser(_spec(Agent.CLAUDE)),
-            Agent.CODEX: CodexRolloutParser(_spec(Agent.CODEX)),
+            Agent("claude"): ClaudeTranscriptParser(_spec(Agent("claude"))),
+            Agent("codex"): CodexRolloutParser(_spec(Agent("codex"))),
         }
         catalog = ThreadCatalog()
         self.replay = {
-            agent: ADAPTERS[agent].parser(
+            agent: replay_adapters(KITS)[agent].parser(
                 str(_spec(agent).path), catalog, thread=MAIN_THREAD, main=True
             )
-            for agent in (Agent.CLAUDE, Agent.CODEX)
+            for agent in (Agent("claude"), Agent("codex"))
         }
 
     def feed(self, tally: Tally, agent: Agent, mutant: Mutant) -> None:
@@ -448,10 +452,10 @@ def fuzz_lines(corpus: Corpus, seed: int, count: int, tally: Tally | None = None
     rng = random.Random(seed)
     tally = tally or Tally(seed)
     targets = LineTargets()
-    pools = {agent: corpus.lines(agent) for agent in (Agent.CLAUDE, Agent.CODEX)}
+    pools = {agent: corpus.lines(agent) for agent in (Agent("claude"), Agent("codex"))}
     started = time.perf_counter()
     for _ in range(count):
-        agent = rng.choice((Agent.CLAUDE, Agent.CODEX))
+        agent = rng.choice((Agent("claude"), Agent("codex")))
         targets.feed(tally, agent, mutate(rng, rng.choice(pools[agent])))
     tally.seconds += time.perf_counter() - started
     return tally
@@ -526,7 +530,8 @@ def _append(
 
 def _settings(root: Path) -> Settings:
     return Settings(
-        claude_roots=(root / ".claude",), codex_home=root / ".codex", data_dir=root / "data"
+        homes={Agent("claude"): (root / ".claude",), Agent("codex"): (root / ".codex",)},
+        data_dir=root / "data",
     )
 
 
@@ -535,6 +540,7 @@ def _engine(settings: Settings) -> Engine:
         settings.sources(),
         Index.open(settings.index_path),
         processes=FakeProcessTable(),
+        traits=settings.traits(),
         max_line_bytes=MAX_LINE_BYTES,
     )
     engine.catch_up()
@@ -672,7 +678,7 @@ def _fuzz_run(
 def _read_back(engine: Engine, settings: Settings, tally: Tally) -> None:
     """Everything a person can ask of the fuzzed sessions: every replay page's items as JSON,
     the three exports, and searches for words of the fuzzed text."""
-    replay = Replay(AgentRoots(settings.agent_roots))
+    replay = Replay(AgentRoots(settings.agent_roots), replay_adapters(KITS))
     for snap in engine.sessions():
         try:
             page = replay.page(snap)  # the first page a person opens, cut to the page limits

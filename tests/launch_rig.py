@@ -15,10 +15,11 @@ from typing import Any
 import psutil
 from polling import wait_for
 
+from agentbar.core.agents.claude import AGENT as CLAUDE
 from agentbar.core.config import Settings
-from agentbar.core.launch.commands import LaunchRequest
 from agentbar.core.launch.manager import TaskManager
 from agentbar.core.launch.options import LaunchOptions
+from agentbar.core.launch.request import LaunchRequest
 from agentbar.core.launch.task import TaskInfo
 from agentbar.core.model import Agent, SessionKey, SessionSnapshot
 from agentbar.core.service import Service
@@ -27,7 +28,10 @@ FAKE_AGENT = Path(__file__).resolve().parent / "fake_agent.py"
 
 
 def fake_programs() -> dict[Agent, tuple[str, ...]]:
-    return {agent: (sys.executable, str(FAKE_AGENT), "--agent", str(agent)) for agent in Agent}
+    return {
+        agent: (sys.executable, str(FAKE_AGENT), "--agent", str(agent))
+        for agent in (Agent("claude"), Agent("codex"))
+    }
 
 
 def zombies_of_this_process() -> list[psutil.Process]:
@@ -60,7 +64,7 @@ class LaunchRig:
         return manager
 
     def launch(
-        self, manager: TaskManager, agent: Agent = Agent.CLAUDE, prompt: str | None = None
+        self, manager: TaskManager, agent: Agent = CLAUDE, prompt: str | None = None
     ) -> TaskInfo:
         return manager.launch(LaunchRequest(agent, str(self.project), prompt=prompt))
 
@@ -96,6 +100,7 @@ class LaunchRig:
         server = LoopbackServer(
             self.service.engine,
             AgentRoots(self.settings.agent_roots),
+            kits=self.settings.kits,
             tasks=manager,
             quit=None if quits is None else quits.append,
         )

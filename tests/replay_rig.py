@@ -9,6 +9,8 @@ from pathlib import Path
 
 from engine_harness import Rig
 
+from agentbar.core.agents.base import replay_adapters
+from agentbar.core.agents.registry import KITS
 from agentbar.core.config import Settings
 from agentbar.core.engine import Engine
 from agentbar.core.index import Index
@@ -34,13 +36,14 @@ class Home(Rig):
             self.settings.sources(),
             Index.open(self.settings.index_path),
             processes=FakeProcessTable(),
+            traits=self.settings.traits(),
         )
         engine.catch_up()
         engine.drain()  # the full-text index of what the catch-up saved
         return engine
 
     def replay(self) -> Replay:
-        return Replay(AgentRoots(self.settings.agent_roots))
+        return Replay(AgentRoots(self.settings.agent_roots), replay_adapters(KITS))
 
     def codex_rollout(self, name: str, session_id: str) -> Path:
         """Copy a Codex fixture under sessions/ with a rollout name the engine accepts."""

@@ -44,6 +44,7 @@ def serving(home: Home, *, with_tasks: bool = False, **server_args: Any) -> Iter
     server = LoopbackServer(
         engine,
         roots,
+        kits=home.settings.kits,
         searcher=Searcher(home.settings.index_path, roots=roots),
         tasks=tasks,
         **server_args,

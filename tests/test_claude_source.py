@@ -15,6 +15,8 @@ from engine_harness import make_rig
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentbar.core.agents.claude.files import ClaudeSource, default_claude_roots
+from agentbar.core.agents.claude.transcript import ClaudeTranscriptParser
 from agentbar.core.model import Agent
 from agentbar.core.records import (
     Activity,
@@ -41,8 +43,6 @@ from agentbar.core.sources.base import (
     StreamSpec,
     scan_source,
 )
-from agentbar.core.sources.claude import ClaudeSource, default_claude_roots
-from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
 
 FIXTURES = Path(__file__).parent / "data" / "synthetic" / "claude"
 SID = "11111111-2222-3333-4444-555555555555"
@@ -170,7 +170,7 @@ def test_v2_1_live_session_asking_a_question(rig: Any) -> None:
 
 def records(lines: list[dict[str, Any]], spec: StreamSpec | None = None) -> list[Any]:
     spec = spec or StreamSpec(
-        Agent.CLAUDE, StreamKind.TRANSCRIPT, Path(f"/p/{SID}.jsonl"), session_hint=SID
+        Agent("claude"), StreamKind.TRANSCRIPT, Path(f"/p/{SID}.jsonl"), session_hint=SID
     )
     parser = ClaudeTranscriptParser(spec)
     out: list[Any] = []
@@ -294,7 +294,7 @@ def test_question_tools_and_plan_approval() -> None:
 
 def test_subagent_stream_owner_comes_from_its_lines() -> None:
     spec = StreamSpec(
-        Agent.CLAUDE, StreamKind.SUBAGENT, Path("/p/agent-b7.jsonl"), agent_id_hint="b7"
+        Agent("claude"), StreamKind.SUBAGENT, Path("/p/agent-b7.jsonl"), agent_id_hint="b7"
     )
     parser = ClaudeTranscriptParser(spec)
     assert parser.owner is None
@@ -309,7 +309,7 @@ def test_checkpoint_round_trip_continues_mid_file() -> None:
     t = ClaudeTranscript(SID)
     lines = [t.prompt("a"), t.text("b"), t.text("c", model="claude-opus-4")]
     spec = StreamSpec(
-        Agent.CLAUDE, StreamKind.TRANSCRIPT, Path(f"/p/{SID}.jsonl"), session_hint=SID
+        Agent("claude"), StreamKind.TRANSCRIPT, Path(f"/p/{SID}.jsonl"), session_hint=SID
     )
     whole = ClaudeTranscriptParser(spec)
     one_pass = [r for line in lines for r in whole.parse(orjson.dumps(line))]
@@ -323,7 +323,7 @@ def test_checkpoint_round_trip_continues_mid_file() -> None:
 
 def test_oversized_lines_are_still_recognised() -> None:
     spec = StreamSpec(
-        Agent.CLAUDE, StreamKind.TRANSCRIPT, Path(f"/p/{SID}.jsonl"), session_hint=SID
+        Agent("claude"), StreamKind.TRANSCRIPT, Path(f"/p/{SID}.jsonl"), session_hint=SID
     )
     parser = ClaudeTranscriptParser(spec)
     t = ClaudeTranscript(SID)
@@ -341,7 +341,9 @@ def test_oversized_lines_are_still_recognised() -> None:
 
 def test_malformed_lines_raise_malformed_only() -> None:
     parser = ClaudeTranscriptParser(
-        StreamSpec(Agent.CLAUDE, StreamKind.TRANSCRIPT, Path(f"/p/{SID}.jsonl"), session_hint=SID)
+        StreamSpec(
+            Agent("claude"), StreamKind.TRANSCRIPT, Path(f"/p/{SID}.jsonl"), session_hint=SID
+        )
     )
     for garbage in (b"{", b"[]", b"42", b'"text"', b"\xff\xfe\x00", b"null"):
         with pytest.raises(MalformedLine):
@@ -393,10 +395,12 @@ claude_types = st.sampled_from(["user", "assistant", "system", "progress", "atta
 def test_any_json_object_parses_without_raising(obj: dict[str, Any], kind: str, sub: bool) -> None:
     obj.setdefault("type", kind)
     spec = (
-        StreamSpec(Agent.CLAUDE, StreamKind.SUBAGENT, Path("/p/agent-x.jsonl"), agent_id_hint="x")
+        StreamSpec(
+            Agent("claude"), StreamKind.SUBAGENT, Path("/p/agent-x.jsonl"), agent_id_hint="x"
+        )
         if sub
         else StreamSpec(
-            Agent.CLAUDE, StreamKind.TRANSCRIPT, Path(f"/p/{SID}.jsonl"), session_hint=SID
+            Agent("claude"), StreamKind.TRANSCRIPT, Path(f"/p/{SID}.jsonl"), session_hint=SID
         )
     )
     parser = ClaudeTranscriptParser(spec)
@@ -408,7 +412,9 @@ def test_any_json_object_parses_without_raising(obj: dict[str, Any], kind: str, 
 @given(st.binary(max_size=200))
 def test_any_bytes_parse_or_raise_malformed(data: bytes) -> None:
     parser = ClaudeTranscriptParser(
-        StreamSpec(Agent.CLAUDE, StreamKind.TRANSCRIPT, Path(f"/p/{SID}.jsonl"), session_hint=SID)
+        StreamSpec(
+            Agent("claude"), StreamKind.TRANSCRIPT, Path(f"/p/{SID}.jsonl"), session_hint=SID
+        )
     )
     with contextlib.suppress(MalformedLine):
         parser.parse(data)

@@ -17,6 +17,8 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentbar.core.agents.codex.files import CodexSource, default_codex_home, rollout_session_hint
+from agentbar.core.agents.codex.rollout import CodexRolloutParser
 from agentbar.core.model import Agent
 from agentbar.core.records import Asks, Record
 from agentbar.core.sources.base import (
@@ -29,8 +31,6 @@ from agentbar.core.sources.base import (
     parse_timestamp,
     scan_source,
 )
-from agentbar.core.sources.codex import CodexSource, default_codex_home, rollout_session_hint
-from agentbar.core.sources.codex_rollout import CodexRolloutParser
 from agentbar.core.tail import ZstdFileReader
 
 DATA = Path(__file__).parent / "data" / "synthetic" / "codex"
@@ -57,7 +57,7 @@ SUFFIXED_NAME = f"rollout-2026-09-01T10-11-12-{SUFFIX}_{ROLLOUT_ID}.jsonl"
 
 def spec_for(path: Path, hint: str | None = None, *, compressed: bool = False) -> StreamSpec:
     return StreamSpec(
-        agent=Agent.CODEX,
+        agent=Agent("codex"),
         kind=StreamKind.TRANSCRIPT,
         path=path,
         session_hint=hint if hint is not None else rollout_session_hint(path.name),
@@ -1242,7 +1242,7 @@ def test_watch_roots() -> None:
         WatchRoot(HOME / "sessions", recursive=True),
         WatchRoot(HOME / "archived_sessions", recursive=True),
     ]
-    assert CodexSource(HOME).agent is Agent.CODEX
+    assert CodexSource(HOME).agent == Agent("codex")
     assert CodexSource(HOME).parse_registry(b'{"pid": 1}') is None
 
 
@@ -1262,7 +1262,7 @@ def test_watch_roots() -> None:
 def test_classify_rollouts(path: str, hint: str | None, compressed: bool) -> None:
     spec = CodexSource(HOME).classify(HOME / path)
     assert spec == StreamSpec(
-        agent=Agent.CODEX,
+        agent=Agent("codex"),
         kind=StreamKind.TRANSCRIPT,
         path=HOME / path,
         session_hint=hint,

@@ -109,7 +109,7 @@ def test_cold_catch_up_finds_sessions_without_reporting_them(rig: Rig) -> None:
     assert rig.events == []
     claude = sessions[A]
     assert (claude.key.agent, claude.project, claude.title) == (
-        Agent.CLAUDE,
+        Agent("claude"),
         "/work/api",
         "Fix the flaky test",
     )
@@ -480,7 +480,7 @@ def test_a_codex_session_is_live_while_its_tui_runs_not_while_the_daemon_holds_t
     rig.settle()
     rig.clock.advance(30)  # well past the grace given to a session whose process is not seen yet
     rig.tick()
-    assert rig.state(X, Agent.CODEX) == ("ended", None)
+    assert rig.state(X, Agent("codex")) == ("ended", None)
     rig.codex_process(901, "/work/web")  # the TUI
     rig.tick()
     rig.write(
@@ -489,12 +489,12 @@ def test_a_codex_session_is_live_while_its_tui_runs_not_while_the_daemon_holds_t
         codex_line(T0 + 31, "event_msg", {"type": "user_message", "message": "go"}),
     )
     rig.settle()
-    assert rig.state(X, Agent.CODEX) == ("running", None)
+    assert rig.state(X, Agent("codex")) == ("running", None)
     assert rig.sessions()[X].process is not None
     assert rig.sessions()[X].process.pid == 901  # type: ignore[union-attr]
     rig.processes.remove(901)
     rig.tick()
-    assert rig.state(X, Agent.CODEX) == ("ended", None)
+    assert rig.state(X, Agent("codex")) == ("ended", None)
 
 
 def test_a_new_codex_rollout_read_before_its_turn_is_not_reported_done_first(rig: Rig) -> None:
@@ -552,7 +552,7 @@ def test_codex_approval_and_completion(rig: Rig) -> None:
         ),
     )
     rig.settle()
-    assert rig.state(X, Agent.CODEX) == ("input_required", "approval")
+    assert rig.state(X, Agent("codex")) == ("input_required", "approval")
     assert "rm -rf dist" in rig.sessions()[X].state.detail
     rig.write(
         path,
@@ -568,7 +568,7 @@ def test_codex_approval_and_completion(rig: Rig) -> None:
         ),
     )
     rig.settle()
-    assert rig.state(X, Agent.CODEX) == ("done", None)
+    assert rig.state(X, Agent("codex")) == ("done", None)
     assert rig.sessions()[X].state.detail == "Cleaned dist/."
 
 
@@ -861,7 +861,7 @@ def test_every_codex_fixture_through_the_engine(rig: Rig) -> None:
 def test_an_adapter_bug_on_one_file_does_not_stop_the_others(
     rig: Rig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
+    from agentbar.core.agents.claude.transcript import ClaudeTranscriptParser
 
     real_parse = ClaudeTranscriptParser.parse
 

@@ -199,14 +199,14 @@ def test_a_codex_session_with_hooks_and_notify(rig: Rig) -> None:
          "payload": {"type": "user_message", "message": "add a login page"}},
     )  # fmt: skip
     rig.settle()
-    assert rig.state(X, Agent.CODEX) == ("running", None)
+    assert rig.state(X, Agent("codex")) == ("running", None)
     rig.clock.advance(3)
     hook(
         rig, X, "PermissionRequest", agent="codex", cwd="/work/web", tool_name="apply_patch",
         tool_summary="apply_patch src/login.py", turn_id="1",
     )  # fmt: skip
     rig.settle()
-    assert rig.state(X, Agent.CODEX) == ("input_required", "approval")
+    assert rig.state(X, Agent("codex")) == ("input_required", "approval")
     assert rig.sessions()[X].state.detail == "apply_patch: apply_patch src/login.py"
     rig.clock.advance(4)
     hook(rig, X, "PostToolUse", agent="codex", cwd="/work/web", tool_name="apply_patch")

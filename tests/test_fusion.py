@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agentbar.core.agents.claude import TRAITS as CLAUDE_TRAITS
 from agentbar.core.model import Source, State, WaitingFor
 from agentbar.core.state import fusion
 from agentbar.core.state.fusion import last_line, question_in
@@ -41,7 +42,7 @@ def test_liveness_outranks_everything() -> None:
         hook=fusion.HookView(State.RUNNING, None, "", 0.0),
         alive=False,
     )
-    got = fusion.decide(signals, 0.0, fusion.CLAUDE_TRAITS)
+    got = fusion.decide(signals, 0.0, CLAUDE_TRAITS)
     assert (got.state, got.source) == (State.ENDED, Source.PROCESS)
 
 
@@ -58,7 +59,7 @@ def test_a_hook_outranks_the_registry_and_borrows_the_transcripts_detail() -> No
         hook=fusion.HookView(State.INPUT_REQUIRED, WaitingFor.APPROVAL, "", 0.0),
         alive=True,
     )
-    got = fusion.decide(signals, 0.0, fusion.CLAUDE_TRAITS)
+    got = fusion.decide(signals, 0.0, CLAUDE_TRAITS)
     assert (got.state, got.waiting_for, got.source, got.detail) == (
         State.INPUT_REQUIRED,
         WaitingFor.APPROVAL,
@@ -73,7 +74,7 @@ def test_an_unknown_registry_status_falls_back_to_the_transcript() -> None:
         registry=fusion.RegistryView("compacting", None, None),
         alive=True,
     )
-    got = fusion.decide(signals, 0.0, fusion.CLAUDE_TRAITS)
+    got = fusion.decide(signals, 0.0, CLAUDE_TRAITS)
     assert (got.state, got.source) == (State.DONE, Source.TRANSCRIPT)
 
 
@@ -82,10 +83,10 @@ def test_registry_idle_before_the_answer_lands_is_provisional() -> None:
     answered = TurnState(phase=Phase.ANSWERED, answer="All done.")
     idle = fusion.RegistryView("idle", None, None)
     early = fusion.decide(
-        fusion.Signals(turn=running, registry=idle, alive=True), 0.0, fusion.CLAUDE_TRAITS
+        fusion.Signals(turn=running, registry=idle, alive=True), 0.0, CLAUDE_TRAITS
     )
     late = fusion.decide(
-        fusion.Signals(turn=answered, registry=idle, alive=True), 0.0, fusion.CLAUDE_TRAITS
+        fusion.Signals(turn=answered, registry=idle, alive=True), 0.0, CLAUDE_TRAITS
     )
     assert (early.state, early.provisional) == (State.DONE, True)
     assert (late.state, late.provisional, late.detail) == (State.DONE, False, "All done.")

@@ -35,11 +35,11 @@ def test_the_corpus_is_the_real_clis_lines(corpus: Corpus) -> None:
         if any("-home-user-" in f.target or "2026/11/30" in f.target for f in u)
     ]
     assert len(recorded) >= 50  # every recorded scenario of every CLI version
-    assert len(corpus.lines(Agent.CLAUDE)) > 400 and len(corpus.lines(Agent.CODEX)) > 400
+    assert len(corpus.lines(Agent("claude"))) > 400 and len(corpus.lines(Agent("codex"))) > 400
 
 
 def test_mutants_reproduce_from_their_seed_and_differ_from_the_line(corpus: Corpus) -> None:
-    lines = corpus.lines(Agent.CODEX)[:50] + corpus.lines(Agent.CLAUDE)[:50]
+    lines = corpus.lines(Agent("codex"))[:50] + corpus.lines(Agent("claude"))[:50]
     first = [mutate(random.Random(SEED), line) for line in lines]
     again = [mutate(random.Random(SEED), line) for line in lines]
     assert first == again

@@ -20,16 +20,16 @@ from typing import Any
 
 import pytest
 
+from agentbar.core.agents.claude import settings as claude_settings
+from agentbar.core.agents.claude.launch import launch_args as claude_launch_args
+from agentbar.core.agents.claude.launch import launch_settings as claude_launch_settings
+from agentbar.core.agents.codex import config as codex_config
+from agentbar.core.agents.codex.launch import BYPASS_TRUST as CODEX_BYPASS_TRUST
+from agentbar.core.agents.codex.launch import launch_args as codex_launch_args
 from agentbar.core.config import Settings
-from agentbar.core.hooks import claude_settings, codex_config, files, installer
 from agentbar.core.hooks import cli as hooks_cli
+from agentbar.core.hooks import files, installer
 from agentbar.core.hooks.errors import HooksFileError
-from agentbar.core.hooks.layers import (
-    CODEX_BYPASS_TRUST,
-    claude_launch_args,
-    claude_launch_settings,
-    codex_launch_args,
-)
 from agentbar.core.hooks.spec import CODEX_EVENTS, HookCommand, claude_events, parse_version
 from agentbar.core.model import Agent
 
@@ -84,8 +84,10 @@ def before_of(agent: str, name: str) -> bytes | None:
 
 def settings_for(tmp_path: Path) -> Settings:
     return Settings(
-        claude_roots=(tmp_path / "home" / ".claude",),
-        codex_home=tmp_path / "home" / ".codex",
+        homes={
+            Agent("claude"): (tmp_path / "home" / ".claude",),
+            Agent("codex"): (tmp_path / "home" / ".codex",),
+        },
         data_dir=tmp_path / "data",
     )
 
@@ -337,7 +339,7 @@ def test_the_original_is_backed_up_once_and_never_overwritten(tmp_path: Path) ->
     data["theme"] = "dark"
     path.write_text(claude_settings.dump(data, style))
     moved = HookCommand("/new/python", "/new/agentbar_hook.py", "/new/data")
-    plan = installer.plan_install(Agent.CLAUDE, settings, command=moved, version=CLAUDE_VERSION)
+    plan = installer.plan_install(Agent("claude"), settings, command=moved, version=CLAUDE_VERSION)
     installer.apply(plan, settings)
     assert backup.read_bytes() == original
     assert "/new/agentbar_hook.py" in path.read_text()
@@ -356,7 +358,7 @@ def test_a_reinstall_over_agentbars_own_untouched_install_still_restores_exactly
     path = put(settings, "codex", original)
     install(settings, "codex")
     moved = HookCommand("/new/python", "/new/agentbar_hook.py", "/new/data")
-    plan = installer.plan_install(Agent.CODEX, settings, command=moved, version=CODEX_VERSION)
+    plan = installer.plan_install(Agent("codex"), settings, command=moved, version=CODEX_VERSION)
     installer.apply(plan, settings)
     uninstall(settings, "codex")
     assert path.read_bytes() == original
@@ -393,7 +395,9 @@ def test_a_symlinked_settings_file_is_written_through_to_its_target(tmp_path: Pa
 def test_a_file_changed_between_the_plan_and_the_write_is_not_overwritten(tmp_path: Path) -> None:
     settings = settings_for(tmp_path)
     path = put(settings, "claude", b'{"a": 1}\n')
-    plan = installer.plan_install(Agent.CLAUDE, settings, command=COMMAND, version=CLAUDE_VERSION)
+    plan = installer.plan_install(
+        Agent("claude"), settings, command=COMMAND, version=CLAUDE_VERSION
+    )
     path.write_bytes(b'{"a": 2}\n')  # Claude rewrote it meanwhile
     with pytest.raises(HooksFileError, match="changed while agentbar was working"):
         installer.apply(plan, settings)
@@ -433,7 +437,7 @@ def test_codex_without_notify_when_asked(tmp_path: Path) -> None:
     install(settings, "codex", notify=False)
     assert "notify" not in tomllib.loads(path.read_text())
     assert not installer.plan_install(
-        Agent.CODEX, settings, command=COMMAND, version=CODEX_VERSION, notify=False
+        Agent("codex"), settings, command=COMMAND, version=CODEX_VERSION, notify=False
     ).changed
 
 
@@ -453,7 +457,7 @@ def test_claude_disable_all_hooks_is_reported(tmp_path: Path) -> None:
     put(settings, "claude", b'{"disableAllHooks": true}\n')
     plan = install(settings, "claude")
     assert any("disableAllHooks" in n for n in plan.notes)
-    status = installer.status(Agent.CLAUDE, settings, command=COMMAND, version=CLAUDE_VERSION)
+    status = installer.status(Agent("claude"), settings, command=COMMAND, version=CLAUDE_VERSION)
     assert any("disableAllHooks" in n for n in status.notes)
 
 
@@ -571,7 +575,7 @@ def test_the_top_level_command_delegates_to_the_hooks_command(
 def test_status_sees_a_broken_installation(tmp_path: Path) -> None:
     settings = settings_for(tmp_path)
     install(settings, "claude")  # COMMAND's paths do not exist on this machine
-    status = installer.status(Agent.CLAUDE, settings, command=COMMAND, version=CLAUDE_VERSION)
+    status = installer.status(Agent("claude"), settings, command=COMMAND, version=CLAUDE_VERSION)
     assert status.installed
     assert any("broken: /opt/agentbar/bin/python3 no longer exists" in n for n in status.notes)
 
@@ -584,7 +588,7 @@ def test_the_claude_launch_layer_is_settings_json_with_agentbars_hooks_only() ->
     assert list(layer) == ["hooks"]
     assert list(layer["hooks"]) == claude_events(None)
     (group,) = layer["hooks"]["PermissionRequest"]
-    assert group == {"hooks": [COMMAND.handler(Agent.CLAUDE)]}
+    assert group == {"hooks": [COMMAND.handler(Agent("claude"))]}
     flag, value = claude_launch_args(COMMAND, version="2.0.30")
     assert flag == "--settings"
     assert json.loads(value) == claude_launch_settings(COMMAND, version="2.0.30")
@@ -608,9 +612,9 @@ def test_the_codex_launch_overrides_are_toml_codex_can_read() -> None:
             node = node.setdefault(part, {})
         node[leaf] = parsed
     assert list(merged["hooks"]) == list(CODEX_EVENTS)
-    assert merged["hooks"]["Stop"] == [{"hooks": [COMMAND.handler(Agent.CODEX)]}]
+    assert merged["hooks"]["Stop"] == [{"hooks": [COMMAND.handler(Agent("codex"))]}]
     assert merged["features"] == {"hooks": True}
-    assert merged["notify"] == COMMAND.argv(Agent.CODEX, notify=True)
+    assert merged["notify"] == COMMAND.argv(Agent("codex"), notify=True)
     assert CODEX_BYPASS_TRUST not in codex_launch_args(COMMAND)
     # A Codex from before the flag would refuse to start with it.
     assert CODEX_BYPASS_TRUST not in codex_launch_args(
@@ -624,14 +628,14 @@ def test_the_shell_command_survives_spaces_and_quotes() -> None:
     odd = HookCommand("/Users/Me Too/py thon", "/a'b/agentbar_hook.py", '/data "dir"')
     import shlex
 
-    assert shlex.split(odd.shell(Agent.CLAUDE)) == odd.argv(Agent.CLAUDE)
+    assert shlex.split(odd.shell(Agent("claude"))) == odd.argv(Agent("claude"))
 
 
 def test_the_current_command_points_at_this_installations_hook() -> None:
     command = HookCommand.current(Path("/tmp/x"))
     assert Path(command.script).is_file()
     assert Path(command.script).name == "agentbar_hook.py"
-    assert command.argv(Agent.CODEX)[-2:] == ["--data-dir", "/tmp/x"]
+    assert command.argv(Agent("codex"))[-2:] == ["--data-dir", "/tmp/x"]
 
 
 def test_unused_argparse_namespace_is_harmless() -> None:

@@ -376,7 +376,7 @@ def test_a_damaged_line_before_the_first_real_one_does_not_move_the_file(rig: Ri
 def test_a_parser_bug_costs_one_line_not_the_file(
     rig: Rig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
+    from agentbar.core.agents.claude.transcript import ClaudeTranscriptParser
 
     real_parse = ClaudeTranscriptParser.parse
 

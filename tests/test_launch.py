@@ -21,8 +21,8 @@ import pytest
 from launch_rig import FAKE_AGENT, launch_rig, zombies_of_this_process
 from polling import wait_for
 
-from agentbar.core.launch.commands import BadLaunch, LaunchRequest, Mode
 from agentbar.core.launch.manager import NotWaiting
+from agentbar.core.launch.request import BadLaunch, LaunchRequest, Mode
 from agentbar.core.launch.task import BindPath, Status
 from agentbar.core.model import Agent, Source, State, WaitingFor
 
@@ -41,7 +41,7 @@ def no_zombies():
 def test_claude_is_bound_by_its_preassigned_id_and_the_engine_names_the_task(tmp_path: Path):
     with launch_rig(tmp_path) as rig:
         manager = rig.manager()
-        info = rig.launch(manager, Agent.CLAUDE, prompt="hello there")
+        info = rig.launch(manager, Agent("claude"), prompt="hello there")
         bound = rig.bound(manager, info.task_id)
         assert bound.binding is not None
         assert bound.binding.path is BindPath.SESSION_ID and bound.binding.seconds == 0.0
@@ -57,16 +57,16 @@ def test_claude_is_bound_by_its_preassigned_id_and_the_engine_names_the_task(tmp
 def test_codex_is_bound_by_its_session_start_hook(tmp_path: Path):
     with launch_rig(tmp_path) as rig:
         manager = rig.manager()
-        info = rig.bound(manager, rig.launch(manager, Agent.CODEX).task_id)
+        info = rig.bound(manager, rig.launch(manager, Agent("codex")).task_id)
         assert info.binding is not None and info.binding.path is BindPath.HOOK
-        events = rig.settings.events_dir(Agent.CODEX) / f"{info.session_id}.jsonl"
+        events = rig.settings.events_dir(Agent("codex")) / f"{info.session_id}.jsonl"
         assert b'"event":"SessionStart"' in events.read_bytes()
         assert info.binding.seconds < 5.0
 
 
 def test_an_events_file_from_before_the_launch_is_not_taken(tmp_path: Path):
     with launch_rig(tmp_path, hook_delay="1.0") as rig:
-        folder = rig.settings.events_dir(Agent.CODEX)
+        folder = rig.settings.events_dir(Agent("codex"))
         folder.mkdir(parents=True, exist_ok=True)
         other = "0199aaaa-0000-7000-8000-000000000001"
         # Another session's events, written before the launch, even naming the same pid range.
@@ -75,7 +75,7 @@ def test_an_events_file_from_before_the_launch_is_not_taken(tmp_path: Path):
             f'"session_id":"{other}","pid":{os.getpid()}}}\n'
         )
         manager = rig.manager()
-        info = rig.bound(manager, rig.launch(manager, Agent.CODEX).task_id)
+        info = rig.bound(manager, rig.launch(manager, Agent("codex")).task_id)
         assert info.session_id != other and info.binding is not None
         assert info.binding.path is BindPath.HOOK
 
@@ -83,7 +83,7 @@ def test_an_events_file_from_before_the_launch_is_not_taken(tmp_path: Path):
 def test_claude_without_hooks_is_bound_by_its_registry(tmp_path: Path):
     with launch_rig(tmp_path, hooks="0", ignore_session_id="1") as rig:
         manager = rig.manager()
-        info = rig.launch(manager, Agent.CLAUDE)
+        info = rig.launch(manager, Agent("claude"))
         assert info.binding is not None and info.binding.path is BindPath.SESSION_ID
 
         def by_registry():
@@ -98,7 +98,7 @@ def test_claude_without_hooks_is_bound_by_its_registry(tmp_path: Path):
 def test_codex_without_hooks_is_bound_by_status_typed_into_its_own_pty(tmp_path: Path):
     with launch_rig(tmp_path, hooks="0", work="0.05") as rig:
         manager = rig.manager(engine=False)  # no engine: nothing else could tell
-        info = rig.launch(manager, Agent.CODEX)
+        info = rig.launch(manager, Agent("codex"))
         bound = rig.bound(manager, info.task_id, timeout=15)
         assert bound.binding is not None and bound.binding.path is BindPath.STATUS
         assert bound.binding.seconds >= 3.5  # only once the other ways had their chance
@@ -115,8 +115,8 @@ def test_the_engine_binds_a_codex_session_by_its_process(tmp_path: Path):
         site = sysconfig.get_paths()["purelib"]
         manager = rig.manager(scrape_status=False, extra_env={"PYTHONPATH": site})
         program = (str(link), str(FAKE_AGENT), "--agent", "codex")
-        manager.options = replace(manager.options, programs={Agent.CODEX: program})
-        info = rig.launch(manager, Agent.CODEX, prompt="hi")
+        manager.options = replace(manager.options, programs={Agent("codex"): program})
+        info = rig.launch(manager, Agent("codex"), prompt="hi")
         bound = rig.bound(manager, info.task_id, timeout=15)
         assert bound.binding is not None and bound.binding.path is BindPath.PROCESS
         rig.state(bound, lambda s: s.task_id == info.task_id)  # the engine names the task
@@ -125,7 +125,7 @@ def test_the_engine_binds_a_codex_session_by_its_process(tmp_path: Path):
 def test_a_resumed_session_is_bound_at_once_and_a_fork_gets_a_new_id(tmp_path: Path):
     with launch_rig(tmp_path) as rig:
         manager = rig.manager()
-        first = rig.bound(manager, rig.launch(manager, Agent.CLAUDE, prompt="one").task_id)
+        first = rig.bound(manager, rig.launch(manager, Agent("claude"), prompt="one").task_id)
         rig.state(first, lambda s: s.state.detail == "You said: one")
         manager.stop(first.task_id)
         source = first.session_id
@@ -145,7 +145,7 @@ def test_a_resumed_session_is_bound_at_once_and_a_fork_gets_a_new_id(tmp_path: P
 def test_claude_clear_binds_the_new_session_of_the_same_process(tmp_path: Path):
     with launch_rig(tmp_path) as rig:
         manager = rig.manager()
-        info = rig.bound(manager, rig.launch(manager, Agent.CLAUDE, prompt="first").task_id)
+        info = rig.bound(manager, rig.launch(manager, Agent("claude"), prompt="first").task_id)
         old = info.session_id
         manager.send_text(info.task_id, "/clear")
 
@@ -164,24 +164,24 @@ def test_a_launch_in_a_missing_folder_or_of_a_missing_program_says_why(tmp_path:
     with launch_rig(tmp_path, engine=False) as rig:
         manager = rig.manager(engine=False)
         with pytest.raises(BadLaunch, match="is not a folder"):
-            manager.launch(LaunchRequest(Agent.CLAUDE, str(tmp_path / "nope")))
+            manager.launch(LaunchRequest(Agent("claude"), str(tmp_path / "nope")))
         from agentbar.core.launch.manager import TaskManager
         from agentbar.core.launch.options import LaunchOptions
 
         missing = TaskManager(
             rig.settings,
-            options=LaunchOptions(programs={Agent.CODEX: ("no-such-codex-here",)}),
+            options=LaunchOptions(programs={Agent("codex"): ("no-such-codex-here",)}),
             env=rig.env,
         )
         with pytest.raises(BadLaunch, match="not installed"):
-            missing.launch(LaunchRequest(Agent.CODEX, str(rig.project)))
+            missing.launch(LaunchRequest(Agent("codex"), str(rig.project)))
         assert manager.tasks() == []
 
 
 # -- typing, approving, denying -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("agent", [Agent.CLAUDE, Agent.CODEX])
+@pytest.mark.parametrize("agent", [Agent("claude"), Agent("codex")])
 def test_approve_from_outside_runs_the_command(tmp_path: Path, agent: Agent):
     with launch_rig(tmp_path) as rig:
         manager = rig.manager()
@@ -208,7 +208,7 @@ def test_approve_from_outside_runs_the_command(tmp_path: Path, agent: Agent):
 def test_deny_refuses_and_a_task_without_a_prompt_gets_no_keys(tmp_path: Path):
     with launch_rig(tmp_path) as rig:
         manager = rig.manager()
-        info = rig.bound(manager, rig.launch(manager, Agent.CODEX).task_id)
+        info = rig.bound(manager, rig.launch(manager, Agent("codex")).task_id)
         before = manager.task(info.task_id).screen_text()
         with pytest.raises(NotWaiting):
             manager.approve(info.task_id)
@@ -225,7 +225,7 @@ def test_deny_refuses_and_a_task_without_a_prompt_gets_no_keys(tmp_path: Path):
 def test_codex_without_hooks_shows_its_approval_wait_through_the_pty(tmp_path: Path):
     with launch_rig(tmp_path, hooks="0") as rig:
         manager = rig.manager()
-        info = rig.bound(manager, rig.launch(manager, Agent.CODEX).task_id, timeout=15)
+        info = rig.bound(manager, rig.launch(manager, Agent("codex")).task_id, timeout=15)
         # A plain command (no escalation): the transcript alone would say "running".
         manager.send_text(info.task_id, "run: touch pty.txt")
         snap = rig.state(info, lambda s: s.state.state is State.INPUT_REQUIRED)
@@ -239,7 +239,7 @@ def test_codex_without_hooks_shows_its_approval_wait_through_the_pty(tmp_path: P
 def test_text_is_typed_as_a_paste_then_sent(tmp_path: Path):
     with launch_rig(tmp_path) as rig:
         manager = rig.manager()
-        info = rig.bound(manager, rig.launch(manager, Agent.CLAUDE).task_id)
+        info = rig.bound(manager, rig.launch(manager, Agent("claude")).task_id)
         manager.send_text(info.task_id, "two\nlines")
         # One prompt of two lines (a paste), not two prompts: its answer's last line.
         snap = rig.state(info, lambda s: s.state.detail == "lines")
@@ -252,7 +252,7 @@ def test_text_is_typed_as_a_paste_then_sent(tmp_path: Path):
 def test_attach_gets_the_scrollback_then_live_output_and_resize_reaches_the_pty(tmp_path: Path):
     with launch_rig(tmp_path, engine=False) as rig:
         manager = rig.manager(engine=False)
-        info = rig.launch(manager, Agent.CLAUDE)
+        info = rig.launch(manager, Agent("claude"))
         wait_for(lambda: "for shortcuts" in manager.task(info.task_id).screen_text(), 10, "banner")
         seen: list[bytes] = []
         backlog, detach = manager.attach(info.task_id, seen.append)
@@ -275,7 +275,7 @@ def test_attach_gets_the_scrollback_then_live_output_and_resize_reaches_the_pty(
 def test_an_agent_that_exits_by_itself_is_ended_by_the_pty(tmp_path: Path):
     with launch_rig(tmp_path, hooks="0") as rig:  # (with hooks, its SessionEnd says so first)
         manager = rig.manager()
-        info = rig.bound(manager, rig.launch(manager, Agent.CLAUDE, prompt="hi").task_id)
+        info = rig.bound(manager, rig.launch(manager, Agent("claude"), prompt="hi").task_id)
         rig.state(info, lambda s: s.state.state is State.DONE)
         manager.send_text(info.task_id, "/exit")
         task = manager.task(info.task_id)
@@ -302,7 +302,7 @@ def _stop_and_check(manager, info, child: bool = False) -> float:
 def test_stop_uses_the_agents_own_exit_first(tmp_path: Path):
     with launch_rig(tmp_path, engine=False) as rig:
         manager = rig.manager(engine=False)
-        info = rig.launch(manager, Agent.CLAUDE)
+        info = rig.launch(manager, Agent("claude"))
         wait_for(lambda: "for shortcuts" in manager.task(info.task_id).screen_text(), 10, "banner")
         _stop_and_check(manager, info)
         exit_status = manager.get(info.task_id).exit
@@ -312,13 +312,13 @@ def test_stop_uses_the_agents_own_exit_first(tmp_path: Path):
 def test_stop_escalates_to_sigterm_then_sigkill_and_takes_the_session_with_it(tmp_path: Path):
     with launch_rig(tmp_path, engine=False, deaf="1", child="1") as rig:
         manager = rig.manager(engine=False)
-        info = rig.launch(manager, Agent.CODEX)
+        info = rig.launch(manager, Agent("codex"))
         wait_for(lambda: "for agents" in manager.task(info.task_id).screen_text(), 10, "banner")
         _stop_and_check(manager, info, child=True)
         assert manager.get(info.task_id).exit.code == 143  # SIGTERM, handled
     with launch_rig(tmp_path / "2", engine=False, deaf="1", trap_term="1") as rig:
         manager = rig.manager(engine=False)
-        info = rig.launch(manager, Agent.CLAUDE)
+        info = rig.launch(manager, Agent("claude"))
         wait_for(lambda: "for shortcuts" in manager.task(info.task_id).screen_text(), 10, "banner")
         _stop_and_check(manager, info)
         assert manager.get(info.task_id).exit.signal == signal.SIGKILL
@@ -327,7 +327,7 @@ def test_stop_escalates_to_sigterm_then_sigkill_and_takes_the_session_with_it(tm
 def test_quit_and_stop_stops_every_task(tmp_path: Path):
     with launch_rig(tmp_path, engine=False) as rig:
         manager = rig.manager(engine=False)
-        infos = [rig.launch(manager, agent) for agent in (Agent.CLAUDE, Agent.CODEX)]
+        infos = [rig.launch(manager, agent) for agent in (Agent("claude"), Agent("codex"))]
         wait_for(lambda: all(manager.task(i.task_id).first_output_at for i in infos), 10, "output")
         done = manager.shutdown(keep=False)
         assert {d.task_id for d in done} == {i.task_id for i in infos}
@@ -343,7 +343,7 @@ def test_quit_and_keep_leaves_the_agents_running_and_the_next_agentbar_takes_the
 ):
     with launch_rig(tmp_path) as rig:
         first = rig.manager()
-        info = rig.bound(first, rig.launch(first, Agent.CLAUDE, prompt="before").task_id)
+        info = rig.bound(first, rig.launch(first, Agent("claude"), prompt="before").task_id)
         rig.state(info, lambda s: s.state.detail == "You said: before")
         kept = first.shutdown(keep=True)
         assert [k.task_id for k in kept] == [info.task_id]
@@ -372,7 +372,7 @@ def test_quit_and_keep_leaves_the_agents_running_and_the_next_agentbar_takes_the
 def test_a_keeper_whose_agents_exit_goes_away(tmp_path: Path):
     with launch_rig(tmp_path, engine=False) as rig:
         manager = rig.manager(engine=False)
-        info = rig.launch(manager, Agent.CODEX)
+        info = rig.launch(manager, Agent("codex"))
         wait_for(lambda: "for agents" in manager.task(info.task_id).screen_text(), 10, "banner")
         manager.shutdown(keep=True)
         pids = list(_keepers(rig))

@@ -9,20 +9,16 @@ import json
 import pytest
 from tray_values import snap
 
+from agentbar.core.agents.claude import TRAITS as CLAUDE_TRAITS
+from agentbar.core.agents.claude.launch import LAUNCH as CLAUDE
+from agentbar.core.agents.codex import TRAITS as CODEX_TRAITS
+from agentbar.core.agents.codex.launch import LAUNCH as CODEX
+from agentbar.core.agents.registry import KITS
 from agentbar.core.hooks.spec import HookCommand
 from agentbar.core.launch import keys, status_scrape
-from agentbar.core.launch.commands import (
-    INHERITED_SESSION_VARS,
-    TASK_ENV,
-    BadLaunch,
-    LaunchRequest,
-    Mode,
-    Program,
-    child_env,
-    command_line,
-    preassigned_id,
-)
+from agentbar.core.launch.commands import TASK_ENV, child_env, command_line, session_vars
 from agentbar.core.launch.handoff import NothingToHandOff, answer_in, brief
+from agentbar.core.launch.request import BadLaunch, LaunchRequest, Mode, Program
 from agentbar.core.launch.screen import Screen, find_prompt
 from agentbar.core.model import Agent, SessionSnapshot, Source, State, WaitingFor
 from agentbar.core.records import Asks
@@ -42,7 +38,7 @@ def test_claude_status_with_cursor_moves_and_colours():
         "\x1b[2J\x1b[H\x1b[1mStatus\x1b[0m\x1b[4;1H\x1b[38;5;246mSession ID:\x1b[0m"
         f"\x1b[4;14H{SID.upper()}\x1b[5;1Hcwd\x1b[5;14H/work"
     )
-    assert status_scrape.session_id_in(Agent.CLAUDE, out) == SID
+    assert CLAUDE.status.session_id_in(status_scrape.plain_text(out)) == SID
 
 
 def test_codex_status_box_with_ansi_and_an_osc_link():
@@ -50,7 +46,7 @@ def test_codex_status_box_with_ansi_and_an_osc_link():
         "╭────────────╮\r\n│  \x1b[1mSession:\x1b[22m   "
         f"{CODEX_SID}   │\r\n\x1b]8;;https://x.invalid\x07link\x1b]8;;\x07╰───╯"
     )
-    assert status_scrape.session_id_in(Agent.CODEX, out) == CODEX_SID
+    assert CODEX.status.session_id_in(status_scrape.plain_text(out)) == CODEX_SID
 
 
 @pytest.mark.parametrize(
@@ -63,7 +59,7 @@ def test_codex_status_box_with_ansi_and_an_osc_link():
     ],
 )
 def test_no_session_id_without_a_labelled_uuid(out: str):
-    assert status_scrape.session_id_in(Agent.CLAUDE, out) is None
+    assert CLAUDE.status.session_id_in(status_scrape.plain_text(out)) is None
 
 
 def test_strip_ansi_removes_csi_osc_dcs_and_two_character_escapes():
@@ -139,11 +135,11 @@ HOOKS = HookCommand(python="/py", script="/s/agentbar_hook.py", data_dir="/data"
 
 
 def test_new_claude_gets_its_id_and_the_hook_layer():
-    request = LaunchRequest(Agent.CLAUDE, "/work", prompt="fix it")
+    request = LaunchRequest(Agent("claude"), "/work", prompt="fix it")
     program = Program(("claude",), "2.1.332 (Claude Code)")
-    sid = preassigned_id(request, program)
+    sid = CLAUDE.preassigned_id(request, program)
     assert sid is not None
-    line = command_line(request, program, hooks=HOOKS, session_id=sid)
+    line = command_line(CLAUDE, request, program, hooks=HOOKS, session_id=sid)
     argv = list(line.argv)
     assert argv[0] == "claude" and argv[-1] == "fix it"
     assert argv[argv.index("--session-id") + 1] == sid
@@ -153,48 +149,55 @@ def test_new_claude_gets_its_id_and_the_hook_layer():
 
 def test_claude_resume_and_fork():
     program = Program(("claude",), "2.1.332 (Claude Code)")
-    resume = LaunchRequest(Agent.CLAUDE, "/work", mode=Mode.RESUME, source=SID)
-    assert preassigned_id(resume, program) is None  # it keeps its id
-    argv = command_line(resume, program, hooks=None).argv
+    resume = LaunchRequest(Agent("claude"), "/work", mode=Mode.RESUME, source=SID)
+    assert CLAUDE.preassigned_id(resume, program) is None  # it keeps its id
+    argv = command_line(CLAUDE, resume, program, hooks=None).argv
     assert argv == ("claude", "--resume", SID)
-    fork = LaunchRequest(Agent.CLAUDE, "/work", mode=Mode.FORK, source=SID)
-    new = preassigned_id(fork, program)
-    argv = command_line(fork, program, hooks=None, session_id=new).argv
+    fork = LaunchRequest(Agent("claude"), "/work", mode=Mode.FORK, source=SID)
+    new = CLAUDE.preassigned_id(fork, program)
+    argv = command_line(CLAUDE, fork, program, hooks=None, session_id=new).argv
     assert argv == ("claude", "--session-id", new, "--resume", SID, "--fork-session")
     old = Program(("claude",), "2.0.50 (Claude Code)")
-    assert preassigned_id(fork, old) is None  # a fork's id is ours only from 2.0.73
-    assert preassigned_id(LaunchRequest(Agent.CLAUDE, "/w"), Program(("claude",), None)) is None
+    assert CLAUDE.preassigned_id(fork, old) is None  # a fork's id is ours only from 2.0.73
+    assert (
+        CLAUDE.preassigned_id(LaunchRequest(Agent("claude"), "/w"), Program(("claude",), None))
+        is None
+    )
 
 
 def test_codex_new_resume_fork_and_a_prompt_that_looks_like_an_option():
     program = Program(("codex",), "codex-cli 0.171.0")
-    new = command_line(LaunchRequest(Agent.CODEX, "/w", prompt="-v please"), program, hooks=HOOKS)
+    new = command_line(
+        CODEX, LaunchRequest(Agent("codex"), "/w", prompt="-v please"), program, hooks=HOOKS
+    )
     assert new.argv[-2:] == ("--", "-v please") and new.session_id is None
     assert any(a.startswith("hooks.SessionStart=") for a in new.argv)
     assert "--dangerously-bypass-hook-trust" not in new.argv
     bypass = command_line(
-        LaunchRequest(Agent.CODEX, "/w"), program, hooks=HOOKS, codex_bypass_trust=True
+        CODEX, LaunchRequest(Agent("codex"), "/w"), program, hooks=HOOKS, bypass_hook_trust=True
     )
     assert bypass.argv[1] == "--dangerously-bypass-hook-trust"
-    resume = LaunchRequest(Agent.CODEX, "/w", mode=Mode.RESUME, source=CODEX_SID)
-    assert command_line(resume, program, hooks=None).argv == ("codex", "resume", CODEX_SID)
-    fork = LaunchRequest(Agent.CODEX, "/w", mode=Mode.FORK, source=CODEX_SID, prompt="go")
-    assert command_line(fork, program, hooks=None).argv == ("codex", "fork", CODEX_SID, "go")
+    resume = LaunchRequest(Agent("codex"), "/w", mode=Mode.RESUME, source=CODEX_SID)
+    assert command_line(CODEX, resume, program, hooks=None).argv == ("codex", "resume", CODEX_SID)
+    fork = LaunchRequest(Agent("codex"), "/w", mode=Mode.FORK, source=CODEX_SID, prompt="go")
+    assert command_line(CODEX, fork, program, hooks=None).argv == ("codex", "fork", CODEX_SID, "go")
 
 
 def test_bad_requests_are_refused():
     with pytest.raises(BadLaunch):
-        LaunchRequest(Agent.CLAUDE, "/w", mode=Mode.RESUME)
+        LaunchRequest(Agent("claude"), "/w", mode=Mode.RESUME)
     with pytest.raises(BadLaunch):
-        LaunchRequest(Agent.CLAUDE, "/w", source=SID)
+        LaunchRequest(Agent("claude"), "/w", source=SID)
     with pytest.raises(BadLaunch):
-        LaunchRequest(Agent.CLAUDE, "/w", prompt="a\x00b")
+        LaunchRequest(Agent("claude"), "/w", prompt="a\x00b")
 
 
 def test_the_child_does_not_inherit_agentbars_own_session():
-    base = {name: "x" for name in INHERITED_SESSION_VARS} | {"PATH": "/bin", "TERM": "dumb"}
-    env = child_env(base, "abcd1234")
-    assert not set(INHERITED_SESSION_VARS) & set(env)
+    inherited = session_vars(kit.launch for kit in KITS if kit.launch is not None)
+    assert {"CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID"} <= inherited
+    base = {name: "x" for name in inherited} | {"PATH": "/bin", "TERM": "dumb"}
+    env = child_env(base, "abcd1234", inherited=inherited)
+    assert not inherited & set(env)
     assert env["TERM"] == "xterm-256color" and env[TASK_ENV] == "abcd1234"
     assert env["PATH"] == "/bin"
 
@@ -211,10 +214,10 @@ def test_typed_text_is_a_paste_that_cannot_end_itself():
 
 
 def test_claude_approval_picks_the_first_choice_wherever_the_highlight_is():
-    assert keys.approve_keys(Agent.CLAUDE, tuple(CLAUDE_DIALOG)) == b"\r"
+    assert CLAUDE.approve_keys(tuple(CLAUDE_DIALOG)) == b"\r"
     moved = tuple(r.replace("❯ 1.", "  1.").replace("  2.", "❯ 2.", 1) for r in CLAUDE_DIALOG)
-    assert keys.approve_keys(Agent.CLAUDE, moved) == b"1"
-    assert keys.approve_keys(Agent.CODEX, tuple(CODEX_DIALOG)) == b"y"
+    assert CLAUDE.approve_keys(moved) == b"1"
+    assert CODEX.approve_keys(tuple(CODEX_DIALOG)) == b"y"
 
 
 # -- hand-off ------------------------------------------------------------------------------
@@ -307,7 +310,7 @@ def running_turn(moved_at: float = 100.0) -> TurnState:
 def test_an_approval_prompt_on_our_screen_is_an_approval_wait():
     pty = fusion.PtyView(waiting=True, changed_at=101.0, question="Would you like to run...?")
     state = fusion.decide(
-        fusion.Signals(turn=running_turn(), alive=True, pty=pty), 102.0, fusion.CODEX_TRAITS
+        fusion.Signals(turn=running_turn(), alive=True, pty=pty), 102.0, CODEX_TRAITS
     )
     assert (state.state, state.waiting_for, state.source) == (
         State.INPUT_REQUIRED, WaitingFor.APPROVAL, Source.PTY,
@@ -318,10 +321,10 @@ def test_an_approval_prompt_on_our_screen_is_an_approval_wait():
 def test_once_the_prompt_went_the_call_runs_until_the_transcript_moves_on():
     gone = fusion.PtyView(waiting=False, changed_at=105.0)
     signals = fusion.Signals(turn=running_turn(100.0), alive=True, pty=gone)
-    state = fusion.decide(signals, 106.0, fusion.CODEX_TRAITS)
+    state = fusion.decide(signals, 106.0, CODEX_TRAITS)
     assert (state.state, state.source) == (State.RUNNING, Source.PTY)
     moved = fusion.Signals(turn=running_turn(110.0), alive=True, pty=gone)
-    assert fusion.decide(moved, 111.0, fusion.CODEX_TRAITS).source is Source.TRANSCRIPT
+    assert fusion.decide(moved, 111.0, CODEX_TRAITS).source is Source.TRANSCRIPT
 
 
 def test_a_hook_wait_is_superseded_when_our_screen_shows_the_prompt_gone():
@@ -331,15 +334,15 @@ def test_a_hook_wait_is_superseded_when_our_screen_shows_the_prompt_gone():
     )  # fmt: skip
     gone = fusion.PtyView(waiting=False, changed_at=103.0)
     signals = fusion.Signals(turn=running_turn(100.0), hook=hook, alive=True, pty=gone)
-    assert fusion.decide(signals, 104.0, fusion.CLAUDE_TRAITS).state is State.RUNNING
+    assert fusion.decide(signals, 104.0, CLAUDE_TRAITS).state is State.RUNNING
     no_pty = fusion.Signals(turn=running_turn(100.0), hook=hook, alive=True)
-    assert fusion.decide(no_pty, 104.0, fusion.CLAUDE_TRAITS).state is State.INPUT_REQUIRED
+    assert fusion.decide(no_pty, 104.0, CLAUDE_TRAITS).state is State.INPUT_REQUIRED
 
 
 def test_a_task_that_exited_is_ended_by_the_pty():
     exited = fusion.PtyView(exited=True, detail="exit status 0")
     state = fusion.decide(
-        fusion.Signals(turn=TurnState(), alive=False, pty=exited), 1.0, fusion.CLAUDE_TRAITS
+        fusion.Signals(turn=TurnState(), alive=False, pty=exited), 1.0, CLAUDE_TRAITS
     )
     assert (state.state, state.source, state.detail) == (
         State.ENDED, Source.PTY, "agent exited (exit status 0)",

@@ -8,7 +8,7 @@ import dataclasses
 import datetime as dt
 
 import pytest
-from tray_values import T0, approval, change, question, snap
+from tray_values import NAMES, T0, approval, change, question, snap
 
 from agentbar.core.clock import FakeClock
 from agentbar.core.model import Agent, SessionKey, State
@@ -21,7 +21,7 @@ from agentbar.tray.preferences import Preferences
 
 
 def t(s) -> Transition:
-    return Transition.of(change(s))
+    return Transition.of(change(s), NAMES)
 
 
 @pytest.fixture
@@ -40,7 +40,7 @@ def test_one_notice_per_transition_after_the_coalescing_window(clock: FakeClock)
     assert notice.body == "Bash: rm -rf build"
     assert notice.click == Action(actions.OPEN, "/session/claude/a")
     assert notice.buttons == (Button("Open", notice.click),)
-    assert notice.urgent and notice.sessions == (SessionKey(Agent.CLAUDE, "a"),)
+    assert notice.urgent and notice.sessions == (SessionKey(Agent("claude"), "a"),)
     assert policy.due() == [] and policy.deadline() is None
 
 
@@ -62,7 +62,7 @@ def test_a_burst_becomes_one_summary(clock: FakeClock) -> None:
     policy = Policy(clock)
     policy.offer(t(snap("a", State.DONE, project="/w/one", detail="Done.")))
     clock.advance(0.3)
-    policy.offer(t(snap("b", State.DONE, project="/w/two", agent=Agent.CODEX)))
+    policy.offer(t(snap("b", State.DONE, project="/w/two", agent=Agent("codex"))))
     clock.advance(0.3)
     policy.offer(t(question("c", project="/w/three")))
     policy.offer(t(snap("d", State.FAILED, project="/w/four")))
@@ -158,7 +158,7 @@ def test_other_features_add_buttons(clock: FakeClock) -> None:
 def test_what_the_body_says(clock: FakeClock) -> None:
     policy = Policy(clock, Preferences(coalesce_seconds=0))
     answer = "I looked at it.\n\nThe fix is in `parse.py`.\nAll 212 tests pass."
-    policy.offer(t(snap("a", State.DONE, detail=answer, agent=Agent.CODEX, project=None)))
+    policy.offer(t(snap("a", State.DONE, detail=answer, agent=Agent("codex"), project=None)))
     (notice,) = policy.due()
     assert (notice.title, notice.body) == (
         "Codex in unknown folder finished",

@@ -108,7 +108,7 @@ def test_recorded_scenario(scenario: Path, tmp_path: Path) -> None:
             # One session, whatever the version does on disk (sub-agent warm-ups, resumes).
             assert list(sessions) == [expect["session"]], (mark["label"], sorted(sessions))
             snap = sessions[expect["session"]]
-            got = (str(snap.state.state), rig.state(expect["session"], Agent.CLAUDE)[1])
+            got = (str(snap.state.state), rig.state(expect["session"], Agent("claude"))[1])
             assert got == (expect["state"], expect["waiting_for"]), (mark["label"], snap.state)
             if expect["detail"]:
                 assert expect["detail"] in snap.state.detail, (mark["label"], snap.state)

@@ -112,7 +112,7 @@ def test_recorded_scenario(scenario: Path, tmp_path: Path) -> None:
             (sid,) = sessions
             snap = sessions[sid]
             expect = mark["expect"]
-            got = (str(snap.state.state), rig.state(sid, Agent.CODEX)[1])
+            got = (str(snap.state.state), rig.state(sid, Agent("codex"))[1])
             assert got == (expect["state"], expect["waiting_for"]), (mark["label"], snap.state)
             if expect["detail"]:
                 assert expect["detail"] in snap.state.detail, (mark["label"], snap.state)

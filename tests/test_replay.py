@@ -12,6 +12,9 @@ from claude_lines import ClaudeTranscript, write_lines
 from codex_lines import CodexRollout
 from replay_rig import SYNTHETIC, V10, V20, V21, Home, make_home, snapshot
 
+from agentbar.core.agents.base import replay_adapters
+from agentbar.core.agents.claude import AGENT as CLAUDE
+from agentbar.core.agents.registry import KITS
 from agentbar.core.model import (
     Agent,
     SessionKey,
@@ -35,7 +38,7 @@ def kinds(items: tuple[ReplayItem, ...] | list[ReplayItem]) -> list[str]:
     return [str(i.kind) for i in items]
 
 
-def fake_snapshot(path: Path, agent: Agent = Agent.CLAUDE, **kw: object) -> SessionSnapshot:
+def fake_snapshot(path: Path, agent: Agent = CLAUDE, **kw: object) -> SessionSnapshot:
     state = kw.pop("state", SessionState(state=State.DONE, source=Source.TRANSCRIPT))
     return SessionSnapshot(
         key=SessionKey(agent, "s"),
@@ -139,7 +142,7 @@ def test_codex_fixtures_give_items_for_every_kind_of_line(home: Home):
     replay = home.replay()
 
     def items(name: str) -> list[ReplayItem]:
-        return list(replay.page(fake_snapshot(paths[name], Agent.CODEX)).items)
+        return list(replay.page(fake_snapshot(paths[name], Agent("codex"))).items)
 
     paginated = items("paginated.jsonl")
     assert [i.text for i in paginated if i.kind is ItemKind.USER] == [
@@ -242,7 +245,7 @@ def test_pages_cover_a_multi_megabyte_transcript_forward_and_backward(tmp_path: 
     path = tmp_path / "root" / "t.jsonl"
     big_transcript(path, 1500)  # 4 items a turn, about 4 MB
     assert path.stat().st_size > 3_000_000
-    replay = Replay(AgentRoots([tmp_path / "root"]))
+    replay = Replay(AgentRoots([tmp_path / "root"]), replay_adapters(KITS))
     snap = fake_snapshot(path)
     last = replay.page(snap, limit=100)
     assert last.end == last.size == path.stat().st_size
@@ -277,7 +280,7 @@ def test_pages_cover_a_multi_megabyte_transcript_forward_and_backward(tmp_path: 
 def test_cursors_stay_valid_while_the_agent_writes(tmp_path: Path):
     path = tmp_path / "root" / "t.jsonl"
     t = big_transcript(path, 50)
-    replay = Replay(AgentRoots([tmp_path / "root"]))
+    replay = Replay(AgentRoots([tmp_path / "root"]), replay_adapters(KITS))
     snap = fake_snapshot(path)
     first = replay.page(snap, after=0, limit=20)
     last = replay.page(snap)
@@ -296,7 +299,7 @@ def test_a_line_cut_mid_write_is_not_shown(tmp_path: Path):
     write_lines(path, [t.prompt("complete prompt"), t.text("complete answer")])
     with open(path, "ab") as fh:
         fh.write(orjson.dumps(t.text("half written answer"))[:60])
-    replay = Replay(AgentRoots([tmp_path / "root"]))
+    replay = Replay(AgentRoots([tmp_path / "root"]), replay_adapters(KITS))
     page = replay.page(fake_snapshot(path))
     assert [i.text for i in page.items] == ["complete prompt", "complete answer"]
     assert page.size < path.stat().st_size
@@ -316,7 +319,7 @@ def test_huge_outputs_are_cut_and_served_whole_by_offset(tmp_path: Path):
             t.tool_result("toolu_w", huge),
         ],
     )
-    replay = Replay(AgentRoots([tmp_path / "root"]))
+    replay = Replay(AgentRoots([tmp_path / "root"]), replay_adapters(KITS))
     snap = fake_snapshot(path)
     assert len(replay.page(snap).items) == 1  # the last page: one line of 600 KB is enough
     page = replay.page(snap, after=0)
@@ -348,7 +351,7 @@ def test_the_replay_opens_at_the_call_that_needs_the_user(tmp_path: Path):
     waiting = SessionState(
         state=State.INPUT_REQUIRED, source=Source.REGISTRY, waiting_for=WaitingFor.APPROVAL
     )
-    replay = Replay(AgentRoots([tmp_path / "root"]))
+    replay = Replay(AgentRoots([tmp_path / "root"]), replay_adapters(KITS))
     page = replay.page(fake_snapshot(path, state=waiting))
     assert page.focus is not None and page.focus.reason == "approval"
     focused = next(i for i in page.items if i.key == (page.focus.offset, page.focus.index))
@@ -371,7 +374,7 @@ def test_a_transcript_that_links_out_of_the_agent_root_is_refused(tmp_path: Path
     with pytest.raises(OutsideRoots):
         roots.open(root / ".." / "secret.jsonl")
     with pytest.raises(NotFound):
-        Replay(roots).page(fake_snapshot(root / "link.jsonl"))
+        Replay(roots, replay_adapters(KITS)).page(fake_snapshot(root / "link.jsonl"))
 
 
 def test_compressed_archives_are_replayed(tmp_path: Path):
@@ -383,7 +386,9 @@ def test_compressed_archives_are_replayed(tmp_path: Path):
     packed = path.with_suffix(".jsonl.zst")
     packed.write_bytes(zstandard.ZstdCompressor().compress(path.read_bytes()))
     path.unlink()
-    page = Replay(AgentRoots([tmp_path / "root"])).page(fake_snapshot(packed, Agent.CODEX))
+    page = Replay(AgentRoots([tmp_path / "root"]), replay_adapters(KITS)).page(
+        fake_snapshot(packed, Agent("codex"))
+    )
     assert [i.text for i in page.items if i.kind is not ItemKind.NOTE] == [
         "archived prompt", "archived answer",
     ]  # fmt: skip

@@ -35,7 +35,7 @@ def test_prompts_answers_and_commands_are_found_with_their_place(home: Home):
     assert ("tool", V10, "main") in found(searcher, "grep")
     assert found(searcher, "minify") == [("answer", V21, "a4c2d9")]  # a sub-agent's answer
     (hit,) = searcher.search("esbuild")
-    assert hit.key.agent is Agent.CLAUDE and hit.ts is not None
+    assert hit.key.agent == Agent("claude") and hit.ts is not None
     # The hit's offset is where its line starts: the replay opens there.
     replay = home.replay()
     snap = next(s for s in engine.sessions() if s.key == hit.key)
@@ -67,7 +67,7 @@ def test_the_best_match_comes_first_and_filters_apply(home: Home):
     assert hits[0].kind == "answer" and hits[0].score >= hits[1].score >= hits[2].score
     assert "deploy deploy" in "".join(t for t, _ in hits[0].snippet)
     assert found(searcher, "deploy", session_id=V21) == []
-    assert found(searcher, "deploy", agent=Agent.CODEX) == []
+    assert found(searcher, "deploy", agent=Agent("codex")) == []
     assert len(searcher.search("deploy", limit=1)) == 1
     assert found(searcher, "depl") == found(searcher, "deploy")  # the last word is a prefix
     assert found(searcher, "deploy script") == [("prompt", S1, "main")]  # every word must match
@@ -131,7 +131,10 @@ def test_a_cold_start_indexes_in_slices_after_the_catch_up(home: Home, monkeypat
     from agentbar.core.procs import FakeProcessTable
 
     engine = Engine(
-        home.settings.sources(), Index.open(home.settings.index_path), processes=FakeProcessTable()
+        home.settings.sources(),
+        Index.open(home.settings.index_path),
+        processes=FakeProcessTable(),
+        traits=home.settings.traits(),
     )
     engine.catch_up()
     searcher = Searcher(home.settings.index_path)
@@ -179,7 +182,10 @@ def test_a_cold_catch_up_stages_rows_as_it_goes_and_a_crash_loses_none(home: Hom
     monkeypatch.setattr(engine_module, "SEARCH_FLUSH_CHARS", 10)  # stage after every file
     # A catch-up that dies after reading (and staging) but before saving its offsets...
     crashed = Engine(
-        home.settings.sources(), Index.open(home.settings.index_path), processes=FakeProcessTable()
+        home.settings.sources(),
+        Index.open(home.settings.index_path),
+        processes=FakeProcessTable(),
+        traits=home.settings.traits(),
     )
     crashed._load_index()
     crashed._rescan()

@@ -13,24 +13,27 @@ import state_table
 from claude_lines import ClaudeTranscript
 from state_table import Scenario
 
+from agentbar.core.agents.claude import TRAITS as CLAUDE_TRAITS
+from agentbar.core.agents.claude.transcript import ClaudeTranscriptParser
 from agentbar.core.model import Agent, SessionState, Source, State, WaitingFor
 from agentbar.core.sources.base import StreamKind, StreamSpec
-from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
 from agentbar.core.state import fusion
 
 SID = "11111111-2222-3333-4444-555555555555"
-MAIN = StreamSpec(Agent.CLAUDE, StreamKind.TRANSCRIPT, Path(f"/p/x/{SID}.jsonl"), session_hint=SID)
+MAIN = StreamSpec(
+    Agent("claude"), StreamKind.TRANSCRIPT, Path(f"/p/x/{SID}.jsonl"), session_hint=SID
+)
 
 
 def sub_spec(agent: str) -> StreamSpec:
     path = Path(f"/p/x/{SID}/subagents/agent-{agent}.jsonl")
     return StreamSpec(
-        Agent.CLAUDE, StreamKind.SUBAGENT, path, session_hint=SID, agent_id_hint=agent
+        Agent("claude"), StreamKind.SUBAGENT, path, session_hint=SID, agent_id_hint=agent
     )
 
 
 def decide(scenario: Scenario) -> SessionState:
-    return state_table.decide(scenario, ClaudeTranscriptParser, fusion.CLAUDE_TRAITS)
+    return state_table.decide(scenario, ClaudeTranscriptParser, CLAUDE_TRAITS)
 
 
 def scenarios() -> list[Scenario]:

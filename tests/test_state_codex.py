@@ -13,14 +13,14 @@ import state_table
 from codex_lines import CodexRollout
 from state_table import Scenario
 
+from agentbar.core.agents.codex import TRAITS as CODEX_TRAITS
+from agentbar.core.agents.codex.rollout import CodexRolloutParser
 from agentbar.core.model import Agent, SessionState, Source, State, WaitingFor
 from agentbar.core.sources.base import StreamKind, StreamSpec
-from agentbar.core.sources.codex_rollout import CodexRolloutParser
-from agentbar.core.state import fusion
 
 SID = "019ad3f1-7c2e-7b10-9a41-5e6f7a8b9c01"
 SPEC = StreamSpec(
-    Agent.CODEX,
+    Agent("codex"),
     StreamKind.TRANSCRIPT,
     Path(f"/h/.codex/sessions/2026/11/29/rollout-2026-11-29T10-00-00-{SID}.jsonl"),
     session_hint=SID,
@@ -28,7 +28,7 @@ SPEC = StreamSpec(
 
 
 def decide(scenario: Scenario) -> SessionState:
-    return state_table.decide(scenario, CodexRolloutParser, fusion.CODEX_TRAITS)
+    return state_table.decide(scenario, CodexRolloutParser, CODEX_TRAITS)
 
 
 def turn_start(r: CodexRollout, prompt: str = "do it", **context: str) -> list[dict[str, Any]]:

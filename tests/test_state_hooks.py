@@ -15,16 +15,20 @@ import orjson
 import pytest
 from claude_lines import T0, ClaudeTranscript
 
+from agentbar.core.agents.claude import TRAITS as CLAUDE_TRAITS
+from agentbar.core.agents.claude.transcript import ClaudeTranscriptParser
+from agentbar.core.agents.codex import TRAITS as CODEX_TRAITS
 from agentbar.core.model import Agent, SessionState, Source, State, WaitingFor
 from agentbar.core.records import HookEvent
 from agentbar.core.sources.base import StreamKind, StreamSpec
-from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
 from agentbar.core.state import fusion, hooks, turns
 from agentbar.core.state.hooks import HookState
 from agentbar.core.state.turns import TurnState
 
 SID = "11111111-2222-3333-4444-555555555555"
-MAIN = StreamSpec(Agent.CLAUDE, StreamKind.TRANSCRIPT, Path(f"/p/x/{SID}.jsonl"), session_hint=SID)
+MAIN = StreamSpec(
+    Agent("claude"), StreamKind.TRANSCRIPT, Path(f"/p/x/{SID}.jsonl"), session_hint=SID
+)
 
 
 # -- the reducer ----------------------------------------------------------------------------
@@ -229,7 +233,7 @@ def test_facts_follow_the_newest_event() -> None:
 class Timeline:
     """Hook events, transcript lines and registry changes on one clock."""
 
-    traits: fusion.AgentTraits = fusion.CLAUDE_TRAITS
+    traits: fusion.AgentTraits = CLAUDE_TRAITS
     now: float = T0
     t: ClaudeTranscript = field(default_factory=lambda: ClaudeTranscript(SID, step=0.0))
     parser: ClaudeTranscriptParser = field(default_factory=lambda: ClaudeTranscriptParser(MAIN))
@@ -575,7 +579,7 @@ def test_the_hook_decides_only_while_nothing_newer_contradicts_it() -> None:
 
 
 def test_codex_timeline() -> None:
-    tl = Timeline(traits=fusion.CODEX_TRAITS)
+    tl = Timeline(traits=CODEX_TRAITS)
     tl.hook("UserPromptSubmit", turn_id="t1").wait(2)
     tl.hook("PermissionRequest", tool_name="apply_patch", tool_summary="apply_patch src/a.py")
     got = tl.decide()

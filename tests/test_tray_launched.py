@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from launch_rig import launch_rig, zombies_of_this_process
 from polling import wait_for
+from tray_values import LAUNCHABLE, NAMES
 
 from agentbar.core.clock import SystemClock
-from agentbar.core.launch.commands import LaunchRequest
 from agentbar.core.launch.manager import NotWaiting
+from agentbar.core.launch.request import LaunchRequest
 from agentbar.core.launch.screen import Prompt
 from agentbar.core.launch.task import Status, TaskInfo
 from agentbar.core.model import Agent, SessionKey, State, WaitingFor
@@ -29,16 +30,16 @@ from agentbar.tray.presenter import TrayState, present
 from agentbar.tray.view import Entry, TrayView
 from agentbar.tray.worker import TrayWorker
 
-KEY = SessionKey(Agent.CLAUDE, "aaaaaaaa-1111-4111-8111-111111111111")
+KEY = SessionKey(Agent("claude"), "aaaaaaaa-1111-4111-8111-111111111111")
 
 
 def info(task_id: str, project: str, *, waiting: str | None = None, session: str | None = None,
          status: Status = Status.RUNNING) -> TaskInfo:  # fmt: skip
-    from agentbar.core.launch.commands import Mode
+    from agentbar.core.launch.request import Mode
     from agentbar.core.launch.task import Binding, BindPath
 
     return TaskInfo(
-        task_id=task_id, agent=Agent.CLAUDE, project=project, mode=Mode.NEW, source=None,
+        task_id=task_id, agent=Agent("claude"), project=project, mode=Mode.NEW, source=None,
         prompt=None, pid=1, create_time=0.0, started_at=100.0, status=status, exit=None,
         ended_at=None,
         binding=None if session is None else Binding(session, BindPath.SESSION_ID, 0.0, True),
@@ -85,6 +86,8 @@ def launched(tasks: FakeTasks, pinned: tuple[str, ...] = (), opened: list[str] |
         lambda: pinned,
         opened.append if opened is not None else None,
         in_background=lambda work: work(),
+        names=NAMES,
+        launchable=LAUNCHABLE,
     )
 
 
@@ -144,7 +147,7 @@ def test_approve_and_deny_buttons_only_on_a_launched_sessions_approval_notice() 
     ]
     assert agents.buttons(transition(State.INPUT_REQUIRED, WaitingFor.QUESTION)) == ()
     assert agents.buttons(transition(State.DONE, None)) == ()
-    other = SessionKey(Agent.CLAUDE, "bbbbbbbb-2222-4222-8222-222222222222")
+    other = SessionKey(Agent("claude"), "bbbbbbbb-2222-4222-8222-222222222222")
     assert agents.buttons(transition(State.INPUT_REQUIRED, WaitingFor.APPROVAL, other)) == ()
 
 
@@ -202,7 +205,12 @@ def test_launched_from_the_menu_approved_from_its_notification(tmp_path: Path) -
         notifier = FakeNotifier()
         shown: list[TrayView] = []
         agents = LaunchedAgents(
-            manager, rig.service.engine.sessions, lambda: (str(rig.project),), opened.append
+            manager,
+            rig.service.engine.sessions,
+            lambda: (str(rig.project),),
+            opened.append,
+            names=NAMES,
+            launchable=LAUNCHABLE,
         )
         worker = TrayWorker(
             rig.service.engine,
@@ -215,6 +223,7 @@ def test_launched_from_the_menu_approved_from_its_notification(tmp_path: Path) -
             extra_entries=agents.entries,
             buttons=agents.buttons,
             tasks_running=agents.tasks_running,
+            names=NAMES,
         )
         agents.register(worker.router)
         notifier.on_action = worker.post

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tray_values import T0, approval, question, snap
+from tray_values import NAMES, T0, approval, question, snap
 
 from agentbar.core.model import Agent, SessionKey, State
 from agentbar.tray import actions
@@ -23,7 +23,8 @@ def labels(view_entries: tuple[Entry, ...]) -> list[str]:
 
 
 def view(snaps, *, prefs=None, tray=None, now=NOW):
-    return present(snaps, now=now, prefs=prefs or Preferences(), tray=tray or TrayState())
+    tray = dataclasses.replace(tray or TrayState(), names=NAMES)
+    return present(snaps, now=now, prefs=prefs or Preferences(), tray=tray)
 
 
 def test_sessions_that_need_you_come_first_then_running_then_recent() -> None:
@@ -31,7 +32,7 @@ def test_sessions_that_need_you_come_first_then_running_then_recent() -> None:
         snap("run1", State.RUNNING, project="/work/web", title="Add a login page", since=T0 + 5),
         approval("ask1", project="/work/api", since=T0 + 10),
         snap("done1", State.DONE, project="/work/docs", title="Update the changelog", since=T0),
-        question("ask2", agent=Agent.CODEX, project="/work/db", since=T0 + 1),
+        question("ask2", agent=Agent("codex"), project="/work/db", since=T0 + 1),
         snap("fail1", State.FAILED, project="/work/ci", detail="API Error: 529", since=T0 + 2),
         snap("gone", State.ENDED, since=T0),
         snap("old", State.DONE, since=T0 - 3 * 3600),  # older than recent_hours: not listed
@@ -99,10 +100,10 @@ def test_long_lists_end_with_a_way_to_the_window() -> None:
 
 def test_labels_are_one_short_line() -> None:
     s = approval("x", detail="Bash: " + "echo long\n" * 40, project="/home/me/src/a-project")
-    label = session_label(s)
+    label = session_label(s, NAMES)
     assert len(label) <= 72 and "\n" not in label and label.endswith("…")
     assert project_name(None) == "unknown folder" and project_name("/work/api/") == "api"
-    assert session_label(snap("d", State.DONE, title=None, detail="")) == (
+    assert session_label(snap("d", State.DONE, title=None, detail=""), NAMES) == (
         "Claude Code · api — done: the turn"
     )
 
@@ -152,6 +153,6 @@ def test_the_router_runs_one_handler_per_kind_and_survives_failures() -> None:
 
 
 def test_session_paths_are_quoted() -> None:
-    key = SessionKey(Agent.CLAUDE, "a/b?c")
+    key = SessionKey(Agent("claude"), "a/b?c")
     assert actions.session_path(key) == "/session/claude/a%2Fb%3Fc"
     assert dataclasses.replace(actions.BOARD).arg == "/"

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from claude_lines import T0, registry
 from engine_harness import Rig, make_rig, new_transcript
+from tray_values import NAMES
 
 from agentbar.core.clock import Clock, SystemClock
 from agentbar.core.model import State
@@ -67,6 +68,7 @@ class Tray:
             open_page=self.opened.append,
             autostart=self.autostart,
             quit=self._quit,
+            names=NAMES,
         )
         self.notifier.on_action = self.worker.post
 
@@ -241,7 +243,7 @@ def plain_worker(rig: Rig, tmp_path: Path, clock: Clock, **extra: Any) -> TrayWo
         clock=clock,
         prefs=PreferencesFile(tmp_path / "settings.toml"),
         pauses=PauseStore(tmp_path / "paused.json"),
-        **{"show": lambda _view: None, **extra},
+        **{"show": lambda _view: None, "names": NAMES, **extra},
     )
 
 

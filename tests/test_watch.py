@@ -31,6 +31,7 @@ class LiveRig:
             self.rig.settings.sources(),
             Index.open(self.rig.settings.index_path),
             processes=self.rig.processes,
+            traits=self.rig.settings.traits(),
             clock=SystemClock(),
             tick_seconds=0.2,
             full_rescan_seconds=0.5,

@@ -64,7 +64,7 @@ def wait_terminal(page: Any, text: str, timeout: float = 15.0) -> None:
 def test_the_terminal_page_shows_types_resizes_and_approves(
     site: Site, page: Any, csp_violations: list[str]
 ):
-    info = site.rig.launch(site.manager, Agent.CLAUDE)
+    info = site.rig.launch(site.manager, Agent("claude"))
     wait_for(lambda: site.manager.task(info.task_id).first_output_at, 10, "the agent's output")
     page.goto(site.url(f"/terminal/{info.task_id}"))
     page.wait_for_selector("body[data-ready='true'][data-output='true']")
@@ -92,7 +92,7 @@ def test_the_terminal_page_shows_types_resizes_and_approves(
 
 
 def test_closing_the_page_leaves_the_task_running(site: Site, browser: Any):
-    info = site.rig.launch(site.manager, Agent.CODEX)
+    info = site.rig.launch(site.manager, Agent("codex"))
     context = browser.new_context()
     page = context.new_page()
     page.goto(site.url(f"/terminal/{info.task_id}"))
@@ -105,7 +105,7 @@ def test_closing_the_page_leaves_the_task_running(site: Site, browser: Any):
 
 def test_resume_fork_and_hand_off_from_the_replay(site: Site, page: Any):
     manager, rig = site.manager, site.rig
-    first = rig.bound(manager, rig.launch(manager, Agent.CLAUDE, prompt="plan the work").task_id)
+    first = rig.bound(manager, rig.launch(manager, Agent("claude"), prompt="plan the work").task_id)
     rig.state(first, lambda s: s.state.detail == "You said: plan the work")
     manager.stop(first.task_id)
     rig.state(first, lambda s: s.state.state is State.ENDED)
@@ -141,12 +141,12 @@ def test_resume_fork_and_hand_off_from_the_replay(site: Site, page: Any):
     form.locator("button[type='submit']").click()
     page.wait_for_url("**/terminal/*")
     handed = manager.get(page.url.rsplit("/", 1)[1])
-    assert handed.agent is Agent.CODEX and handed.prompt is not None
+    assert handed.agent == Agent("codex") and handed.prompt is not None
     assert handed.prompt.startswith("# Hand-off:") and "plan the work" in handed.prompt
 
 
 def test_the_board_lists_launched_agents_and_launches_one(site: Site, page: Any):
-    info = site.rig.launch(site.manager, Agent.CLAUDE)
+    info = site.rig.launch(site.manager, Agent("claude"))
     page.goto(site.url("/"))
     page.wait_for_selector(f".tasks-panel li[data-task='{info.task_id}']")
     form = page.locator(".launch-form")
@@ -156,7 +156,7 @@ def test_the_board_lists_launched_agents_and_launches_one(site: Site, page: Any)
     form.locator("button[type='submit']").click()
     page.wait_for_url("**/terminal/*")
     launched = site.manager.get(page.url.rsplit("/", 1)[1])
-    assert launched.agent is Agent.CODEX and launched.prompt == "from the board"
+    assert launched.agent == Agent("codex") and launched.prompt == "from the board"
     wait_terminal(page, "You said: from the board")
     page.goto(site.url("/"))
     form = page.locator(".launch-form")

@@ -21,6 +21,7 @@ from cli_runner import agentbar
 from web_harness import RICH, World
 
 from agentbar.core.config import Settings
+from agentbar.core.model import Agent
 from agentbar.core.server.runner import write_server_file
 from agentbar.tray import window
 
@@ -184,7 +185,8 @@ def test_display_problem() -> None:
 
 def test_a_stale_server_file_is_ignored(tmp_path: Path) -> None:
     settings = Settings(
-        claude_roots=(tmp_path / "c",), codex_home=tmp_path / "x", data_dir=tmp_path
+        homes={Agent("claude"): (tmp_path / "c",), Agent("codex"): (tmp_path / "x",)},
+        data_dir=tmp_path,
     )
     assert window.running_server(settings) is None  # no file
     dead = subprocess.run(

@@ -3,6 +3,9 @@ consumes them (the tray, the launcher's hand-off and project lists)."""
 
 from __future__ import annotations
 
+from agentbar.core.agents.base import display_names
+from agentbar.core.agents.claude import AGENT as CLAUDE
+from agentbar.core.agents.registry import KITS
 from agentbar.core.model import (
     Agent,
     SessionKey,
@@ -16,13 +19,16 @@ from agentbar.core.model import (
 from agentbar.core.records import Usage
 
 T0 = 1_800_000_000.0
+# What the tray calls each agent, as the real tray is given it (the kits' display names).
+NAMES = display_names(KITS)
+LAUNCHABLE = tuple(kit.agent for kit in KITS if kit.launch is not None)
 
 
 def snap(
     session_id: str,
     state: State,
     *,
-    agent: Agent = Agent.CLAUDE,
+    agent: Agent = CLAUDE,
     project: str | None = "/work/api",
     title: str | None = "Fix the flaky test",
     detail: str = "",

@@ -31,6 +31,7 @@ from agentbar.core.config import Settings
 from agentbar.core.engine import Engine
 from agentbar.core.index import Index
 from agentbar.core.lock import InstanceLock
+from agentbar.core.model import Agent
 from agentbar.core.procs import FakeProcessTable
 from agentbar.core.replay.files import AgentRoots
 from agentbar.core.search import Searcher
@@ -101,11 +102,11 @@ class World:
 
     @property
     def claude(self) -> Path:
-        return self.settings.claude_roots[0]
+        return self.settings.homes_of(Agent("claude"))[0]
 
     @property
     def codex(self) -> Path:
-        return self.settings.codex_home
+        return self.settings.homes_of(Agent("codex"))[0]
 
     @property
     def origin(self) -> str:
@@ -428,7 +429,8 @@ def xss_session(world: World, now: float) -> None:
 def build_world(root: Path) -> World:
     home = root / "home"
     settings = Settings(
-        claude_roots=(home / ".claude",), codex_home=home / ".codex", data_dir=root / "data"
+        homes={Agent("claude"): (home / ".claude",), Agent("codex"): (home / ".codex",)},
+        data_dir=root / "data",
     )
     for folder in (
         home / ".claude" / "projects",
@@ -455,11 +457,15 @@ def start_world(world: World) -> None:
         settings.sources(),
         Index.open(settings.index_path),
         processes=world.processes,
+        traits=settings.traits(),
         tick_seconds=1.0,
     )
     world.service = Service(engine=engine, lock=lock, owner=True)
     world.server = LoopbackServer(
-        engine, AgentRoots(settings.agent_roots), searcher=Searcher(settings.index_path)
+        engine,
+        AgentRoots(settings.agent_roots),
+        kits=settings.kits,
+        searcher=Searcher(settings.index_path),
     )
     world.server.start()
     world.service.start()

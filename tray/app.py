@@ -124,6 +124,8 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         service.engine.sessions,
         lambda: prefs.current.pinned_projects,
         windows.open if windows is not None else None,
+        names=settings.display_names(),
+        launchable=[kit.agent for kit in settings.kits if kit.launch is not None],
     )
     worker = TrayWorker(
         service.engine,
@@ -132,6 +134,7 @@ def _serve(  # noqa: PLR0917  (one call site: the parts _run_owner made)
         prefs=prefs,
         pauses=PauseStore(settings.data_dir / PAUSE_FILE),
         show=icon.show if icon is not None else _no_view,
+        names=settings.display_names(),
         in_front=link.in_front,
         open_page=windows.open if windows is not None else None,
         autostart=autostart.for_platform(),

@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from agentbar.core.cli import short_path
-from agentbar.core.launch.commands import BadLaunch, LaunchRequest
 from agentbar.core.launch.projects import menu_projects, recent_projects
+from agentbar.core.launch.request import BadLaunch, LaunchRequest
 from agentbar.core.launch.task import TaskInfo
 from agentbar.core.model import Agent, SessionKey, SessionSnapshot, State, WaitingFor
 from agentbar.tray.actions import Action, ActionRouter
 from agentbar.tray.notices import Button, Transition
-from agentbar.tray.presenter import AGENT_NAMES, project_name, shorten
+from agentbar.tray.presenter import AgentNames, agent_name, project_name, shorten
 from agentbar.tray.view import SEPARATOR, Entry
 
 log = logging.getLogger(__name__)
@@ -73,8 +73,14 @@ class LaunchedAgents:
         open_page: Callable[[str], None] | None,
         *,
         in_background: Callable[[Callable[[], None]], None] | None = None,
+        names: AgentNames,
+        launchable: Sequence[Agent],
     ) -> None:
+        """``names``: what a person calls each agent; ``launchable``: the agents the "Launch
+        agent" menu offers, in its order (the kits with a launch profile)."""
         self.tasks = tasks
+        self.names = names
+        self.launchable = tuple(launchable)
         self.sessions = sessions
         self.pinned = pinned
         self.open_page = open_page
@@ -95,7 +101,8 @@ class LaunchedAgents:
             recent_projects(self.sessions(), self.tasks.tasks(), limit=MAX_FOLDERS),
         )[:MAX_FOLDERS]
         if folders:
-            found.append(Entry("Launch agent", submenu=tuple(_folder(f, p) for f, p in folders)))
+            submenu = tuple(self._folder(f, p) for f, p in folders)
+            found.append(Entry("Launch agent", submenu=submenu))
         else:
             found.append(Entry("Launch agent: no project folder yet"))
         return (*found, SEPARATOR)
@@ -103,7 +110,8 @@ class LaunchedAgents:
     def _task_entry(self, info: TaskInfo) -> Entry:
         # The command itself is in "Needs you" above (the session's own entry): short here.
         what = "waits for your approval" if info.waiting is not None else "running"
-        label = shorten(f"{AGENT_NAMES[info.agent]} · {project_name(info.project)} — {what}")
+        who = agent_name(self.names, info.agent)
+        label = shorten(f"{who} · {project_name(info.project)} — {what}")
         choices: list[Entry] = []
         if info.waiting is not None:
             choices += [
@@ -141,6 +149,9 @@ class LaunchedAgents:
 
     def _launch(self, action: Action) -> None:
         name, _, folder = action.arg.partition(":")
+        if name not in self.launchable:
+            log.error("cannot launch %r: agentbar launches %s", action.arg, self.launchable)
+            return
         try:
             request = LaunchRequest(Agent(name), folder)
         except (ValueError, BadLaunch) as exc:
@@ -172,19 +183,20 @@ class LaunchedAgents:
         except LookupError as exc:
             log.warning("stop %s: %s", task_id, exc)
 
+    def _folder(self, folder: str, pinned: bool) -> Entry:
+        # The folder's name first: a long path is cut at its end, the name stays.
+        name = project_name(folder) + (" (pinned)" if pinned else "")
+        label = shorten(f"{name} — {short_path(folder)}", 60)
+        agents = tuple(
+            Entry(agent_name(self.names, a), launch_action(a, folder)) for a in self.launchable
+        )
+        return Entry(label, submenu=agents)
+
     def _open(self, path: str) -> None:
         if self.open_page is None:
             log.warning("no display to open %s on", path)
             return
         self.open_page(path)
-
-
-def _folder(folder: str, pinned: bool) -> Entry:
-    # The folder's name first: a long path is cut at its end, the name stays.
-    name = project_name(folder) + (" (pinned)" if pinned else "")
-    label = shorten(f"{name} — {short_path(folder)}", 60)
-    agents = tuple(Entry(AGENT_NAMES[a], launch_action(a, folder)) for a in Agent)
-    return Entry(label, submenu=agents)
 
 
 def _thread(work: Callable[[], None]) -> None:

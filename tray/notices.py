@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from agentbar.core.model import SessionKey, State, StateChange, WaitingFor
 from agentbar.tray import actions
 from agentbar.tray.actions import Action
-from agentbar.tray.presenter import AGENT_NAMES, project_name, shorten
+from agentbar.tray.presenter import AgentNames, agent_name, project_name, shorten
 
 BODY_CHARS = 200
 SUMMARY_LINES = 5
@@ -32,11 +32,13 @@ class Transition:
     waiting_for: WaitingFor | None
     detail: str
     since: float  # when the session entered this state (the engine's state_since)
+    agent_name: str = ""  # what a person calls the agent ("Claude Code"); "": its wire name
 
     @classmethod
-    def of(cls, change: StateChange) -> Transition:
+    def of(cls, change: StateChange, names: AgentNames) -> Transition:
         snap = change.snapshot
         return cls(
+            agent_name=agent_name(names, snap.key.agent),
             key=snap.key,
             project=snap.project,
             title=snap.title,
@@ -65,7 +67,7 @@ class Notice:
 
 
 def headline(t: Transition) -> str:
-    who = f"{AGENT_NAMES[t.key.agent]} in {project_name(t.project)}"
+    who = f"{t.agent_name or t.key.agent} in {project_name(t.project)}"
     match t.state:
         case State.INPUT_REQUIRED if t.waiting_for is WaitingFor.QUESTION:
             return f"{who} has a question"
@@ -112,7 +114,7 @@ def summary(burst: list[Transition]) -> Notice:
         if n
     ]
     lines = [
-        shorten(f"{AGENT_NAMES[t.key.agent]} · {project_name(t.project)}: {_what(t)}", 80)
+        shorten(f"{t.agent_name or t.key.agent} · {project_name(t.project)}: {_what(t)}", 80)
         for t in burst[:SUMMARY_LINES]
     ]
     if len(burst) > SUMMARY_LINES:

@@ -11,8 +11,8 @@ tool call.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from agentbar.core.model import Agent, SessionSnapshot, State, WaitingFor
 from agentbar.tray import actions, pause
@@ -21,7 +21,9 @@ from agentbar.tray.pause import Pause
 from agentbar.tray.preferences import Preferences
 from agentbar.tray.view import SEPARATOR, Badge, Entry, TrayView
 
-AGENT_NAMES = {Agent.CLAUDE: "Claude Code", Agent.CODEX: "Codex"}
+# What a person calls each agent ("Claude Code"), from the kits the tray was given
+# (``Settings.display_names()``); an agent missing there shows its wire name.
+AgentNames = Mapping[Agent, str]
 LABEL_CHARS = 72
 MAX_NEEDS = 10
 MAX_RUNNING = 6
@@ -38,6 +40,7 @@ class TrayState:
     extra: tuple[Entry, ...] = ()
     # Launched agents still running: quitting then asks whether they go on without agentbar.
     tasks_running: int = 0
+    names: AgentNames = field(default_factory=dict)
 
 
 def present(
@@ -71,9 +74,9 @@ def present(
     if prefs.problems:
         count = len(prefs.problems)
         menu.append(Entry(f"settings.toml: {count} problem{'s' * (count > 1)}, see the log"))
-    menu += _section("Needs you", needs, MAX_NEEDS)
-    menu += _section("Running", running, MAX_RUNNING)
-    menu += _section("Recently finished", recent, MAX_RECENT)
+    menu += _section("Needs you", needs, MAX_NEEDS, tray.names)
+    menu += _section("Running", running, MAX_RUNNING, tray.names)
+    menu += _section("Recently finished", recent, MAX_RECENT, tray.names)
     if not (needs or running or recent):
         menu.append(Entry("No agent session is active"))
     menu.append(SEPARATOR)
@@ -101,17 +104,23 @@ def tooltip(needs: int, running: int, failed: int, paused: str) -> str:
     return f"{text} ({paused.lower()})" if paused else text
 
 
-def _section(heading: str, rows: list[SessionSnapshot], most: int) -> list[Entry]:
+def _section(
+    heading: str, rows: list[SessionSnapshot], most: int, names: AgentNames
+) -> list[Entry]:
     if not rows:
         return []
     entries = [Entry(f"{heading} ({len(rows)})")]
-    entries += [Entry(session_label(s), actions.open_session(s.key)) for s in rows[:most]]
+    entries += [Entry(session_label(s, names), actions.open_session(s.key)) for s in rows[:most]]
     if len(rows) > most:
         entries.append(Entry(f"… {len(rows) - most} more in the window", actions.BOARD))
     return entries
 
 
-def session_label(snap: SessionSnapshot) -> str:
+def agent_name(names: AgentNames, agent: Agent) -> str:
+    return names.get(agent) or str(agent)
+
+
+def session_label(snap: SessionSnapshot, names: AgentNames) -> str:
     """``Claude Code · api — approve Bash: rm -rf build``: agent, project, what it is about."""
     state = snap.state
     what = {
@@ -123,7 +132,8 @@ def session_label(snap: SessionSnapshot) -> str:
         State.FAILED: f"failed: {state.detail or snap.title or 'the turn'}",
         State.DONE: f"done: {snap.title or state.detail or 'the turn'}",
     }.get(state.state, snap.title or "working")
-    return shorten(f"{AGENT_NAMES[snap.key.agent]} · {project_name(snap.project)} — {what}")
+    who = agent_name(names, snap.key.agent)
+    return shorten(f"{who} · {project_name(snap.project)} — {what}")
 
 
 def project_name(project: str | None) -> str:

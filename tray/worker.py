@@ -25,7 +25,7 @@ from agentbar.tray.notify import Notifier
 from agentbar.tray.pause import PauseStore
 from agentbar.tray.policy import Buttons, Policy
 from agentbar.tray.preferences import PreferencesFile
-from agentbar.tray.presenter import TrayState, present
+from agentbar.tray.presenter import AgentNames, TrayState, present
 from agentbar.tray.view import Entry, TrayView
 
 log = logging.getLogger(__name__)
@@ -91,11 +91,13 @@ class TrayWorker:
         extra_entries: Callable[[], tuple[Entry, ...]] = tuple,
         buttons: Buttons | None = None,
         tasks_running: Callable[[], int] = lambda: 0,
+        names: AgentNames | None = None,
     ) -> None:
         """``extra_entries`` and ``buttons`` are where other features add to the menu (above
         "Open window") and to a session's notification; they register the handlers of their
         actions' kinds on ``router``. ``tasks_running`` counts the launched agents a quit must
-        decide about; ``quit(choice)`` gets ``actions.KEEP_TASKS`` or ``STOP_TASKS``."""
+        decide about; ``quit(choice)`` gets ``actions.KEEP_TASKS`` or ``STOP_TASKS``. ``names``:
+        what a person calls each agent (``Settings.display_names()``)."""
         self.engine = engine
         self.notifier = notifier
         self.clock = clock
@@ -108,6 +110,7 @@ class TrayWorker:
         self.quit = quit
         self.extra_entries = extra_entries
         self.tasks_running = tasks_running
+        self.names: AgentNames = dict(names or {})
         self.policy = Policy(clock, prefs.current, pause=pauses.load())
         if buttons is not None:
             self.policy.buttons = buttons
@@ -183,7 +186,7 @@ class TrayWorker:
         for message in batch:
             match message:
                 case _Changed(change=change):
-                    self.policy.offer(Transition.of(change))
+                    self.policy.offer(Transition.of(change, self.names))
                 case _Do(action=action):
                     self.router.run(action)
                 case _Wake():
@@ -205,6 +208,7 @@ class TrayWorker:
                 autostart=self._autostart_on,
                 extra=self.extra_entries(),
                 tasks_running=self.tasks_running(),
+                names=self.names,
             ),
         )
         if view != self.view:

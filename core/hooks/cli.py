@@ -1,5 +1,5 @@
-"""``agentbar hooks status|install|uninstall [--agent claude|codex] [--dry-run] [--yes]``
-(main thread).
+"""``agentbar hooks status|install|uninstall [--agent NAME] [--dry-run] [--yes]``: agentbar's
+hooks in the settings files of the agents it is given (main thread).
 
 Exit status: 0 done (or nothing to do), 1 not confirmed, 2 a file could not be read, parsed or
 written (and was left as it was).
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from agentbar.core.config import Settings
@@ -24,12 +24,15 @@ VersionOf = Callable[[Agent], str | None]
 OK, DECLINED, FAILED = 0, 1, 2
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], agents: Sequence[str]
+) -> None:
+    """The ``hooks`` command; ``agents``: the names ``--agent`` takes (the hooked kits')."""
     hooks = commands.add_parser(
         "hooks",
-        help="install agentbar's hooks into Claude Code and Codex (faster, surer states)",
-        description="Hooks make Claude Code and Codex tell agentbar what they do as they do "
-        "it: an approval prompt shows within milliseconds.",
+        help="install agentbar's hooks into the agents' settings (faster, surer states)",
+        description="Hooks make the agents tell agentbar what they do as they do it: an "
+        "approval prompt shows within milliseconds.",
     )
     actions = hooks.add_subparsers(dest="hooks_command", metavar="ACTION", required=True)
     for name, text in (
@@ -38,7 +41,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ("uninstall", "take them out again (restores the file exactly when it can)"),
     ):
         action = actions.add_parser(name, help=text, description=text)
-        action.add_argument("--agent", choices=[str(a) for a in Agent], help="only this agent")
+        action.add_argument("--agent", choices=list(agents), help="only this agent")
         if name == "status":
             continue
         action.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
@@ -60,7 +63,7 @@ def run(
     confirm: Confirm | None = None,
     version_of: VersionOf = detect_version,
 ) -> int:
-    agents = [Agent(args.agent)] if args.agent else list(Agent)
+    agents = [Agent(args.agent)] if args.agent else installer.hooked_agents(settings)
     command = HookCommand.current(settings.data_dir)
     if args.hooks_command == "status":
         return _status(agents, settings, command, out, version_of)
@@ -127,7 +130,9 @@ def _status(
             agent,
             settings,
             command=command,
-            version=version_of(agent) if agent is Agent.CLAUDE else None,
+            version=version_of(agent)
+            if installer.hook_target(agent, settings).wants_version
+            else None,
         )
         for agent in agents
     ]

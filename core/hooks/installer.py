@@ -13,43 +13,38 @@ never touched.
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentbar.core.agents.base import HookTarget
 from agentbar.core.config import Settings
-from agentbar.core.hooks import claude_settings, codex_config, files
+from agentbar.core.hooks import files
 from agentbar.core.hooks.errors import HooksFileError
 from agentbar.core.hooks.files import InstallState, Record
-from agentbar.core.hooks.spec import (
-    CODEX_EVENTS,
-    CODEX_HOOKS_DEFAULT_ON,
-    MARKER,
-    HookCommand,
-    claude_events,
-    parse_version,
-)
+from agentbar.core.hooks.spec import MARKER, HookCommand
+from agentbar.core.hooks.target import AgentStatus, Target
 from agentbar.core.model import Agent
 from agentbar.core.privacy import private_dir
 
 
-@dataclass(frozen=True)
-class Target:
-    agent: Agent
-    path: Path  # as the agent finds it
-    real: Path  # symlinks resolved: what is read and written
+def hook_target(agent: Agent, settings: Settings) -> HookTarget:
+    """The agent's hook target; ``HooksFileError`` for an agent that takes no hooks."""
+    found = settings.kit(agent).hooks
+    if found is None:
+        raise HooksFileError(f"agentbar has no hooks for {agent}")
+    return found
 
-    @property
-    def shown(self) -> str:
-        return str(self.path) if self.path == self.real else f"{self.path} (-> {self.real})"
+
+def hooked_agents(settings: Settings) -> list[Agent]:
+    """The agents whose settings files agentbar's hooks can go into."""
+    return [kit.agent for kit in settings.kits if kit.hooks is not None]
 
 
 def target(agent: Agent, settings: Settings) -> Target:
-    if agent is Agent.CLAUDE:
-        path = settings.claude_roots[0] / "settings.json"
-    else:
-        path = settings.codex_home / "config.toml"
-    path = Path(os.path.abspath(path))
+    homes = settings.homes_of(agent)
+    if not homes:
+        raise HooksFileError(f"no folder is known for {agent} on this machine")
+    path = Path(os.path.abspath(hook_target(agent, settings).config_file(homes)))
     return Target(agent, path, files.real_path(path))
 
 
@@ -87,45 +82,11 @@ def plan_install(
     command = command or HookCommand.current(settings.data_dir)
     before = files.read(where.real)
     text = files.decode(before, where.real)
-    notes: list[str] = []
-    feature_added = False
-    if agent is Agent.CLAUDE:
-        data, style = claude_settings.load(text, str(where.path))
-        events = claude_events(version)
-        created = claude_settings.created_keys(claude_settings.remove(data)[0], events)
-        current = claude_settings.is_current(data, command, events)
-        after_text = (
-            None
-            if current
-            else claude_settings.dump(claude_settings.add(data, command, events), style)
-        )
-        found = claude_settings.status(data)
-        if found.all_disabled:
-            notes.append(
-                "disableAllHooks is true in this file: Claude Code runs no hooks at all, "
-                "agentbar's included, until it is removed."
-            )
-        count = len(events)
-    else:
-        doc = codex_config.load(text, str(where.path))
-        created = codex_config.created_keys(
-            codex_config.remove(doc, config_path=str(where.path))[0]
-        )
-        parsed = parse_version(version)
-        enable_feature = parsed is not None and parsed < CODEX_HOOKS_DEFAULT_ON
-        current = codex_config.is_current(doc, command, notify=notify, config_path=str(where.path))
-        after_text = None
-        if not current:
-            new, notes, feature_added = codex_config.add(
-                doc,
-                command,
-                config_path=str(where.path),
-                notify=notify,
-                enable_feature=enable_feature,
-            )
-            after_text = codex_config.dump_like(new, text)
-        count = len(CODEX_EVENTS)
-    if current:
+    edit = hook_target(agent, settings).add(
+        text, str(where.path), command, version=version, notify=notify
+    )
+    notes = list(edit.notes)
+    if edit.after is None:
         return Plan(
             where,
             before,
@@ -134,13 +95,12 @@ def plan_install(
             summary=f"agentbar's hooks are already installed in {where.shown}; nothing to change",
             notes=notes,
         )
-    assert after_text is not None
-    after = after_text.encode("utf-8")
+    after = edit.after.encode("utf-8")
     state = InstallState(settings.data_dir)
     backup = files.backup_path(where.real)
-    record = _install_record(state.get(where.real), before, after, backup, feature_added)
+    record = _install_record(state.get(where.real), before, after, backup, edit.feature_added)
     if not record.created_keys:
-        record.created_keys = created
+        record.created_keys = edit.created_keys
     if before is None:
         record.made_folders = [str(f) for f in files.missing_folders(where.real)]
     plan = Plan(
@@ -148,18 +108,11 @@ def plan_install(
         before,
         after,
         changed=after != before,
-        summary=f"installed agentbar's hooks for {count} events in {where.shown}",
+        summary=f"installed agentbar's hooks for {edit.events} events in {where.shown}",
         notes=notes,
         record=record,
         make_backup=before is not None and not backup.exists(),
     )
-    if agent is Agent.CODEX:
-        plan.notes.append(
-            "Codex runs new hooks only after you review them: start codex, type /hooks and "
-            "trust agentbar's hooks (one per event; a version lists only the events it has). "
-            "agentbar never marks them trusted itself. Until then, finished turns still "
-            "arrive through notify and every state through the rollout."
-        )
     if version is None:
         plan.notes.append(
             f"{agent} --version could not be run: agentbar assumed a current {agent} (all events)."
@@ -219,30 +172,10 @@ def plan_uninstall(agent: Agent, settings: Settings) -> Plan:
                 summary=f"restored {where.shown} exactly as it was before agentbar",
                 drop_backup=True,
             )  # fmt: skip
-    text = files.decode(before, where.real)
-    removed: int
-    if agent is Agent.CLAUDE:
-        data, style = claude_settings.load(text, str(where.path))
-        new_data, removed = claude_settings.remove(
-            data, record.created_keys if record is not None else None
-        )
-        created = record is not None and record.before_sha256 is None
-        after: bytes | None = (
-            None
-            if created and not new_data
-            else claude_settings.dump(new_data, style).encode("utf-8")
-        )
-    else:
-        doc = codex_config.load(text, str(where.path))
-        new_doc, removed = codex_config.remove(
-            doc,
-            config_path=str(where.path),
-            feature_added=record is not None and record.feature_added,
-            created=record.created_keys if record is not None else None,
-        )
-        new_text = codex_config.dump_like(new_doc, text)
-        created = record is not None and record.before_sha256 is None
-        after = None if created and not new_text.strip() else new_text.encode("utf-8")
+    text = files.decode(before, where.real) or ""
+    removal = hook_target(agent, settings).remove(text, str(where.path), record)
+    after = None if removal.after is None else removal.after.encode("utf-8")
+    removed = removal.removed
     if not removed:
         return Plan(
             where, before, before, changed=False,
@@ -314,15 +247,6 @@ def apply(plan: Plan, settings: Settings) -> list[str]:
 # -- status -----------------------------------------------------------------------------------
 
 
-@dataclass
-class AgentStatus:
-    agent: Agent
-    target: Target
-    installed: bool
-    summary: str
-    notes: list[str] = field(default_factory=list)
-
-
 def status(
     agent: Agent,
     settings: Settings,
@@ -339,66 +263,6 @@ def status(
     if text is None:
         return AgentStatus(agent, where, False, "not installed (no settings file)")
     try:
-        if agent is Agent.CLAUDE:
-            return _claude_status(where, text, command, version)
-        return _codex_status(where, text, command)
+        return hook_target(agent, settings).status(where, text, command, version)
     except HooksFileError as exc:
         return AgentStatus(agent, where, False, f"unknown: {exc}")
-
-
-def _claude_status(
-    where: Target, text: str, command: HookCommand, version: str | None
-) -> AgentStatus:
-    data, _ = claude_settings.load(text, str(where.path))
-    found = claude_settings.status(data)
-    wanted = claude_events(version)
-    if not found.events:
-        return AgentStatus(where.agent, where, False, "not installed")
-    missing = [e for e in wanted if e not in found.events]
-    summary = f"installed ({len(found.events)} events)"
-    if missing:
-        summary = f"partly installed ({len(found.events)} events; missing {', '.join(missing)})"
-    status = AgentStatus(where.agent, where, True, summary)
-    status.notes += _command_notes(found.commands, command.shell(Agent.CLAUDE))
-    if found.all_disabled:
-        status.notes.append("disableAllHooks is true: Claude Code runs no hooks at all")
-    return status
-
-
-def _codex_status(where: Target, text: str, command: HookCommand) -> AgentStatus:
-    doc = codex_config.load(text, str(where.path))
-    found = codex_config.status(doc, str(where.path))
-    notify = {"agentbar": "agentbar's notify", "other": "your own notify", None: "no notify"}
-    if not found.hooks and found.notify != "agentbar":
-        return AgentStatus(where.agent, where, False, f"not installed ({notify[found.notify]})")
-    trusted = sum(1 for h in found.hooks if h.trust == "trusted")
-    summary = f"installed ({len(found.hooks)} hooks, {trusted} trusted; {notify[found.notify]})"
-    status = AgentStatus(where.agent, where, bool(found.hooks), summary)
-    if found.hooks and trusted < len(found.hooks):
-        waiting = [h.event for h in found.hooks if h.trust == "needs review"]
-        status.notes.append(
-            f"{len(waiting)} still need trusting in Codex: start codex, type /hooks and review "
-            f"them ({', '.join(waiting)}). Codex lists only the events its version has."
-        )
-    disabled = [h.event for h in found.hooks if h.trust == "disabled"]
-    if disabled:
-        status.notes.append(f"disabled in Codex's /hooks: {', '.join(disabled)}")
-    status.notes += _command_notes(found.commands, command.shell(Agent.CODEX))
-    if found.features_off:
-        status.notes.append("hooks are turned off in [features]: Codex runs none of them")
-    return status
-
-
-def _command_notes(found: set[str], wanted: str) -> list[str]:
-    notes = []
-    for installed in sorted(found):
-        if installed != wanted:
-            notes.append(f"installed by another agentbar (run install again): {installed}")
-        try:
-            argv = shlex.split(installed)
-        except ValueError:
-            continue
-        for path in (argv[0], argv[3]) if len(argv) > 3 else ():
-            if not Path(path).exists():
-                notes.append(f"broken: {path} no longer exists (run install again)")
-    return notes

@@ -34,12 +34,12 @@ from pathlib import Path
 import orjson
 import psutil
 
+from agentbar.core.agents.base import LaunchProfile
 from agentbar.core.launch import status_scrape
-from agentbar.core.launch.commands import Mode
+from agentbar.core.launch.request import Mode
 from agentbar.core.launch.task import Binding, BindPath, Status, Task
 from agentbar.core.model import Agent, SessionSnapshot
 from agentbar.core.sources.base import is_uuid
-from agentbar.core.sources.claude import ClaudeSource
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,8 @@ class Places:
     """Where the binder looks."""
 
     events_dirs: Mapping[Agent, Path]  # agentbar's hook events, per agent
-    claude_roots: tuple[Path, ...]
+    profiles: Mapping[Agent, LaunchProfile]  # how each agent is launched (its registry, /status)
+    homes: Mapping[Agent, tuple[Path, ...]]  # each agent's folders (``Settings.homes``)
     sessions: Callable[[], list[SessionSnapshot]] | None = None  # the engine's, if one runs
 
 
@@ -108,7 +109,6 @@ class Binder:
         self._lock = threading.Condition()
         self._stopping = False
         self._thread: threading.Thread | None = None
-        self._registries = [ClaudeSource(root) for root in places.claude_roots]
 
     # -- control (any thread) ------------------------------------------------------------------
 
@@ -194,7 +194,8 @@ class Binder:
             sid = self._from_status(watch, now)
             if sid is not None:
                 self._settle(watch, sid, BindPath.STATUS, None)
-                if agent is Agent.CLAUDE:
+                screen = self.places.profiles[agent].status
+                if screen is not None and screen.close_after:
                     watch.close_due = time.monotonic() + CLOSE_PANEL_AFTER_SECONDS
 
     def _settle(self, watch: _Watch, sid: str, path: BindPath, pid: int | None) -> None:
@@ -272,20 +273,15 @@ class Binder:
         return sid, BindPath.REGISTRY, watch.task.terminal.pid
 
     def _registry_sid(self, watch: _Watch) -> str | None:
-        if watch.task.request.agent is not Agent.CLAUDE:
+        request = watch.task.request
+        profile = self.places.profiles.get(request.agent)
+        if profile is None:
             return None
-        pid = watch.task.terminal.pid
-        for source in self._registries:
-            path = source.sessions / f"{pid}.json"
-            try:
-                data = path.read_bytes()
-            except OSError:
-                continue
-            entry = source.parse_registry(data)
-            if entry is not None and entry.pid == pid and entry.session_id:
-                watch.registry_sid = entry.session_id
-                return entry.session_id
-        return None
+        homes = tuple(self.places.homes.get(request.agent, ()))
+        sid = profile.registry_session(homes, watch.task.terminal.pid)
+        if sid is not None:
+            watch.registry_sid = sid
+        return sid
 
     # -- 5. the engine -------------------------------------------------------------------------
 
@@ -297,7 +293,7 @@ class Binder:
         earliest = task.started_at - PROCESS_START_SLACK
         for snap in sessions():
             if (
-                snap.key.agent is task.request.agent
+                snap.key.agent == task.request.agent
                 and snap.process is not None
                 and snap.process.pid in pids
                 and snap.task_id in (None, task.task_id)
@@ -310,7 +306,10 @@ class Binder:
 
     def _from_status(self, watch: _Watch, now: float) -> str | None:
         task = watch.task
-        agent = task.request.agent
+        profile = self.places.profiles.get(task.request.agent)
+        screen = None if profile is None else profile.status
+        if screen is None:
+            return None
         if task.expects_hook and task.request.prompt is None and task.last_input_at is None:
             # Its SessionStart hook comes with the first prompt (Codex starts its session then):
             # no need to type anything before someone has.
@@ -320,12 +319,12 @@ class Binder:
             first_output, last_input = task.first_output_at, task.last_input_at
             sends, last_send = task.scrape.sends, task.scrape.last_send_at
         if output:
-            sid = status_scrape.session_id_in(agent, output.decode("utf-8", "replace"))
+            sid = screen.session_id_in(status_scrape.plain_text(output.decode("utf-8", "replace")))
             if sid is not None and is_uuid(sid):
                 watch.scraped = True
                 return sid
         if watch.enter_due is None and status_scrape.should_send(
-            status_scrape.plan_for(agent),
+            screen.plan,
             now=now,
             first_output_at=first_output,
             sends=sends,

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentbar.core.model import Agent
-
 KEYS: dict[str, bytes] = {
     "enter": b"\r",
     "escape": b"\x1b",
@@ -34,31 +32,12 @@ DIALOG_SETTLE_SECONDS = 0.8
 
 @dataclass(frozen=True, slots=True)
 class AgentKeys:
+    """The keys one agent's TUI takes (each agent's launch profile has its own)."""
+
     approve: bytes  # accept the first choice ("Yes")
     deny: bytes  # "No, and tell it what to do differently"
     enter_pause: float  # seconds between typed text and Enter
     exit_keys: tuple[tuple[bytes, float], ...]  # the agent's own way out: (keys, pause after)
-
-
-AGENT_KEYS = {
-    # Claude: Enter on the highlighted choice (the first unless someone moved it: then "1",
-    # see ``approve_keys``); Esc refuses. Ctrl-C twice leaves (the first clears the input or
-    # interrupts a turn).
-    Agent.CLAUDE: AgentKeys(
-        approve=b"\r",
-        deny=b"\x1b",
-        enter_pause=0.5,
-        exit_keys=((b"\x1b", 0.3), (b"\x03", 0.4), (b"\x03", 0.4), (b"\x03", 0.0)),
-    ),
-    # Codex: "Yes, proceed (y)", "No, and tell Codex what to do differently (esc)"; Ctrl-C
-    # twice quits.
-    Agent.CODEX: AgentKeys(
-        approve=b"y",
-        deny=b"\x1b",
-        enter_pause=1.0,
-        exit_keys=((b"\x1b", 0.3), (b"\x03", 0.4), (b"\x03", 0.4), (b"\x03", 0.0)),
-    ),
-}
 
 
 def named(name: str) -> bytes:
@@ -68,17 +47,6 @@ def named(name: str) -> bytes:
     if len(name) == 1 and name.isprintable():
         return name.encode()
     raise KeyError(name)
-
-
-def approve_keys(agent: Agent, prompt_rows: tuple[str, ...]) -> bytes:
-    """What accepts the prompt whose rows are these: Enter when the highlight is on choice 1,
-    else its number (both agents take a choice's number)."""
-    keys = AGENT_KEYS[agent]
-    if agent is Agent.CLAUDE:
-        highlighted = [row for row in prompt_rows if row.lstrip().startswith(("❯", ">", "›"))]
-        if highlighted and "1." not in highlighted[0]:
-            return b"1"
-    return keys.approve
 
 
 def typed(text: str, *, bracketed: bool) -> bytes:

@@ -9,7 +9,7 @@ does is here as plain Python, and over HTTP in ``core/server/task_routes.py``:
 
     manager = TaskManager(settings, engine=service.engine)
     manager.start()
-    info = manager.launch(LaunchRequest(Agent.CLAUDE, "/src/api", prompt="fix the tests"))
+    info = manager.launch(LaunchRequest(Agent("claude"), "/src/api", prompt="fix the tests"))
     manager.approve(info.task_id)         # only when its own screen shows the prompt
     manager.shutdown(keep=True)           # on quit: the tasks run on without agentbar
 
@@ -33,22 +33,16 @@ from typing import Protocol
 
 import psutil
 
-from agentbar.core.config import Settings
+from agentbar.core.agents.base import LaunchProfile
+from agentbar.core.config import Settings, UnknownAgent
 from agentbar.core.engine import Message, TaskBound, TaskExited, TaskScreen
 from agentbar.core.hooks.spec import HookCommand, detect_version
 from agentbar.core.launch import keys as keys_mod
 from agentbar.core.launch import terminal as terminal_mod
 from agentbar.core.launch.binding import Binder, Places
-from agentbar.core.launch.commands import (
-    BadLaunch,
-    LaunchRequest,
-    Mode,
-    Program,
-    child_env,
-    command_line,
-    preassigned_id,
-)
+from agentbar.core.launch.commands import child_env, command_line, session_vars
 from agentbar.core.launch.options import LaunchOptions
+from agentbar.core.launch.request import BadLaunch, LaunchRequest, Mode, Program
 from agentbar.core.launch.screen import Prompt
 from agentbar.core.launch.task import (
     Binding,
@@ -107,7 +101,9 @@ class TaskManager:
     ) -> None:
         self.settings = settings
         self.engine = engine
-        self.options = options or LaunchOptions.from_env(os.environ if env is None else env)
+        self.options = options or LaunchOptions.from_env(
+            os.environ if env is None else env, settings.kits
+        )
         self._env = dict(os.environ if env is None else env)
         self._tasks: dict[str, Task] = {}
         self._lock = threading.RLock()
@@ -115,8 +111,9 @@ class TaskManager:
         self._versions: dict[tuple[str, ...], str | None] = {}
         self._version_lock = threading.Lock()
         places = Places(
-            events_dirs={agent: settings.events_dir(agent) for agent in Agent},
-            claude_roots=settings.claude_roots,
+            events_dirs={agent: settings.events_dir(agent) for agent in settings.agents},
+            profiles=self._profiles(),
+            homes=settings.homes,
             sessions=None if engine is None else engine.sessions,
         )
         self.binder = Binder(places, self._bound, scrape=self.options.scrape_status)
@@ -144,6 +141,19 @@ class TaskManager:
 
     # -- launching -----------------------------------------------------------------------------
 
+    def _profiles(self) -> dict[Agent, LaunchProfile]:
+        return {kit.agent: kit.launch for kit in self.settings.kits if kit.launch is not None}
+
+    def profile(self, agent: Agent) -> LaunchProfile:
+        """How ``agent`` is launched; ``BadLaunch`` when it is unknown or cannot be."""
+        try:
+            profile = self.settings.kit(agent).launch
+        except UnknownAgent as exc:
+            raise BadLaunch(str(exc)) from None
+        if profile is None:
+            raise BadLaunch(f"agentbar cannot launch {agent}")
+        return profile
+
     def program(self, agent: Agent) -> Program:
         """How ``agent`` runs here, its version probed once (``--version``)."""
         argv = self.options.program(agent)
@@ -157,18 +167,21 @@ class TaskManager:
         project = Path(request.project)
         if not project.is_absolute() or not project.is_dir():
             raise BadLaunch(f"{request.project} is not a folder")
+        profile = self.profile(request.agent)
         program = self.program(request.agent)
-        session_id = preassigned_id(request, program)
+        session_id = profile.preassigned_id(request, program)
         hooks = HookCommand.current(self.settings.data_dir) if self.options.hooks else None
         line = command_line(
+            profile,
             request,
             program,
             hooks=hooks,
             session_id=session_id,
-            codex_bypass_trust=self.options.codex_bypass_hook_trust,
+            bypass_hook_trust=self.options.bypass_hook_trust,
         )
         task_id = self._fresh_id()
-        env = child_env(self._env, task_id, self.options.extra_env)
+        inherited = session_vars(self._profiles().values())
+        env = child_env(self._env, task_id, self.options.extra_env, inherited=inherited)
         offsets = self.binder.snapshot(request.agent)
         started_mono, started_at = time.monotonic(), time.time()
         try:
@@ -182,7 +195,7 @@ class TaskManager:
         except FileNotFoundError:
             raise BadLaunch(
                 f"{line.argv[0]} is not installed here (not on PATH; "
-                f"set AGENTBAR_{str(request.agent).upper()} to its path)"
+                f"set {profile.program_env} to its path)"
             ) from None
         except OSError as exc:
             raise BadLaunch(f"cannot start {line.argv[0]}: {exc}") from None
@@ -197,7 +210,7 @@ class TaskManager:
             started_at=started_at,
             started_mono=started_mono,
             expects_hook=hooks is not None
-            and (request.agent is Agent.CLAUDE or self.options.codex_bypass_hook_trust),
+            and profile.hooks_run_unreviewed(self.options.bypass_hook_trust),
         )
         log.info("task %s: %s in %s (pid %s)", task_id, request.agent, project, term.pid)
         known = None
@@ -349,7 +362,7 @@ class TaskManager:
     def for_session(self, key: SessionKey) -> TaskInfo | None:
         """The running task bound to this session, if any."""
         for info in self.running():
-            if info.agent is key.agent and info.session_id == key.session_id:
+            if info.agent == key.agent and info.session_id == key.session_id:
                 return info
         return None
 
@@ -370,7 +383,7 @@ class TaskManager:
         if enter:
             if text:
                 self._wait_echo(task, text)
-                time.sleep(keys_mod.AGENT_KEYS[task.request.agent].enter_pause)
+                time.sleep(self.profile(task.request.agent).keys.enter_pause)
             task.write(keys_mod.KEYS["enter"])
         return task.info()
 
@@ -427,12 +440,8 @@ class TaskManager:
         settle = keys_mod.DIALOG_SETTLE_SECONDS - (time.monotonic() - since)
         if settle > 0:
             time.sleep(settle)  # the dialog would drop a key that comes this early
-        agent = task.request.agent
-        data = (
-            keys_mod.approve_keys(agent, prompt.rows)
-            if approve
-            else keys_mod.AGENT_KEYS[agent].deny
-        )
+        profile = self.profile(task.request.agent)
+        data = profile.approve_keys(prompt.rows) if approve else profile.keys.deny
         cleared = False
         for attempt in range(2):
             current = task.refresh_prompt()
@@ -464,7 +473,8 @@ class TaskManager:
         task = self.task(task_id)
         if task.status in (Status.EXITED, Status.DETACHED):
             return task.info()
-        stop_task(task, graceful=graceful)
+        exit_keys = self.profile(task.request.agent).keys.exit_keys if graceful else ()
+        stop_task(task, exit_keys=exit_keys)
         return task.info()
 
     def forget(self, task_id: str) -> None:
@@ -535,14 +545,15 @@ def _in_session(pid: int, leader: int) -> bool:
         return os.getsid(pid) == leader
 
 
-def stop_task(task: Task, *, graceful: bool = True) -> None:
-    """Stop one task and everything in its session; wait until its reader reaped it."""
+def stop_task(task: Task, *, exit_keys: tuple[tuple[bytes, float], ...] = ()) -> None:
+    """Stop one task and everything in its session; wait until its reader reaped it.
+    ``exit_keys``: the agent's own way out, tried first (none: signals at once)."""
     task.mark_stopping()
     pid = task.terminal.pid
     family = session_family(pid)
-    if graceful:
+    if exit_keys:
         with contextlib.suppress(OSError, ProcessLookupError):
-            for data, pause in keys_mod.AGENT_KEYS[task.request.agent].exit_keys:
+            for data, pause in exit_keys:
                 task.write(data, person=False)
                 if task.exited.wait(pause):
                     break

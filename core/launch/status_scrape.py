@@ -14,8 +14,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentbar.core.model import Agent
-
 _ESCAPES = re.compile(
     r"""
     \x1b\[[0-?]*[ -/]*[@-~]            # CSI ... final byte
@@ -28,13 +26,7 @@ _ESCAPES = re.compile(
     re.VERBOSE,
 )
 _BOX = re.compile(r"[\u2500-\u257f]")  # box drawing: │ ╭ ╰ ─ ╮ ╯ ├ ┤ ...
-_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_LABELS = {
-    Agent.CLAUDE: re.compile(rf"Session\s*ID:\s*({_UUID})(?![0-9a-fA-F-])"),
-    Agent.CODEX: re.compile(rf"Session(?:\s*ID)?:\s*({_UUID})(?![0-9a-fA-F-])"),
-}
-
-
+UUID_PATTERN = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # Cursor movements put text where they say, so the text around one is not contiguous: they
 # become a space (colours and the like just go).
 _MOVES = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[A-HJKSTdfr`]")
@@ -44,12 +36,10 @@ def strip_ansi(text: str) -> str:
     return _ESCAPES.sub("", _MOVES.sub(" ", text))
 
 
-def session_id_in(agent: Agent, output: str) -> str | None:
-    """The session id an agent's ``/status`` output names (the last one, if it shows several),
-    lower-cased; None when there is none yet."""
-    plain = _BOX.sub(" ", strip_ansi(output))
-    found = _LABELS[agent].findall(plain)
-    return found[-1].lower() if found else None
+def plain_text(output: str) -> str:
+    """The screen text with escapes stripped and box drawing as spaces: what an agent's
+    ``StatusScreen.session_id_in`` reads."""
+    return _BOX.sub(" ", strip_ansi(output))
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,14 +51,6 @@ class StatusPlan:
     retry_every: float
     max_sends: int
     quiet_input: float  # seconds without anyone typing into the task before we may
-
-
-CLAUDE_PLAN = StatusPlan(first_after=4.0, retry_every=3.0, max_sends=5, quiet_input=2.0)
-CODEX_PLAN = StatusPlan(first_after=4.0, retry_every=3.0, max_sends=5, quiet_input=2.0)
-
-
-def plan_for(agent: Agent) -> StatusPlan:
-    return CLAUDE_PLAN if agent is Agent.CLAUDE else CODEX_PLAN
 
 
 def should_send(

@@ -21,7 +21,7 @@ import itertools
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from agentbar.core.model import Agent, SessionSnapshot, State, WaitingFor
@@ -39,15 +39,11 @@ from agentbar.core.replay.model import (
     ThreadCatalog,
     ThreadInfo,
 )
-from agentbar.core.sources.claude_replay import REPLAY as CLAUDE_REPLAY
-from agentbar.core.sources.codex_replay import REPLAY as CODEX_REPLAY
 
 log = logging.getLogger(__name__)
 
 FAILURE_LOG_LIMIT = 20  # adapter failures logged with a traceback, per process
 _failures = itertools.count(1)  # thread-safe enough: next() on a count holds the GIL
-
-ADAPTERS: dict[Agent, ReplayAdapter] = {Agent.CLAUDE: CLAUDE_REPLAY, Agent.CODEX: CODEX_REPLAY}
 
 PAGE_ITEMS = 200
 MAX_PAGE_ITEMS = 1000
@@ -75,8 +71,11 @@ class _Thread:
 class Replay:
     """Pages, whole items and every item of a session's threads."""
 
-    def __init__(self, roots: AgentRoots) -> None:
+    def __init__(self, roots: AgentRoots, adapters: Mapping[Agent, ReplayAdapter]) -> None:
+        """``adapters``: each agent's (``Settings.replay_adapters()``); an agent without one
+        cannot be replayed (``NotFound``)."""
         self.roots = roots
+        self.adapters = dict(adapters)
         self._lock = threading.Lock()
         self._infos: OrderedDict[str, ThreadInfo] = OrderedDict()
         self._inline: OrderedDict[tuple[str, int, int], tuple[int, ...]] = OrderedDict()
@@ -85,7 +84,7 @@ class Replay:
 
     def threads(self, snap: SessionSnapshot) -> list[ThreadInfo]:
         """The session's sub-agent threads with files of their own, oldest first."""
-        adapter = ADAPTERS[snap.key.agent]
+        adapter = self._adapter(snap)
         infos = []
         for thread, path in snap.threads:
             info = self._cached_info(path)
@@ -257,7 +256,7 @@ class Replay:
         found = (
             None
             if root is None
-            else ADAPTERS[snap.key.agent].inline_thread(root, file.all_lines(root.end))
+            else self._adapter(snap).inline_thread(root, file.all_lines(root.end))
         )
         if not found:
             raise NotFound(f"no thread {thread!r} in this session")
@@ -268,8 +267,14 @@ class Replay:
                 self._inline.popitem(last=False)
         return members
 
+    def _adapter(self, snap: SessionSnapshot) -> ReplayAdapter:
+        adapter = self.adapters.get(snap.key.agent)
+        if adapter is None:
+            raise NotFound(f"agentbar cannot replay {snap.key.agent} sessions")
+        return adapter
+
     def _parser(self, snap: SessionSnapshot, file: TranscriptFile, where: _Thread) -> ReplayParser:
-        adapter = ADAPTERS[snap.key.agent]
+        adapter = self._adapter(snap)
         catalog = self.catalog(snap) if where.main else ThreadCatalog()
         return adapter.parser(file.path, catalog, thread=where.thread, main=where.main)
 

@@ -80,6 +80,7 @@ class Context:
     guard: Guard
     web_dir: Path
     clients: set[asyncio.Queue[bytes | None]] = field(default_factory=set)
+    agents: tuple[Agent, ...] = ()  # the agents this agentbar knows (its kits')
     tasks: TaskManager | None = None  # launched agents, when this process owns them
     quit: Callable[[str], None] | None = None  # ask the process to quit ("keep"/"stop" tasks)
     window: WindowLink = field(default_factory=WindowLink)  # what the windows show
@@ -151,10 +152,10 @@ def _agent_param(request: web.Request) -> Agent | None:
     raw = request.query.get("agent")
     if not raw:
         return None
-    try:
-        return Agent(raw)
-    except ValueError:
-        raise BadRequest("agent must be claude or codex") from None
+    known = _ctx(request).agents
+    if raw not in known:
+        raise BadRequest(f"agent must be one of {', '.join(known)}")
+    return Agent(raw)
 
 
 def _thread_param(request: web.Request) -> str:
@@ -173,7 +174,7 @@ def _find(request: web.Request) -> SessionSnapshot:
     found = [
         s
         for s in _ctx(request).engine.sessions()
-        if s.key.session_id == session_id and (agent is None or s.key.agent is agent)
+        if s.key.session_id == session_id and (agent is None or s.key.agent == agent)
     ]
     if not found:
         raise NotFound("no such session")

@@ -158,7 +158,9 @@ def export_session(
     except LookupError as exc:
         print(f"agentbar: {exc}", file=sys.stderr)
         return 1
-    chunks = export(Replay(AgentRoots(settings.agent_roots)), snap, fmt, options)
+    chunks = export(
+        Replay(AgentRoots(settings.agent_roots), settings.replay_adapters()), snap, fmt, options
+    )
     try:
         if output is None:
             for chunk in chunks:

@@ -23,13 +23,14 @@ import socket
 import sys
 import threading
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 import agentbar.assets
+from agentbar.core.agents.base import AgentKit, replay_adapters
 from agentbar.core.config import Settings
 from agentbar.core.model import StateChange
 from agentbar.core.privacy import write_private
@@ -72,6 +73,7 @@ class LoopbackServer:
         engine: Sessions,
         roots: AgentRoots,
         *,
+        kits: Sequence[AgentKit],
         searcher: Searcher | None = None,
         port: int = 0,
         static: Path | None = None,
@@ -94,7 +96,8 @@ class LoopbackServer:
         self.gate = self._app.Gate(peers or peer_owners.for_platform(), limits)
         self.context = self._app.Context(
             engine=engine,
-            replay=Replay(roots),
+            replay=Replay(roots, replay_adapters(kits)),
+            agents=tuple(kit.agent for kit in kits),
             searcher=searcher,
             guard=self.guard,
             web_dir=static or web_dir(),
@@ -239,6 +242,7 @@ def announced_server(
     server = LoopbackServer(
         service.engine,
         roots,
+        kits=settings.kits,
         searcher=Searcher(settings.index_path, roots=roots),
         port=port,
         tasks=tasks,

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import WSMsgType, web
 
-from agentbar.core.launch.commands import BadLaunch, LaunchRequest, Mode
 from agentbar.core.launch.handoff import NothingToHandOff, What, handoff_text
 from agentbar.core.launch.manager import NoSuchTask, NotRunning, NotWaiting, TaskManager
 from agentbar.core.launch.projects import recent_projects
+from agentbar.core.launch.request import BadLaunch, LaunchRequest, Mode
 from agentbar.core.launch.task import TaskInfo
 from agentbar.core.model import Agent, SessionKey, SessionSnapshot
 from agentbar.core.server.replies import Refused, guarded, json_reply, read_object
@@ -82,6 +82,13 @@ class _Handlers:
 
     # -- plumbing --------------------------------------------------------------------------
 
+    def _agent(self, request: web.Request, raw: object) -> Agent:
+        """The agent a request names, one of the kits'; 400 for any other value."""
+        known = self._ctx_of(request).agents
+        if not isinstance(raw, str) or raw not in known:
+            raise Refused(400, "bad_request", f"agent must be one of {', '.join(known)}")
+        return Agent(raw)
+
     def _tasks(self, request: web.Request) -> TaskManager:
         tasks = self._ctx_of(request).tasks
         if tasks is None:
@@ -130,10 +137,7 @@ class _Handlers:
     async def launch(self, request: web.Request) -> web.StreamResponse:
         tasks = self._tasks(request)
         body = await read_object(request)
-        try:
-            agent = Agent(str(body.get("agent")))
-        except ValueError:
-            raise Refused(400, "bad_request", "agent must be claude or codex") from None
+        agent = self._agent(request, body.get("agent"))
         project = body.get("project")
         if not isinstance(project, str) or not Path(project).is_absolute():
             raise Refused(400, "bad_request", "project must be an absolute folder")
@@ -269,10 +273,7 @@ class _Handlers:
             info = await self._call(request, lambda: tasks.send_text(task_id, text))
             status = 200
         else:
-            try:
-                agent = Agent(str(target["agent"]))
-            except ValueError:
-                raise Refused(400, "bad_request", "agent must be claude or codex") from None
+            agent = self._agent(request, target["agent"])
             if snap.project is None:
                 raise Refused(409, "bad_launch", "the session's folder is not known")
             project = snap.project

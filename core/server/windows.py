@@ -19,7 +19,7 @@ from dataclasses import dataclass
 # The pages a window may report or be asked to open: the board, search, a session's replay, a
 # launched task's terminal.
 PAGE = re.compile(
-    r"^/(?:board|search)?$|^/session/(?:claude|codex)/[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+    r"^/(?:board|search)?$|^/session/[a-z][a-z0-9_-]{0,31}/[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
     r"|^/terminal/[0-9a-f]{1,32}$"
 )
 WINDOW_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -113,6 +113,9 @@ class ProcessInfo:
 
 class AgentSource(Protocol):
     agent: Agent
+    # False for a source that knows no processes (agentbar's hook events): the engine matches
+    # processes to sessions through one source per agent that does.
+    finds_processes: bool
 
     def watch_roots(self) -> list[WatchRoot]:
         """Folders to watch; they may not exist yet."""

@@ -45,10 +45,6 @@ class AgentTraits:
     new_file_settles: bool = False
 
 
-CLAUDE_TRAITS = AgentTraits(quiet_done_after=15.0)
-CODEX_TRAITS = AgentTraits(quiet_done_after=None, new_file_settles=True)
-
-
 @dataclass(frozen=True, slots=True)
 class RegistryView:
     """The live registry's account (Claude ``sessions/<pid>.json``), already checked against a

@@ -32,7 +32,7 @@ from codex_rig import VERSIONS as CODEX_VERSIONS
 from codex_rig import CodexRun, CodexVersion
 from model_server import Reply, thinking
 
-from agentbar.core.hooks.layers import codex_launch_args
+from agentbar.core.agents.codex.launch import launch_args as codex_launch_args
 from agentbar.core.hooks.spec import MARKER, HookCommand, parse_version
 
 if TYPE_CHECKING:

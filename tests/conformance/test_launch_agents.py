@@ -23,9 +23,9 @@ from model_server import Reply, thinking
 from polling import wait_for
 
 from agentbar.core.config import Settings
-from agentbar.core.launch.commands import LaunchRequest, Mode
 from agentbar.core.launch.manager import TaskManager
 from agentbar.core.launch.options import LaunchOptions
+from agentbar.core.launch.request import LaunchRequest, Mode
 from agentbar.core.launch.task import BindPath, Status, TaskInfo
 from agentbar.core.model import Agent, SessionKey, SessionSnapshot, State, WaitingFor
 from agentbar.core.service import Service
@@ -127,7 +127,7 @@ def claude(rig: Rig) -> Iterator[Launcher]:
     binary = ensure_installed(CLAUDE.cli)
     rig.env.update(claude_env(rig.server.url))
     write_claude_config(rig.home, rig.project)
-    run = launcher(rig, {Agent.CLAUDE: (str(binary),)})
+    run = launcher(rig, {Agent("claude"): (str(binary),)})
     yield run
     run.manager.shutdown(keep=False)
     run.service.close()
@@ -139,8 +139,8 @@ def codex(rig: Rig) -> Iterator[Launcher]:
     rig.env["MOCK_API_KEY"] = "conformance"
     write_codex_config(rig.home / ".codex", rig.server.url, rig.project)
     # A throwaway HOME whose only hooks are agentbar's: their review may be bypassed.
-    run = launcher(rig, {Agent.CODEX: (str(binary), *CODEX_APPROVALS)},
-                   codex_bypass_hook_trust=True)  # fmt: skip
+    run = launcher(rig, {Agent("codex"): (str(binary), *CODEX_APPROVALS)},
+                   bypass_hook_trust=True)  # fmt: skip
     yield run
     run.manager.shutdown(keep=False)
     run.service.close()
@@ -157,7 +157,7 @@ def test_claude_launch_bind_approve_stop(claude: Launcher, record_delay: Any) ->
     rig, manager = claude.rig, claude.manager
     rig.server.script.add(bash("touch approved.txt", "make the file"),
                           thinking(Reply.text("Made approved.txt.")))  # fmt: skip
-    info = manager.launch(LaunchRequest(Agent.CLAUDE, str(rig.project), prompt="make a file"))
+    info = manager.launch(LaunchRequest(Agent("claude"), str(rig.project), prompt="make a file"))
     bound = claude.bound(info)
     assert bound.binding is not None and bound.binding.path is BindPath.SESSION_ID
     assert bound.binding.confirmed_seconds is not None
@@ -174,7 +174,7 @@ def test_claude_launch_bind_approve_stop(claude: Launcher, record_delay: Any) ->
 def test_claude_resume_and_fork(claude: Launcher) -> None:
     rig, manager = claude.rig, claude.manager
     rig.server.script.add(thinking(Reply.text("First answer.")))
-    first = manager.launch(LaunchRequest(Agent.CLAUDE, str(rig.project), prompt="first"))
+    first = manager.launch(LaunchRequest(Agent("claude"), str(rig.project), prompt="first"))
     first = claude.bound(first)
     claude.state(first, lambda s: s.state.detail == "First answer.")
     manager.stop(first.task_id)
@@ -208,7 +208,7 @@ def test_codex_launch_bind_approve_stop(codex: Launcher, record_delay: Any) -> N
     rig, manager = codex.rig, codex.manager
     rig.server.script.add(CODEX.command("touch made.txt", "create the file"),
                           Reply.text("Created made.txt."))  # fmt: skip
-    info = manager.launch(LaunchRequest(Agent.CODEX, str(rig.project), prompt="make made.txt"))
+    info = manager.launch(LaunchRequest(Agent("codex"), str(rig.project), prompt="make made.txt"))
     bound = codex.bound(info)
     assert bound.binding is not None and bound.binding.path is BindPath.HOOK
     record(record_delay, CODEX.label, "launch -> SessionStart hook", bound.binding.seconds)
@@ -221,7 +221,7 @@ def test_codex_deny_resume_and_fork(codex: Launcher) -> None:
     rig, manager = codex.rig, codex.manager
     # Esc on Codex's prompt refuses and ends the turn there: no second model request.
     rig.server.script.add(CODEX.command("touch denied.txt", "create it"))
-    info = manager.launch(LaunchRequest(Agent.CODEX, str(rig.project), prompt="make denied.txt"))
+    info = manager.launch(LaunchRequest(Agent("codex"), str(rig.project), prompt="make denied.txt"))
     bound = codex.bound(info)
     codex.waiting(info)
     assert manager.deny(info.task_id).cleared
@@ -249,9 +249,9 @@ def test_codex_without_hooks_is_bound_by_status_in_its_own_pty(rig: Rig, record_
     binary = ensure_installed(CODEX.cli)
     rig.env["MOCK_API_KEY"] = "conformance"
     write_codex_config(rig.home / ".codex", rig.server.url, rig.project)
-    run = launcher(rig, {Agent.CODEX: (str(binary),)}, hooks=False)
+    run = launcher(rig, {Agent("codex"): (str(binary),)}, hooks=False)
     try:
-        info = run.manager.launch(LaunchRequest(Agent.CODEX, str(rig.project)))
+        info = run.manager.launch(LaunchRequest(Agent("codex"), str(rig.project)))
         run.screen(info, CODEX.ready)
         bound = run.bound(info, timeout=60)
         assert bound.binding is not None and bound.binding.path is BindPath.STATUS

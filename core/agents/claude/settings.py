@@ -15,9 +15,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentbar.core.agents.claude.files import AGENT
 from agentbar.core.hooks.errors import HooksFileError
 from agentbar.core.hooks.spec import HookCommand, command_of, is_ours
-from agentbar.core.model import Agent
 
 BOM = "\ufeff"
 
@@ -114,7 +114,7 @@ def is_current(data: dict[str, Any], command: HookCommand, events: list[str]) ->
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return not events
-    wanted = command.handler(Agent.CLAUDE)
+    wanted = command.handler(AGENT)
     for event, groups in hooks.items():
         ours = [h for h in _handlers(groups) if is_ours(h)]
         if event not in events:
@@ -140,7 +140,7 @@ def add(data: dict[str, Any], command: HookCommand, events: list[str]) -> dict[s
             raise HooksFileError(
                 f'"hooks.{event}" is a {type(groups).__name__}, not a list of matcher groups'
             )
-        groups.append({"hooks": [command.handler(Agent.CLAUDE)]})
+        groups.append({"hooks": [command.handler(AGENT)]})
     return result
 
 

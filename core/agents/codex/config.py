@@ -22,6 +22,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Array, InlineTable, Table
 
+from agentbar.core.agents.codex.files import AGENT
 from agentbar.core.hooks.errors import HooksFileError
 from agentbar.core.hooks.spec import (
     CODEX_EVENTS,
@@ -30,7 +31,6 @@ from agentbar.core.hooks.spec import (
     codex_event_label,
     is_ours,
 )
-from agentbar.core.model import Agent
 
 LEGACY_FEATURE = "codex_hooks"  # the key before 0.129; still an alias after
 FEATURE = "hooks"
@@ -111,7 +111,7 @@ def trust_key(config_path: str, event: str, group: int, handler: int) -> str:
 def is_current(
     doc: tomlkit.TOMLDocument, command: HookCommand, *, notify: bool, config_path: str
 ) -> bool:
-    wanted = command.handler(Agent.CODEX)
+    wanted = command.handler(AGENT)
     hooks = doc.get("hooks")
     if not isinstance(hooks, Table | InlineTable):
         return False
@@ -126,9 +126,7 @@ def is_current(
     if extra:
         return False
     current = status(doc, config_path)
-    if current.notify == "agentbar" and current.notify_command != command.argv(
-        Agent.CODEX, notify=True
-    ):
+    if current.notify == "agentbar" and current.notify_command != command.argv(AGENT, notify=True):
         return False
     return not (notify and current.notify is None)
 
@@ -154,7 +152,7 @@ def add(
     if notify:
         if existing.notify is None:
             # A top-level key: tomlkit puts it after the other top-level keys, before tables.
-            result["notify"] = _array(command.argv(Agent.CODEX, notify=True))
+            result["notify"] = _array(command.argv(AGENT, notify=True))
         elif existing.notify == "other":
             notes.append(
                 "You already have a notify program ("
@@ -331,7 +329,7 @@ def _feature_set(doc: tomlkit.TOMLDocument) -> bool:
 
 def _inline_handler(command: HookCommand) -> InlineTable:
     table = tomlkit.inline_table()
-    table.update(command.handler(Agent.CODEX))
+    table.update(command.handler(AGENT))
     return table
 
 

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from agentbar.core import records as rec
+from agentbar.core.agents.claude.files import AGENT
+from agentbar.core.agents.claude.transcript import ClaudeTranscriptParser
 from agentbar.core.facts import NO_USAGE, split_usage_delta
-from agentbar.core.model import Agent
 from agentbar.core.replay import model as rm
 from agentbar.core.replay.files import Line
 from agentbar.core.sources.base import (
@@ -33,7 +34,6 @@ from agentbar.core.sources.base import (
     size_text,
     small_int,
 )
-from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
 
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
 _NOTE_BOOKKEEPING = frozenset({"user/injected", "user/meta", "compact-summary"})
@@ -87,7 +87,7 @@ class ClaudeReplayParser:
         inline = thread.startswith(rm.INLINE_PREFIX)
         kind = StreamKind.TRANSCRIPT if main or inline else StreamKind.SUBAGENT
         agent_hint = None if main or inline else thread
-        spec = StreamSpec(Agent.CLAUDE, kind, Path(path), agent_id_hint=agent_hint)
+        spec = StreamSpec(AGENT, kind, Path(path), agent_id_hint=agent_hint)
         self._records = ClaudeTranscriptParser(spec)
         self._recent_usage: list[tuple[str, rec.Usage]] = []
         self._linked: set[str] = set()

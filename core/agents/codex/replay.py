@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from agentbar.core import records as rec
-from agentbar.core.model import Agent
+from agentbar.core.agents.codex.files import AGENT
+from agentbar.core.agents.codex.rollout import (
+    _INJECTED_PREFIXES,
+    CodexRolloutParser,
+    _decode_arguments,
+    _find_key,
+    _output_text,
+    _texts,
+)
 from agentbar.core.replay import model as rm
 from agentbar.core.replay.files import Line
 from agentbar.core.sources.base import (
@@ -30,14 +38,6 @@ from agentbar.core.sources.base import (
     load_json_object,
     nonempty_str,
     size_text,
-)
-from agentbar.core.sources.codex_rollout import (
-    _INJECTED_PREFIXES,
-    CodexRolloutParser,
-    _decode_arguments,
-    _find_key,
-    _output_text,
-    _texts,
 )
 
 _SHOWN_ACTIVITY = frozenset({"web_search_call", "image_generation_call", "tool_search_call"})
@@ -57,7 +57,7 @@ class CodexReplayParser:
     def __init__(self, path: str, catalog: rm.ThreadCatalog, *, thread: str, main: bool) -> None:
         self.catalog = catalog
         self.thread = None if main else thread
-        spec = StreamSpec(Agent.CODEX, StreamKind.TRANSCRIPT, Path(path))
+        spec = StreamSpec(AGENT, StreamKind.TRANSCRIPT, Path(path))
         self._records = CodexRolloutParser(spec)
         self._model: str | None = None
         self._total: rec.Usage | None = None
@@ -190,7 +190,7 @@ class CodexReplay:
     def thread_info(
         self, thread: str, lines: Iterator[Line], read_side: rm.ReadSide
     ) -> rm.ThreadInfo:
-        records = CodexRolloutParser(StreamSpec(Agent.CODEX, StreamKind.TRANSCRIPT, Path(thread)))
+        records = CodexRolloutParser(StreamSpec(AGENT, StreamKind.TRANSCRIPT, Path(thread)))
         nickname: str | None = None
         role: str | None = None
         started: float | None = None

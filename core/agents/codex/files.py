@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentbar.core.agents.codex.rollout import CodexRolloutParser
 from agentbar.core.model import Agent
 from agentbar.core.sources.base import (
     JS_RUNTIMES,
@@ -25,9 +26,10 @@ from agentbar.core.sources.base import (
     is_uuid,
     program_name,
 )
-from agentbar.core.sources.codex_rollout import CodexRolloutParser
 
 log = logging.getLogger(__name__)
+
+AGENT = Agent("codex")
 
 _Json = dict[str, Any]
 
@@ -63,7 +65,8 @@ def rollout_session_hint(name: str) -> str | None:
 class CodexSource:
     """Where Codex keeps rollouts and which processes are its clients."""
 
-    agent: Agent = Agent.CODEX
+    agent: Agent = AGENT
+    finds_processes = True
 
     def __init__(self, home: Path) -> None:
         self.home = home
@@ -77,7 +80,7 @@ class CodexSource:
         if match is None or not any(path.is_relative_to(root) for root in self._roots):
             return None
         return StreamSpec(
-            agent=Agent.CODEX,
+            agent=AGENT,
             kind=StreamKind.TRANSCRIPT,
             path=path,
             session_hint=rollout_session_hint(path.name),

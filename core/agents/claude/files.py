@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentbar.core.agents.claude.transcript import ClaudeTranscriptParser
 from agentbar.core.model import Agent
 from agentbar.core.sources.base import (
     JS_RUNTIMES,
@@ -33,9 +34,10 @@ from agentbar.core.sources.base import (
     program_name,
     small_int,
 )
-from agentbar.core.sources.claude_transcript import ClaudeTranscriptParser
 
 log = logging.getLogger(__name__)
+
+AGENT = Agent("claude")
 
 _CLIENT_EXCLUDED_SUBCOMMANDS = frozenset(
     {
@@ -92,7 +94,8 @@ def default_claude_roots(env: Mapping[str, str]) -> list[Path]:
 class ClaudeSource:
     """One Claude config root."""
 
-    agent = Agent.CLAUDE
+    agent = AGENT
+    finds_processes = True
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -107,7 +110,7 @@ class ClaudeSource:
         if path.parent == self.sessions:
             stem, dot, ext = name.partition(".")
             if ext == "json" and dot and stem.isdigit():
-                return StreamSpec(Agent.CLAUDE, StreamKind.REGISTRY, path)
+                return StreamSpec(AGENT, StreamKind.REGISTRY, path)
             return None
         if not name.endswith(".jsonl"):
             return None
@@ -118,17 +121,17 @@ class ClaudeSource:
         stem = name[: -len(".jsonl")]
         if len(parts) == 2:
             if is_uuid(stem):
-                return StreamSpec(Agent.CLAUDE, StreamKind.TRANSCRIPT, path, session_hint=stem)
+                return StreamSpec(AGENT, StreamKind.TRANSCRIPT, path, session_hint=stem)
             if stem.startswith("agent-"):
                 return StreamSpec(
-                    Agent.CLAUDE, StreamKind.SUBAGENT, path, agent_id_hint=stem[len("agent-") :]
+                    AGENT, StreamKind.SUBAGENT, path, agent_id_hint=stem[len("agent-") :]
                 )
             return None
         if len(parts) >= 4 and parts[2] == "subagents" and stem.startswith("agent-"):
             parent = parts[1]
             if is_uuid(parent):
                 return StreamSpec(
-                    Agent.CLAUDE,
+                    AGENT,
                     StreamKind.SUBAGENT,
                     path,
                     session_hint=parent,

@@ -1,0 +1,215 @@
+"""The seam every agent fills: ``AgentKit`` and the protocols of its parts (values; any thread).
+
+An agent is one package under ``agentbar.core.agents`` that builds one ``AgentKit``:
+
+- ``agent``: its identity on the wire (``Agent("claude")``): JSON, the API, the index, the
+  hook events folder; ``display_name`` what a person reads ("Claude Code");
+- ``homes`` / ``sources``: where its files are (from the environment, as the agent itself
+  decides) and the ``AgentSource`` objects that classify, parse and match processes there;
+- ``traits``: how far its transcript can be trusted on its own (``state/fusion.py``);
+- ``replay``: its ``ReplayAdapter`` (pages of a transcript for the window);
+- ``launch``: its ``LaunchProfile`` (argv for new/resume/fork, the program variable, keys, the
+  ``/status`` screen, the per-launch hook layer);
+- ``hooks``: its ``HookTarget`` (the user's settings file agentbar's hooks go into).
+
+Only the first five are required; an agent that cannot be replayed, launched or hooked leaves
+the rest None and every consumer skips it there. The engine, replay, launch, hooks, server and
+tray take the kits they are given (``Settings.kits``); only the composition root,
+``agentbar.core.agents.registry``, names the list.
+
+Agents whose sessions are not line-tailed files (one JSON document per chat, a database holding
+many sessions) add optional fields here, defaulting to None, so that no other kit changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from agentbar.core.hooks.files import Record
+from agentbar.core.hooks.spec import HookCommand
+from agentbar.core.hooks.target import AgentStatus, Target
+from agentbar.core.launch.keys import AgentKeys
+from agentbar.core.launch.request import LaunchRequest, Program
+from agentbar.core.launch.status_scrape import StatusPlan
+from agentbar.core.model import Agent
+from agentbar.core.replay.model import ReplayAdapter
+from agentbar.core.sources.base import AgentSource
+from agentbar.core.state.fusion import AgentTraits
+
+__all__ = [
+    "AgentKit",
+    "Homes",
+    "HookEdit",
+    "HookRemoval",
+    "HookTarget",
+    "LaunchProfile",
+    "StatusScreen",
+    "by_agent",
+    "display_names",
+    "replay_adapters",
+]
+
+# An agent's folders from the environment (``HOME``, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``...),
+# most important first: the first is where its settings file is.
+Homes = Callable[[Mapping[str, str]], tuple[Path, ...]]
+
+
+class StatusScreen(Protocol):
+    """The last way to bind a launched task: ``/status`` typed into our own PTY, its answer
+    read off the screen (``launch/status_scrape.py`` strips the escapes first)."""
+
+    @property
+    def plan(self) -> StatusPlan: ...
+
+    @property
+    def close_after(self) -> bool:
+        """True when the status panel stays open until Escape closes it (Claude's)."""
+        ...
+
+    def session_id_in(self, plain: str) -> str | None:
+        """The session id the stripped screen text names (the last one), lower-cased."""
+        ...
+
+
+class LaunchProfile(Protocol):
+    """How agentbar starts this agent in a PTY it owns, and answers it there."""
+
+    @property
+    def program_env(self) -> str:
+        """The variable naming the program to run (``AGENTBAR_CLAUDE``); by default the
+        agent's wire name on ``PATH``."""
+        ...
+
+    @property
+    def keys(self) -> AgentKeys: ...
+
+    @property
+    def session_vars(self) -> tuple[str, ...]:
+        """Variables that describe a session of this agent agentbar itself may run in: a child
+        must not inherit them."""
+        ...
+
+    @property
+    def status(self) -> StatusScreen | None:
+        """The ``/status`` screen, or None when the agent shows no session id there."""
+        ...
+
+    def preassigned_id(self, request: LaunchRequest, program: Program) -> str | None:
+        """A fresh session id to hand the agent for this launch (None: it picks one)."""
+        ...
+
+    def args(
+        self,
+        request: LaunchRequest,
+        program: Program,
+        *,
+        hooks: HookCommand | None,
+        session_id: str | None,
+        bypass_hook_trust: bool,
+    ) -> list[str]:
+        """The arguments after the program for ``request`` (the prompt is added by the
+        caller): agentbar's per-launch hook layer (``hooks``; None: none), the preassigned
+        ``session_id``, the resume or fork flags."""
+        ...
+
+    def hooks_run_unreviewed(self, bypass_hook_trust: bool) -> bool:
+        """Whether the per-launch hooks run without the person reviewing them first."""
+        ...
+
+    def approve_keys(self, prompt_rows: tuple[str, ...]) -> bytes:
+        """What accepts the approval prompt whose screen rows are these."""
+        ...
+
+    def registry_session(self, homes: tuple[Path, ...], pid: int) -> str | None:
+        """The session id the agent's own live registry gives process ``pid`` (None: no
+        registry, or no entry yet)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class HookEdit:
+    """What adding agentbar's hooks to one settings file comes to (nothing written yet)."""
+
+    after: str | None  # the new text; None: agentbar's hooks are already there as they should be
+    created_keys: list[str]  # keys agentbar would create (taken out again on uninstall)
+    events: int  # how many events are hooked
+    notes: list[str] = field(default_factory=list)
+    feature_added: bool = False  # a switch agentbar turned on (turned off again on uninstall)
+
+
+@dataclass(frozen=True, slots=True)
+class HookRemoval:
+    """What taking agentbar's hooks out of one settings file comes to."""
+
+    after: str | None  # the new text; None: nothing is left, delete a file agentbar created
+    removed: int  # how many entries went
+
+
+class HookTarget(Protocol):
+    """The user's own settings file for this agent and how agentbar's entries go in and out.
+    The agent-neutral ``hooks/installer.py`` does the rest: the diff, the backup, the atomic
+    write, the record that makes uninstall an exact undo."""
+
+    def config_file(self, homes: tuple[Path, ...]) -> Path:
+        """The settings file the agent reads hooks from."""
+        ...
+
+    def add(
+        self, text: str | None, where: str, command: HookCommand, *, version: str | None,
+        notify: bool,
+    ) -> HookEdit:  # fmt: skip
+        """Agentbar's hooks added to ``text`` (None: no file yet); ``where`` names the file in
+        errors. Raises ``HooksFileError`` for a file it cannot parse."""
+        ...
+
+    def remove(self, text: str, where: str, record: Record | None) -> HookRemoval:
+        """Agentbar's entries taken out of ``text``; ``record``: what an earlier install did."""
+        ...
+
+    def status(
+        self, target: Target, text: str, command: HookCommand, version: str | None
+    ) -> AgentStatus:
+        """Whether and how agentbar's hooks are installed in ``text``."""
+        ...
+
+    @property
+    def wants_version(self) -> bool:
+        """True when the events to hook depend on the agent's version (``--version`` is run)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentKit:
+    """Everything agentbar knows of one agent, as the parts the rest of the program uses."""
+
+    agent: Agent
+    display_name: str
+    homes: Homes
+    sources: Callable[[tuple[Path, ...]], Sequence[AgentSource]]
+    traits: AgentTraits
+    replay: ReplayAdapter | None = None
+    launch: LaunchProfile | None = None
+    hooks: HookTarget | None = None
+
+
+def display_names(kits: Iterable[AgentKit]) -> dict[Agent, str]:
+    """What a person calls each agent ("Claude Code")."""
+    return {kit.agent: kit.display_name for kit in kits}
+
+
+def replay_adapters(kits: Iterable[AgentKit]) -> dict[Agent, ReplayAdapter]:
+    """Each agent's replay adapter, for ``Replay``: agents without one are left out."""
+    return {kit.agent: kit.replay for kit in kits if kit.replay is not None}
+
+
+def by_agent(kits: Iterable[AgentKit]) -> dict[Agent, AgentKit]:
+    """The kits by their agent; raises ``ValueError`` when two claim the same one."""
+    found: dict[Agent, AgentKit] = {}
+    for kit in kits:
+        if kit.agent in found:
+            raise ValueError(f"two agent kits for {kit.agent!r}")
+        found[kit.agent] = kit
+    return found

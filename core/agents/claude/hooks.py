@@ -1,0 +1,71 @@
+"""Claude Code's hook target: agentbar's entries in ``<config dir>/settings.json`` (main thread).
+
+The JSON editing is ``settings.py``; the diff, backup, atomic write and exact undo are the
+agent-neutral ``hooks/installer.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentbar.core.agents.base import HookEdit, HookRemoval
+from agentbar.core.agents.claude import settings
+from agentbar.core.hooks.files import Record
+from agentbar.core.hooks.spec import HookCommand, claude_events
+from agentbar.core.hooks.target import AgentStatus, Target, command_notes
+
+DISABLED_NOTE = (
+    "disableAllHooks is true in this file: Claude Code runs no hooks at all, agentbar's "
+    "included, until it is removed."
+)
+
+
+class ClaudeHooks:
+    wants_version = True  # Claude validates its settings: an unknown event is left out
+
+    def config_file(self, homes: tuple[Path, ...]) -> Path:
+        return homes[0] / "settings.json"
+
+    def add(
+        self, text: str | None, where: str, command: HookCommand, *, version: str | None,
+        notify: bool,
+    ) -> HookEdit:  # fmt: skip
+        data, style = settings.load(text, where)
+        events = claude_events(version)
+        created = settings.created_keys(settings.remove(data)[0], events)
+        notes = [DISABLED_NOTE] if settings.status(data).all_disabled else []
+        if settings.is_current(data, command, events):
+            return HookEdit(None, created, len(events), notes)
+        after = settings.dump(settings.add(data, command, events), style)
+        return HookEdit(after, created, len(events), notes)
+
+    def remove(self, text: str, where: str, record: Record | None) -> HookRemoval:
+        data, style = settings.load(text, where)
+        new_data, removed = settings.remove(
+            data, record.created_keys if record is not None else None
+        )
+        created = record is not None and record.before_sha256 is None
+        if created and not new_data:
+            return HookRemoval(None, removed)
+        return HookRemoval(settings.dump(new_data, style), removed)
+
+    def status(
+        self, target: Target, text: str, command: HookCommand, version: str | None
+    ) -> AgentStatus:
+        data, _ = settings.load(text, str(target.path))
+        found = settings.status(data)
+        wanted = claude_events(version)
+        if not found.events:
+            return AgentStatus(target.agent, target, False, "not installed")
+        missing = [e for e in wanted if e not in found.events]
+        summary = f"installed ({len(found.events)} events)"
+        if missing:
+            summary = f"partly installed ({len(found.events)} events; missing {', '.join(missing)})"
+        status = AgentStatus(target.agent, target, True, summary)
+        status.notes += command_notes(found.commands, command.shell(target.agent))
+        if found.all_disabled:
+            status.notes.append("disableAllHooks is true: Claude Code runs no hooks at all")
+        return status
+
+
+HOOKS = ClaudeHooks()

@@ -1,0 +1,130 @@
+"""Claude Code in a PTY agentbar owns: its command lines, keys, ``/status`` panel and the
+per-launch settings layer with agentbar's hooks (pure).
+
+    claude --settings <json> [--session-id <uuid>] [--resume <id> [--fork-session]] [prompt]
+
+``claude --settings <json>`` adds a settings layer for that run; its hooks merge with every
+other source's (agent-formats.md 2.1). It is not restored by ``--resume``: it is passed again on
+every launch. A new session (and, from 2.0.73, a fork) gets its id from us (``--session-id``),
+the fastest binding there is; every ``claude`` from 1.0.128 (the oldest checked) takes the flag,
+and a version we could not read gets none.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+from agentbar.core.agents.claude.files import AGENT, ClaudeSource
+from agentbar.core.hooks.spec import HookCommand, claude_events
+from agentbar.core.launch.keys import AgentKeys
+from agentbar.core.launch.request import LaunchRequest, Mode, Program
+from agentbar.core.launch.status_scrape import UUID_PATTERN, StatusPlan
+
+SESSION_ID_SINCE = (1, 0, 128)  # the oldest Claude seen to take --session-id
+FORK_SESSION_ID_SINCE = (2, 0, 73)  # --session-id names the fork from here on
+CLAUDE_SETTINGS_SINCE = (1, 0, 61)  # --settings
+
+# Claude: Enter on the highlighted choice (the first unless someone moved it: then "1", see
+# ``approve_keys``); Esc refuses. Ctrl-C twice leaves (the first clears the input or
+# interrupts a turn).
+KEYS = AgentKeys(
+    approve=b"\r",
+    deny=b"\x1b",
+    enter_pause=0.5,
+    exit_keys=((b"\x1b", 0.3), (b"\x03", 0.4), (b"\x03", 0.4), (b"\x03", 0.0)),
+)
+PLAN = StatusPlan(first_after=4.0, retry_every=3.0, max_sends=5, quiet_input=2.0)
+_SESSION_LABEL = re.compile(rf"Session\s*ID:\s*({UUID_PATTERN})(?![0-9a-fA-F-])")
+
+
+def launch_settings(command: HookCommand, *, version: str | None = None) -> dict[str, Any]:
+    """The settings layer for ``claude --settings``: agentbar's hooks and nothing else."""
+    handler = command.handler(AGENT)
+    return {"hooks": {event: [{"hooks": [handler]}] for event in claude_events(version)}}
+
+
+def launch_args(command: HookCommand, *, version: str | None = None) -> list[str]:
+    """``["--settings", "<json>"]`` to put right after ``claude``."""
+    layer = launch_settings(command, version=version)
+    return ["--settings", json.dumps(layer, separators=(",", ":"), ensure_ascii=False)]
+
+
+class ClaudeStatusScreen:
+    """``Session ID: <uuid>`` in the panel ``/status`` opens; Escape closes it again."""
+
+    plan = PLAN
+    close_after = True
+
+    def session_id_in(self, plain: str) -> str | None:
+        found = _SESSION_LABEL.findall(plain)
+        return found[-1].lower() if found else None
+
+
+class ClaudeLaunch:
+    program_env = "AGENTBAR_CLAUDE"
+    keys = KEYS
+    # Claude would think it runs nested; the hook program would read the wrong session.
+    session_vars = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID")
+    status = ClaudeStatusScreen()
+
+    def preassigned_id(self, request: LaunchRequest, program: Program) -> str | None:
+        version = program.parsed_version
+        if version is None:
+            return None
+        if request.mode is Mode.NEW and version >= SESSION_ID_SINCE:
+            return str(uuid.uuid4())
+        if request.mode is Mode.FORK and version >= FORK_SESSION_ID_SINCE:
+            return str(uuid.uuid4())
+        return None
+
+    def args(
+        self,
+        request: LaunchRequest,
+        program: Program,
+        *,
+        hooks: HookCommand | None,
+        session_id: str | None,
+        bypass_hook_trust: bool,
+    ) -> list[str]:
+        args: list[str] = []
+        version = program.parsed_version
+        if hooks is not None and (version is None or version >= CLAUDE_SETTINGS_SINCE):
+            args += launch_args(hooks, version=program.version)
+        if session_id is not None:
+            args += ["--session-id", session_id]
+        if request.mode is not Mode.NEW:
+            assert request.source is not None
+            args += ["--resume", request.source]
+            if request.mode is Mode.FORK:
+                args.append("--fork-session")
+        return args
+
+    def hooks_run_unreviewed(self, bypass_hook_trust: bool) -> bool:
+        return True  # Claude runs a --settings layer's hooks as they are
+
+    def approve_keys(self, prompt_rows: tuple[str, ...]) -> bytes:
+        """Enter when the highlight is on choice 1, else its number."""
+        highlighted = [row for row in prompt_rows if row.lstrip().startswith(("❯", ">", "›"))]
+        if highlighted and "1." not in highlighted[0]:
+            return b"1"
+        return KEYS.approve
+
+    def registry_session(self, homes: tuple[Path, ...], pid: int) -> str | None:
+        """``sessions/<pid>.json`` under any of Claude's config folders."""
+        for home in homes:
+            source = ClaudeSource(home)
+            try:
+                data = (source.sessions / f"{pid}.json").read_bytes()
+            except OSError:
+                continue
+            entry = source.parse_registry(data)
+            if entry is not None and entry.pid == pid and entry.session_id:
+                return entry.session_id
+        return None
+
+
+LAUNCH = ClaudeLaunch()

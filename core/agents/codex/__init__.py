@@ -1,0 +1,38 @@
+"""Codex CLI: its files, rollout parser, replay, launch profile and hook target, as one
+``AgentKit`` (values, any thread)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from agentbar.core.agents.base import AgentKit
+from agentbar.core.agents.codex.files import AGENT, CodexSource, default_codex_home
+from agentbar.core.agents.codex.hooks import HOOKS
+from agentbar.core.agents.codex.launch import LAUNCH
+from agentbar.core.agents.codex.replay import REPLAY
+from agentbar.core.state.fusion import AgentTraits
+
+# Every turn ends with a marker. A rollout with no turn yet is usually one being created for
+# the turn about to start (0.99+ creates it at the first prompt, line by line).
+TRAITS = AgentTraits(quiet_done_after=None, new_file_settles=True)
+
+
+def homes(env: Mapping[str, str]) -> tuple[Path, ...]:
+    return (default_codex_home(env),)
+
+
+def sources(homes: tuple[Path, ...]) -> list[CodexSource]:
+    return [CodexSource(home) for home in homes]
+
+
+KIT = AgentKit(
+    agent=AGENT,
+    display_name="Codex",
+    homes=homes,
+    sources=sources,
+    traits=TRAITS,
+    replay=REPLAY,
+    launch=LAUNCH,
+    hooks=HOOKS,
+)

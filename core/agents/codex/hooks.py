@@ -1,0 +1,97 @@
+"""Codex's hook target: agentbar's hooks and ``notify`` in ``$CODEX_HOME/config.toml`` (main
+thread).
+
+The TOML editing is ``config.py``; the diff, backup, atomic write and exact undo are the
+agent-neutral ``hooks/installer.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentbar.core.agents.base import HookEdit, HookRemoval
+from agentbar.core.agents.codex import config
+from agentbar.core.hooks.files import Record
+from agentbar.core.hooks.spec import (
+    CODEX_EVENTS,
+    CODEX_HOOKS_DEFAULT_ON,
+    HookCommand,
+    parse_version,
+)
+from agentbar.core.hooks.target import AgentStatus, Target, command_notes
+
+REVIEW_NOTE = (
+    "Codex runs new hooks only after you review them: start codex, type /hooks and trust "
+    "agentbar's hooks (one per event; a version lists only the events it has). agentbar never "
+    "marks them trusted itself. Until then, finished turns still arrive through notify and "
+    "every state through the rollout."
+)
+
+
+class CodexHooks:
+    wants_version = False  # Codex ignores events it does not know: all are written
+
+    def config_file(self, homes: tuple[Path, ...]) -> Path:
+        return homes[0] / "config.toml"
+
+    def add(
+        self, text: str | None, where: str, command: HookCommand, *, version: str | None,
+        notify: bool,
+    ) -> HookEdit:  # fmt: skip
+        doc = config.load(text, where)
+        created = config.created_keys(config.remove(doc, config_path=where)[0])
+        if config.is_current(doc, command, notify=notify, config_path=where):
+            return HookEdit(None, created, len(CODEX_EVENTS))
+        parsed = parse_version(version)
+        new, notes, feature_added = config.add(
+            doc,
+            command,
+            config_path=where,
+            notify=notify,
+            enable_feature=parsed is not None and parsed < CODEX_HOOKS_DEFAULT_ON,
+        )
+        after = config.dump_like(new, text)
+        return HookEdit(after, created, len(CODEX_EVENTS), [*notes, REVIEW_NOTE], feature_added)
+
+    def remove(self, text: str, where: str, record: Record | None) -> HookRemoval:
+        doc = config.load(text, where)
+        new_doc, removed = config.remove(
+            doc,
+            config_path=where,
+            feature_added=record is not None and record.feature_added,
+            created=record.created_keys if record is not None else None,
+        )
+        new_text = config.dump_like(new_doc, text)
+        created = record is not None and record.before_sha256 is None
+        return HookRemoval(None if created and not new_text.strip() else new_text, removed)
+
+    def status(
+        self, target: Target, text: str, command: HookCommand, version: str | None
+    ) -> AgentStatus:
+        doc = config.load(text, str(target.path))
+        found = config.status(doc, str(target.path))
+        notify = {"agentbar": "agentbar's notify", "other": "your own notify", None: "no notify"}
+        if not found.hooks and found.notify != "agentbar":
+            return AgentStatus(
+                target.agent, target, False, f"not installed ({notify[found.notify]})"
+            )
+        trusted = sum(1 for h in found.hooks if h.trust == "trusted")
+        summary = f"installed ({len(found.hooks)} hooks, {trusted} trusted; {notify[found.notify]})"
+        status = AgentStatus(target.agent, target, bool(found.hooks), summary)
+        if found.hooks and trusted < len(found.hooks):
+            waiting = [h.event for h in found.hooks if h.trust == "needs review"]
+            status.notes.append(
+                f"{len(waiting)} still need trusting in Codex: start codex, type /hooks and "
+                f"review them ({', '.join(waiting)}). Codex lists only the events its version "
+                "has."
+            )
+        disabled = [h.event for h in found.hooks if h.trust == "disabled"]
+        if disabled:
+            status.notes.append(f"disabled in Codex's /hooks: {', '.join(disabled)}")
+        status.notes += command_notes(found.commands, command.shell(target.agent))
+        if found.features_off:
+            status.notes.append("hooks are turned off in [features]: Codex runs none of them")
+        return status
+
+
+HOOKS = CodexHooks()

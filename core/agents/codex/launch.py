@@ -1,0 +1,141 @@
+"""Codex in a PTY agentbar owns: its command lines, keys, ``/status`` box and the per-launch
+``-c`` config layer with agentbar's hooks (pure).
+
+    codex [--dangerously-bypass-hook-trust] -c hooks.<Event>=... [resume|fork <id>] [prompt]
+
+``-c key=value`` overrides form a session-flags config layer; hooks from all layers run
+(agent-formats.md 4.3). A Codex without hooks ignores them (checked with 0.99.0; 0.58.0 gets
+``notify`` instead). Codex runs a non-managed hook only once it is trusted: either the person
+trusts agentbar's session-flag hooks once in ``/hooks`` (the trust is recorded by position and
+hash, so the same command stays trusted from launch to launch), or the launcher passes
+``--dangerously-bypass-hook-trust`` (``bypass_trust=True``). That flag exists from Codex 0.130
+(an older Codex refuses to start with it, so the version must be given), must come before any
+subcommand, ``--`` or prompt, and lifts the review for every hook of the run, the user's
+unreviewed ones too: use it only where the hook set is known (a test rig, a throwaway HOME).
+Codex reads a ``-c`` value as TOML.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agentbar.core.agents.codex.files import AGENT
+from agentbar.core.hooks.layers import toml_value
+from agentbar.core.hooks.spec import (
+    CODEX_EVENTS,
+    CODEX_HOOKS_DEFAULT_ON,
+    HookCommand,
+    parse_version,
+)
+from agentbar.core.launch.keys import AgentKeys
+from agentbar.core.launch.request import LaunchRequest, Mode, Program
+from agentbar.core.launch.status_scrape import UUID_PATTERN, StatusPlan
+
+BYPASS_TRUST = "--dangerously-bypass-hook-trust"
+BYPASS_TRUST_SINCE = (0, 130, 0)  # openai/codex#21768, May 2026
+
+# "Yes, proceed (y)", "No, and tell Codex what to do differently (esc)"; Ctrl-C twice quits.
+KEYS = AgentKeys(
+    approve=b"y",
+    deny=b"\x1b",
+    enter_pause=1.0,
+    exit_keys=((b"\x1b", 0.3), (b"\x03", 0.4), (b"\x03", 0.4), (b"\x03", 0.0)),
+)
+PLAN = StatusPlan(first_after=4.0, retry_every=3.0, max_sends=5, quiet_input=2.0)
+_SESSION_LABEL = re.compile(rf"Session(?:\s*ID)?:\s*({UUID_PATTERN})(?![0-9a-fA-F-])")
+
+
+def launch_overrides(
+    command: HookCommand, *, notify: bool = False, enable_hooks: bool = False
+) -> list[str]:
+    """``-c`` overrides, flattened: ``["-c", "hooks.SessionStart=[...]", "-c", ...]``.
+
+    ``notify`` also sets Codex's ``notify`` program for this run (it replaces the user's own for
+    the run: only for a Codex without hooks). ``enable_hooks`` sets ``features.hooks`` for a
+    Codex that has hooks off."""
+    group = {"hooks": [command.handler(AGENT)]}
+    args: list[str] = []
+    for event in CODEX_EVENTS:
+        args += ["-c", f"hooks.{event}={toml_value([group])}"]
+    if enable_hooks:
+        args += ["-c", "features.hooks=true"]
+    if notify:
+        args += ["-c", f"notify={toml_value(command.argv(AGENT, notify=True))}"]
+    return args
+
+
+def launch_args(
+    command: HookCommand,
+    *,
+    bypass_trust: bool = False,
+    version: str | None = None,
+    notify: bool = False,
+    enable_hooks: bool = False,
+) -> list[str]:
+    """Everything to put right after ``codex`` (before any subcommand or prompt).
+    ``bypass_trust`` needs ``version`` (``codex --version``): below 0.130 the flag is left out,
+    since that Codex would refuse to start."""
+    args = launch_overrides(command, notify=notify, enable_hooks=enable_hooks)
+    if not bypass_trust:
+        return args
+    parsed = parse_version(version)
+    if parsed is None:
+        raise ValueError("bypass_trust needs the Codex version: older builds refuse the flag")
+    return [BYPASS_TRUST, *args] if parsed >= BYPASS_TRUST_SINCE else args
+
+
+class CodexStatusScreen:
+    """``│  Session:   <uuid>   │`` inside the box ``/status`` prints."""
+
+    plan = PLAN
+    close_after = False
+
+    def session_id_in(self, plain: str) -> str | None:
+        found = _SESSION_LABEL.findall(plain)
+        return found[-1].lower() if found else None
+
+
+class CodexLaunch:
+    program_env = "AGENTBAR_CODEX"
+    keys = KEYS
+    session_vars = ("CODEX_THREAD_ID", "CODEX_SESSION_ID")
+    status = CodexStatusScreen()
+
+    def preassigned_id(self, request: LaunchRequest, program: Program) -> str | None:
+        return None  # Codex picks its own thread id
+
+    def args(
+        self,
+        request: LaunchRequest,
+        program: Program,
+        *,
+        hooks: HookCommand | None,
+        session_id: str | None,
+        bypass_hook_trust: bool,
+    ) -> list[str]:
+        args: list[str] = []
+        version = program.parsed_version
+        if hooks is not None:
+            args += launch_args(
+                hooks,
+                bypass_trust=bypass_hook_trust and version is not None,
+                version=program.version,
+                enable_hooks=version is not None and version < CODEX_HOOKS_DEFAULT_ON,
+            )
+        if request.mode is not Mode.NEW:
+            assert request.source is not None
+            args += [str(request.mode), request.source]  # "resume <id>" / "fork <id>"
+        return args
+
+    def hooks_run_unreviewed(self, bypass_hook_trust: bool) -> bool:
+        return bypass_hook_trust
+
+    def approve_keys(self, prompt_rows: tuple[str, ...]) -> bytes:
+        return KEYS.approve
+
+    def registry_session(self, homes: tuple[Path, ...], pid: int) -> str | None:
+        return None  # Codex keeps no live registry
+
+
+LAUNCH = CodexLaunch()
