@@ -36,6 +36,7 @@ from agentbar.core.model import (
 from agentbar.core.procs import ProcessTable
 from agentbar.core.records import Bookkeeping, Record, TitleSet, Unknown
 from agentbar.core.search import MAIN_THREAD, FileOwner, SearchBatch, SearchEntry
+from agentbar.core.sources.snapshot import SnapshotFeed
 from agentbar.core.sources.base import AgentSource, Owner, RegistryEntry, StreamKind
 from agentbar.core.state import fusion, hooks, turns
 from agentbar.core.state.hooks import HookState
@@ -216,6 +217,7 @@ class Engine:
         self.hot_seconds = hot_seconds
         self.settle_seconds = settle_seconds
         self.streams = StreamTable(sources, max_line_bytes=max_line_bytes, max_open=max_open_files)
+        self.snapshots = SnapshotFeed(sources)  # sessions kept in a database (opencode)
         self._inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
         self._sessions: dict[SessionKey, _Session] = {}
         self._deleted_streams: set[str] = set()
@@ -345,6 +347,7 @@ class Engine:
                     self._stopping.set()
                 case TaskBound() | TaskScreen() | TaskExited():
                     self._on_task(message)
+        self._fold_snapshots(list(touched.values()))
         for path in touched.values():
             stream = self.streams.lookup_or_add(path)
             if stream is not None:
@@ -407,6 +410,7 @@ class Engine:
         """Find new files (everywhere, or under ``folder``) and read them; a full rescan also
         stats every known file and reads the changed ones (and so notices the gone ones)."""
         new = self.streams.scan(folder)
+        self._fold_snapshots(None)
         if folder is not None:
             for stream in new:
                 self._read(stream, budget=None)
@@ -427,10 +431,19 @@ class Engine:
         ]
         for registry in self.streams.registries():
             self._read_if_changed(registry)
+        self._fold_snapshots(None)
         for path in hot:
             stream = self.streams.get(path)
             if stream is not None:
                 self._read_if_changed(stream)
+
+    def _fold_snapshots(self, paths: list[Path] | None) -> None:
+        """New records of the sessions kept in databases (``sources/snapshot.py``)."""
+        for new in self.snapshots.read(paths) if self.snapshots else ():
+            key = SessionKey(new.stream.spec.agent, new.owner.session_id)
+            if new.fresh and key in self._sessions:  # restored from the index: fold it anew
+                self._sessions[key].turn, self._sessions[key].facts = TurnState(), SessionFacts()
+            self._apply(new.stream, new.owner, new.records)
 
     def _read_if_changed(self, stream: Stream) -> None:
         if stream.changed_on_disk() is not False:

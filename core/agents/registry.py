@@ -6,10 +6,11 @@ under ``agentbar.core.agents`` and one line here.
 
 from __future__ import annotations
 
-from agentbar.core.agents import claude, codex
+from agentbar.core.agents import claude, codex, opencode
 from agentbar.core.agents.base import AgentKit
 
 KITS: tuple[AgentKit, ...] = (
     claude.KIT,
     codex.KIT,
+    opencode.KIT,
 )

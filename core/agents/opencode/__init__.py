@@ -1,0 +1,33 @@
+"""opencode: its database and older JSON storage, their translation into records, its launch
+profile and its plugin, as one ``AgentKit`` (values, any thread)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from agentbar.core.agents.base import AgentKit
+from agentbar.core.agents.opencode.files import AGENT, OpencodeSource, default_data_dir
+from agentbar.core.state.fusion import AgentTraits
+
+# Every finished step is marked (``time.completed`` and ``finish``), so no quiet rule; a
+# session is created when its TUI starts, before any prompt (``new_file_settles`` would only
+# hold "waiting for a prompt" back).
+TRAITS = AgentTraits(quiet_done_after=None)
+
+
+def homes(env: Mapping[str, str]) -> tuple[Path, ...]:
+    return (default_data_dir(env),)
+
+
+def sources(homes: tuple[Path, ...]) -> list[OpencodeSource]:
+    return [OpencodeSource(home) for home in homes]
+
+
+KIT = AgentKit(
+    agent=AGENT,
+    display_name="opencode",
+    homes=homes,
+    sources=sources,
+    traits=TRAITS,
+)
