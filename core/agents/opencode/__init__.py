@@ -7,7 +7,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agentbar.core.agents.base import AgentKit
-from agentbar.core.agents.opencode.files import AGENT, OpencodeSource, default_data_dir
+from agentbar.core.agents.opencode.files import (
+    AGENT,
+    OpencodeSource,
+    default_config_dir,
+    default_data_dir,
+)
+from agentbar.core.agents.opencode.plugin import HOOKS
 from agentbar.core.state.fusion import AgentTraits
 
 # Every finished step is marked (``time.completed`` and ``finish``), so no quiet rule; a
@@ -17,11 +23,12 @@ TRAITS = AgentTraits(quiet_done_after=None)
 
 
 def homes(env: Mapping[str, str]) -> tuple[Path, ...]:
-    return (default_data_dir(env),)
+    """Its config folder (where the plugin goes), then its data folder (the sessions)."""
+    return (default_config_dir(env), default_data_dir(env))
 
 
 def sources(homes: tuple[Path, ...]) -> list[OpencodeSource]:
-    return [OpencodeSource(home) for home in homes]
+    return [OpencodeSource(home) for home in homes[1:]]
 
 
 KIT = AgentKit(
@@ -30,4 +37,5 @@ KIT = AgentKit(
     homes=homes,
     sources=sources,
     traits=TRAITS,
+    hooks=HOOKS,
 )

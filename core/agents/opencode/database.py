@@ -2,10 +2,14 @@
 
 opencode (1.2 and later) keeps every session in one database in WAL mode,
 ``$XDG_DATA_HOME/opencode/opencode.db``, and writes to it while it runs. agentbar must never
-get in its way: the file is opened with ``mode=ro`` (SQLite then creates and writes nothing of
-its own, and takes no write lock), each read is one short transaction of three indexed
-``SELECT``s, and the connection is closed right after, so no lock or snapshot is held between
+get in its way: the file is opened with ``mode=ro`` (no write lock is ever taken; SQLite only
+marks its read in opencode's ``-shm`` index, as every reader of a WAL database does), each read
+is one short transaction of three ``SELECT``s, and the connection is closed right after, so no lock or snapshot is held between
 reads (a long-lived reader would also keep opencode's checkpoints from shrinking the WAL).
+When no ``-wal`` file is there (opencode is not running, and its last connection folded the
+WAL back in), a ``mode=ro`` reader would create ``-wal`` and ``-shm`` itself and leave them
+behind (seen with SQLite 3.40): then the database is opened ``immutable`` instead, which
+creates nothing and locks nothing, and holds everything committed.
 When opencode holds the database at that moment (``SQLITE_BUSY``, a recovery), the read gives
 up at once and the next change or tick tries again: agentbar waits, opencode never does.
 
@@ -49,10 +53,11 @@ class DatabaseBusy(Exception):
     """opencode held the database; nothing was read (try again later)."""
 
 
-def read_only_uri(path: Path) -> str:
-    """``file:`` URI opening ``path`` read-only (no journal or shm file is created)."""
-    quoted = path.resolve().as_posix().replace("?", "%3f").replace("#", "%23")
-    return f"file:{quoted}?mode=ro"
+def read_only_uri(path: Path, *, immutable: bool = False) -> str:
+    """``file:`` URI opening ``path`` read-only; ``immutable``: without locks or WAL files
+    (only for a database nobody is writing)."""
+    quoted = path.resolve().as_posix().replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    return f"file:{quoted}?mode=ro" + ("&immutable=1" if immutable else "")
 
 
 class DatabaseReader:
@@ -69,8 +74,9 @@ class DatabaseReader:
         opencode holds the database, ``sqlite3.Error`` for a file that is not one."""
         floor = max(0, self.since_ms - OVERLAP_MS) if self.since_ms else 0
         try:
+            idle = not Path(f"{self.path}-wal").exists()
             conn = sqlite3.connect(
-                read_only_uri(self.path), uri=True, timeout=BUSY_TIMEOUT_S,
+                read_only_uri(self.path, immutable=idle), uri=True, timeout=BUSY_TIMEOUT_S,
                 isolation_level=None, check_same_thread=False,
             )  # fmt: skip
         except sqlite3.OperationalError as exc:

@@ -51,6 +51,16 @@ def default_data_dir(env: Mapping[str, str]) -> Path:
     return Path(home) / ".local" / "share" / "opencode"
 
 
+def default_config_dir(env: Mapping[str, str]) -> Path:
+    """opencode's global config folder (its ``opencode.json``, ``plugins/``):
+    ``$XDG_CONFIG_HOME/opencode``, else ``~/.config/opencode``."""
+    xdg = env.get("XDG_CONFIG_HOME")
+    if xdg:
+        return Path(xdg).expanduser() / "opencode"
+    home = env.get("HOME") or env.get("USERPROFILE") or os.path.expanduser("~")
+    return Path(home) / ".config" / "opencode"
+
+
 def locator(database: Path, session_id: str) -> str:
     """A session's place in a database, as agentbar names its transcript."""
     return f"{database}#{session_id}"
