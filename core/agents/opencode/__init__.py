@@ -16,10 +16,10 @@ from agentbar.core.agents.opencode.files import (
 from agentbar.core.agents.opencode.plugin import HOOKS
 from agentbar.core.state.fusion import AgentTraits
 
-# Every finished step is marked (``time.completed`` and ``finish``), so no quiet rule; a
-# session is created when its TUI starts, before any prompt (``new_file_settles`` would only
-# hold "waiting for a prompt" back).
-TRAITS = AgentTraits(quiet_done_after=None)
+# Every finished step is marked (``time.completed`` and ``finish``), so no quiet rule. A session
+# is created at the first prompt, its row (or file) a moment before the prompt's: a session
+# with no turn yet waits a moment for it before "waiting for a prompt" is reported.
+TRAITS = AgentTraits(quiet_done_after=None, new_file_settles=True)
 
 
 def homes(env: Mapping[str, str]) -> tuple[Path, ...]:

@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ from agentbar.core.sources.base import (
 from agentbar.core.sources.snapshot import SnapshotBatch
 
 log = logging.getLogger(__name__)
+
+SETTLE_SECONDS = 10.0  # after its files last moved, a database is still read on every tick
 
 AGENT = Agent("opencode")
 DATABASE = re.compile(r"^opencode(-[A-Za-z0-9._-]+)?\.db$")
@@ -74,7 +77,9 @@ class OpencodeSnapshot:
         self.translator = Translator()
         self.storage = StorageReader(data_dir)
         self._databases: dict[str, DatabaseReader] = {}
+        # Per database: its files' (size, mtime) at the last read, and when they last moved.
         self._stamps: dict[str, tuple[int, int, int, int]] = {}
+        self._moved_at: dict[str, float] = {}
 
     def claims(self, path: Path) -> bool:
         if path.parent == self.data_dir:
@@ -85,7 +90,7 @@ class OpencodeSnapshot:
     def read(self, paths: Sequence[Path] | None) -> list[SnapshotBatch]:
         batches: list[SnapshotBatch] = []
         for database in self._databases_touched(paths):
-            batches.extend(self._read_database(database))
+            batches.extend(self._read_database(database, told=paths is not None))
         legacy = [p for p in paths if self.storage.kind_of(p)] if paths is not None else None
         if legacy is None or legacy:
             rows = self.storage.read(legacy)
@@ -108,10 +113,19 @@ class OpencodeSnapshot:
         }
         return sorted(found)
 
-    def _read_database(self, path: Path) -> list[SnapshotBatch]:
+    def _read_database(self, path: Path, *, told: bool) -> list[SnapshotBatch]:
+        """Read when told of a change; when asked on a tick, only if the files moved lately.
+        A write is seen in the WAL file before its commit is: a read right after the file
+        event can miss the transaction, and the files do not move again when it commits, so
+        for a while after they last moved every tick reads once more."""
         stamp = _stamp(path)
-        if stamp is None or self._stamps.get(str(path)) == stamp:
-            return []  # gone, or unchanged since the last read (the database and its WAL)
+        if stamp is None:
+            return []
+        now = time.monotonic()
+        if self._stamps.get(str(path)) != stamp:
+            self._moved_at[str(path)] = now
+        elif not told and now - self._moved_at.get(str(path), 0.0) > SETTLE_SECONDS:
+            return []
         reader = self._databases.setdefault(str(path), DatabaseReader(path))
         try:
             rows = reader.read()
