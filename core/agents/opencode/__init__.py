@@ -13,6 +13,7 @@ from agentbar.core.agents.opencode.files import (
     default_config_dir,
     default_data_dir,
 )
+from agentbar.core.agents.opencode.launch import LAUNCH
 from agentbar.core.agents.opencode.plugin import HOOKS
 from agentbar.core.state.fusion import AgentTraits
 
@@ -37,5 +38,6 @@ KIT = AgentKit(
     homes=homes,
     sources=sources,
     traits=TRAITS,
+    launch=LAUNCH,
     hooks=HOOKS,
 )
