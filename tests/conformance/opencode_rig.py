@@ -223,8 +223,9 @@ class OpencodeRun:
 
 class Recorder:
     """With ``AGENTBAR_RECORD=1``: at each ``mark`` copy opencode's sessions as they are now
-    (the database through SQLite's backup API, read-only; or the storage folder), sanitised,
-    with the state agentbar reported there in ``scenario.json``."""
+    (the database through SQLite's backup API, read-only; or the storage folder) and the
+    plugin's event lines, sanitised, into ``<NN>/``, with the state agentbar reported there in
+    ``scenario.json``."""
 
     def __init__(self, run: OpencodeRun) -> None:
         self.run = run
@@ -253,6 +254,10 @@ class Recorder:
             copy_database(self.run.database, out / "opencode.db", self._sanitise)
         else:
             copy_storage(self.run.data_dir / "storage", out / "storage", self._sanitise)
+        for path in sorted((self.run.rig.data / "events" / "opencode").glob("*.jsonl")):
+            events = out / "events" / path.name
+            events.parent.mkdir(parents=True, exist_ok=True)
+            events.write_text(self._sanitise(path.read_text()))
         self.marks.append(
             {
                 "label": label,
@@ -265,12 +270,6 @@ class Recorder:
     def save(self) -> None:
         if not RECORDING or not self.marks:
             return
-        events = self.run.rig.data / "events" / "opencode"
-        if events.is_dir():
-            for path in sorted(events.glob("*.jsonl")):
-                out = self.target() / "events" / path.name
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_text(self._sanitise(path.read_text()))
         document = {
             "agent": "opencode",
             "version": self.run.version.version,

@@ -57,6 +57,9 @@ def opencode(
     rig: Rig, version: OpencodeVersion, request: pytest.FixtureRequest
 ) -> Iterator[OpencodeRun]:
     scenario = request.node.originalname.removeprefix("test_")
+    spec = getattr(request.node, "callspec", None)
+    if spec is not None and "plugin" in spec.params:
+        scenario += "-plugin" if spec.params["plugin"] else "-no-plugin"
     run = OpencodeRun(rig, version, scenario)
     yield run
     report = getattr(request.node, "rep_call", None)
