@@ -36,8 +36,8 @@ from agentbar.core.model import (
 from agentbar.core.procs import ProcessTable
 from agentbar.core.records import Bookkeeping, Record, TitleSet, Unknown
 from agentbar.core.search import MAIN_THREAD, FileOwner, SearchBatch, SearchEntry
-from agentbar.core.sources.snapshot import SnapshotFeed
 from agentbar.core.sources.base import AgentSource, Owner, RegistryEntry, StreamKind
+from agentbar.core.sources.snapshot import SnapshotFeed
 from agentbar.core.state import fusion, hooks, turns
 from agentbar.core.state.hooks import HookState
 from agentbar.core.state.turns import TurnState

@@ -3,6 +3,7 @@ and 1.1.65 in the conformance scenarios), its records, its plugin, launch and pr
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -151,10 +152,8 @@ def test_reading_while_a_writer_commits(tmp_path: Path) -> None:
 
     def read() -> None:
         while not stop.is_set():
-            try:
+            with contextlib.suppress(DatabaseBusy):
                 reader.read()
-            except DatabaseBusy:
-                pass
 
     thread = threading.Thread(target=read)
     thread.start()
@@ -163,9 +162,14 @@ def test_reading_while_a_writer_commits(tmp_path: Path) -> None:
             writer.execute(
                 "INSERT INTO message (id, session_id, time_created, time_updated, data)"
                 " VALUES (?, ?, ?, ?, ?)",
-                (f"msg_z{n:05d}", sid, 2_000_000_000_000 + n, 2_000_000_000_000 + n,
-                 '{"role":"user","time":{"created":2000000000000}}'),
-            )  # fmt: skip
+                (
+                    f"msg_z{n:05d}",
+                    sid,
+                    2_000_000_000_000 + n,
+                    2_000_000_000_000 + n,
+                    '{"role":"user","time":{"created":2000000000000}}',
+                ),
+            )
             writer.commit()
     finally:
         stop.set()
@@ -258,8 +262,11 @@ def test_launch_lines() -> None:
     assert new.argv == ("opencode", "--prompt=-v now")
     fork = LaunchRequest(AGENT, "/w", mode=Mode.FORK, source="ses_1")
     assert command_line(KIT.launch, fork, program, hooks=None).argv == (
-        "opencode", "-s", "ses_1", "--fork",
-    )  # fmt: skip
+        "opencode",
+        "-s",
+        "ses_1",
+        "--fork",
+    )
 
 
 def proc(*argv: str, name: str = "opencode", cwd: str = "/w") -> ProcessInfo:
@@ -284,5 +291,6 @@ def test_which_processes_are_opencode_clients(tmp_path: Path) -> None:
 def test_homes_follow_xdg() -> None:
     assert homes({"HOME": "/h"}) == (Path("/h/.config/opencode"), Path("/h/.local/share/opencode"))
     assert homes({"HOME": "/h", "XDG_DATA_HOME": "/d", "XDG_CONFIG_HOME": "/c"}) == (
-        Path("/c/opencode"), Path("/d/opencode"),
-    )  # fmt: skip
+        Path("/c/opencode"),
+        Path("/d/opencode"),
+    )

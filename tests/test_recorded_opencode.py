@@ -27,8 +27,15 @@ from agentbar.core.sources.base import ProcessInfo
 
 RECORDED = Path(__file__).parent / "data" / "recorded"
 SCENARIOS = sorted(RECORDED.glob("opencode-*/*/scenario.json"))
-EXPECTED = {"answer", "approve-plugin", "approve-no-plugin", "deny", "question", "interrupt",
-            "exit_and_resume"}  # fmt: skip
+EXPECTED = {
+    "answer",
+    "approve-plugin",
+    "approve-no-plugin",
+    "deny",
+    "question",
+    "interrupt",
+    "exit_and_resume",
+}
 PID = 4242
 
 
@@ -49,8 +56,10 @@ def newest_ms(folder: Path) -> float:
     if (folder / "opencode.db").exists():
         conn = sqlite3.connect(f"file:{folder / 'opencode.db'}?mode=ro&immutable=1", uri=True)
         try:
-            found = [conn.execute(f"SELECT max(time_updated) FROM {t}").fetchone()[0]
-                     for t in ("session", "message", "part")]  # fmt: skip
+            found = [
+                conn.execute(f"SELECT max(time_updated) FROM {t}").fetchone()[0]
+                for t in ("session", "message", "part")
+            ]
         finally:
             conn.close()
         return max(v for v in found if v is not None) / 1000.0
@@ -103,8 +112,14 @@ def test_recorded_scenario(scenario: Path, tmp_path: Path) -> None:
                 rig.processes.remove(pid)
             if expect["state"] != "ended":
                 rig.processes.add(
-                    ProcessInfo(pid=PID, ppid=1, create_time=first - 20.0, name="opencode",
-                                cmdline=("opencode",), cwd=doc["project"])  # fmt: skip
+                    ProcessInfo(
+                        pid=PID,
+                        ppid=1,
+                        create_time=first - 20.0,
+                        name="opencode",
+                        cmdline=("opencode",),
+                        cwd=doc["project"],
+                    )
                 )
             rig.clock.advance(max(0.0, newest_ms(folder) + 0.5 - rig.clock.time()))
             for path in copy_mark(folder, data_dir, settings.events_dir(AGENT)):
@@ -113,8 +128,10 @@ def test_recorded_scenario(scenario: Path, tmp_path: Path) -> None:
             sessions = rig.sessions()
             assert len(sessions) == 1, (mark["label"], sorted(sessions))
             (snap,) = sessions.values()
-            got = (str(snap.state.state), None if snap.state.waiting_for is None
-                   else str(snap.state.waiting_for))  # fmt: skip
+            got = (
+                str(snap.state.state),
+                None if snap.state.waiting_for is None else str(snap.state.waiting_for),
+            )
             assert got == (expect["state"], expect["waiting_for"]), (mark["label"], snap.state)
             if expect["detail"]:
                 assert expect["detail"] in snap.state.detail, (mark["label"], snap.state)

@@ -145,9 +145,7 @@ class OpencodeRun:
 
     def start(self, *args: str, timeout: float = 90.0) -> float:
         self._terminals += 1
-        self.term = self.rig.terminal(
-            [str(self.binary), *args], name=f"opencode-{self._terminals}"
-        )
+        self.term = self.rig.terminal([str(self.binary), *args], name=f"opencode-{self._terminals}")
         at = self.term.wait_for(READY, timeout=timeout)
         time.sleep(0.5)  # the input box takes keys a moment after it is drawn
         return at

@@ -4,8 +4,9 @@ opencode (1.2 and later) keeps every session in one database in WAL mode,
 ``$XDG_DATA_HOME/opencode/opencode.db``, and writes to it while it runs. agentbar must never
 get in its way: the file is opened with ``mode=ro`` (no write lock is ever taken; SQLite only
 marks its read in opencode's ``-shm`` index, as every reader of a WAL database does), each read
-is one short transaction of three ``SELECT``s, and the connection is closed right after, so no lock or snapshot is held between
-reads (a long-lived reader would also keep opencode's checkpoints from shrinking the WAL).
+is one short transaction of three ``SELECT``s, and the connection is closed right after, so no
+lock or snapshot is held between reads (a long-lived reader would also keep opencode's
+checkpoints from shrinking the WAL).
 When no ``-wal`` file is there (opencode is not running, and its last connection folded the
 WAL back in), a ``mode=ro`` reader would create ``-wal`` and ``-shm`` itself and leave them
 behind (seen with SQLite 3.40): then the database is opened ``immutable`` instead, which

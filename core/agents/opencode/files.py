@@ -141,10 +141,11 @@ class OpencodeSnapshot:
 
     def _batches(self, rows: Rows, where: Any) -> list[SnapshotBatch]:
         return [
-            SnapshotBatch(batch.owner, batch.records, where(batch.owner.agent_id
-                                                           or batch.owner.session_id))
+            SnapshotBatch(
+                batch.owner, batch.records, where(batch.owner.agent_id or batch.owner.session_id)
+            )
             for batch in self.translator.translate(rows)
-        ]  # fmt: skip
+        ]
 
 
 def _stamp(database: Path) -> tuple[int, int, int, int] | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import orjson
 
-from agentbar.core.agents.opencode.rows import MessageRow, PartRow, Rows, SessionRow
+from agentbar.core.agents.opencode.rows import Json, MessageRow, PartRow, Rows, SessionRow
 from agentbar.core.sources.base import walk_paths
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class StorageReader:
         if not isinstance(object_id, str):
             return
         if kind == "session":
-            times = body.get("time") if isinstance(body.get("time"), dict) else {}
+            times = _obj(body.get("time"))
             rows.sessions.append(
                 SessionRow(
                     id=object_id,
@@ -95,11 +95,11 @@ class StorageReader:
             session_id = _str(body.get("sessionID")) or path.parent.name
             rows.messages.append(MessageRow(id=object_id, session_id=session_id, data=body))
         else:
-            session_id = _str(body.get("sessionID"))
+            owner = _str(body.get("sessionID"))
             message_id = _str(body.get("messageID")) or path.parent.name
-            if session_id is not None:
+            if owner is not None:
                 rows.parts.append(
-                    PartRow(id=object_id, message_id=message_id, session_id=session_id, data=body)
+                    PartRow(id=object_id, message_id=message_id, session_id=owner, data=body)
                 )
 
 
@@ -109,3 +109,8 @@ def _str(value: object) -> str | None:
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _obj(value: object) -> Json:
+    """``value`` when it is a JSON object, else an empty one (fields of unknown shape)."""
+    return value if isinstance(value, dict) else {}

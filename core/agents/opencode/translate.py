@@ -29,7 +29,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agentbar.core.agents.opencode.rows import Json, MessageRow, PartRow, Rows, SessionRow
 from agentbar.core.records import (
+    TITLE_RANK_AGENT,
     Activity,
     ApiError,
     Asks,
@@ -48,10 +50,8 @@ from agentbar.core.records import (
     TurnEnded,
     Usage,
     UsageReport,
-    TITLE_RANK_AGENT,
 )
 from agentbar.core.sources.base import Owner, label, nonempty_str, one_line, token_count
-from agentbar.core.agents.opencode.rows import Json, MessageRow, PartRow, Rows, SessionRow
 
 PLACEHOLDER_TITLES = ("New session - ", "Child session - ")
 QUESTION_TOOLS = frozenset({"question"})
@@ -115,16 +115,22 @@ class Translator:
         # time), then its end, so a cold read of many turns keeps every turn in its place.
         order = sorted(
             set(changed) | set(parts_of),
-            key=lambda mid: (self._messages[mid].created or 0.0, mid)
-            if mid in self._messages else (float("inf"), mid),
-        )  # fmt: skip
+            key=lambda mid: (
+                (self._messages[mid].created or 0.0, mid)
+                if mid in self._messages
+                else (float("inf"), mid)
+            ),
+        )
         for message_id in order:
             for part in sorted(parts_of.get(message_id, ()), key=lambda p: p.id):
                 self._part_records(part, out)
             if message_id in changed:
                 self._message_records(changed[message_id], out)
-        return [SessionBatch(Owner(root, agent_id), records) for (root, agent_id), records
-                in out.items() if records]  # fmt: skip
+        return [
+            SessionBatch(Owner(root, agent_id), records)
+            for (root, agent_id), records in out.items()
+            if records
+        ]
 
     # -- sessions ----------------------------------------------------------------------------
 
@@ -165,12 +171,12 @@ class Translator:
                 )
             )
         title = (row.title or "").strip()
-        if agent_id is None and title and not title.startswith(PLACEHOLDER_TITLES):
-            if title != memory.title:
-                memory.title = title
-                records.append(
-                    TitleSet(ts=_seconds(row.updated_ms), title=one_line(title), rank=TITLE_RANK_AGENT)
-                )
+        placeholder = not title or title.startswith(PLACEHOLDER_TITLES)
+        if agent_id is None and not placeholder and title != memory.title:
+            memory.title = title
+            records.append(
+                TitleSet(ts=_seconds(row.updated_ms), title=one_line(title), rank=TITLE_RANK_AGENT)
+            )
 
     # -- messages ----------------------------------------------------------------------------
 
@@ -206,9 +212,7 @@ class Translator:
             if name == ABORTED:
                 records.append(TurnAborted(ts=completed, agent_id=agent_id, reason="interrupted"))
             else:
-                records.append(
-                    TurnEnded(ts=completed, agent_id=agent_id, error=_error_text(error))
-                )
+                records.append(TurnEnded(ts=completed, agent_id=agent_id, error=_error_text(error)))
             return
         finish = data.get("finish")
         if finish in CONTINUES:
@@ -226,7 +230,7 @@ class Translator:
         records, agent_id = self._bucket(out, row.session_id)
         data = row.data
         kind = data.get("type")
-        times = data.get("time") if isinstance(data.get("time"), dict) else {}
+        times = _obj(data.get("time"))
         if kind == "text":
             text = data.get("text")
             if not isinstance(text, str) or "text" in said or data.get("synthetic") is True:
@@ -244,11 +248,12 @@ class Translator:
                 )
         elif kind == "reasoning":
             text = data.get("text")
-            if isinstance(text, str) and text.strip() and times.get("end") is not None:
-                if "text" not in said:
-                    said.add("text")
-                    records.append(Thinking(ts=_seconds(times.get("end")), agent_id=agent_id,
-                                            text=text))  # fmt: skip
+            ended = times.get("end") is not None
+            if isinstance(text, str) and text.strip() and ended and "text" not in said:
+                said.add("text")
+                records.append(
+                    Thinking(ts=_seconds(times.get("end")), agent_id=agent_id, text=text)
+                )
         elif kind == "tool":
             self._tool_records(data, said, records, agent_id)
         elif kind in ("step-start", "step-finish"):
@@ -258,15 +263,24 @@ class Translator:
         elif kind == "compaction":
             if "compaction" not in said:
                 said.add("compaction")
-                records.append(Compaction(ts=None, agent_id=agent_id, trigger="auto"
-                                          if data.get("auto") else None))  # fmt: skip
+                records.append(
+                    Compaction(
+                        ts=None, agent_id=agent_id, trigger="auto" if data.get("auto") else None
+                    )
+                )
         elif kind == "retry":
             if "retry" not in said:
                 said.add("retry")
                 error = data.get("error")
                 text = _error_text(error) if isinstance(error, dict) else "retrying"
-                records.append(ApiError(ts=_seconds(times.get("created")), agent_id=agent_id,
-                                        message=text, retrying=True))  # fmt: skip
+                records.append(
+                    ApiError(
+                        ts=_seconds(times.get("created")),
+                        agent_id=agent_id,
+                        message=text,
+                        retrying=True,
+                    )
+                )
         elif isinstance(kind, str) and kind not in said:
             said.add(kind)
             records.append(Bookkeeping(ts=None, agent_id=agent_id, kind=f"part/{kind}"))
@@ -280,8 +294,8 @@ class Translator:
         status = state.get("status")
         call_id = nonempty_str(data.get("callID")) or "?"
         tool = nonempty_str(data.get("tool")) or "tool"
-        tool_input = state.get("input") if isinstance(state.get("input"), dict) else {}
-        times = state.get("time") if isinstance(state.get("time"), dict) else {}
+        tool_input = _obj(state.get("input"))
+        times = _obj(state.get("time"))
         known = status in PENDING or (status in ("completed", "error") and "call" not in said)
         if known and "call" not in said and (status != "pending" or tool_input):
             said.add("call")
@@ -327,7 +341,7 @@ def _time(data: Json, key: str) -> float | None:
 def _usage(tokens: object) -> Usage | None:
     if not isinstance(tokens, dict):
         return None
-    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    cache = _obj(tokens.get("cache"))
     usage = Usage(
         input_tokens=token_count(tokens.get("input")),
         output_tokens=token_count(tokens.get("output")) + token_count(tokens.get("reasoning")),
@@ -358,3 +372,7 @@ def _summary(tool: str, tool_input: Json) -> str:
             return one_line(value)
     return ""
 
+
+def _obj(value: object) -> Json:
+    """``value`` when it is a JSON object, else an empty one (fields of unknown shape)."""
+    return value if isinstance(value, dict) else {}
