@@ -15,7 +15,8 @@ What the states come from (checked on opencode 1.1.65 and 1.18.33):
   tool asks the person); ``completed``: its result; ``error``: a failed result, refused when
   the person rejected the permission;
 - an assistant message with ``time.completed``: ``finish`` ``tool-calls`` means another step
-  follows; any other ``finish`` ends the turn with its last text; ``error``
+  follows, unless the person rejected one of its calls (opencode stops the turn there); any
+  other ``finish`` ends the turn with its last text; ``error``
   ``MessageAbortedError`` is an interrupt, any other error a failed turn;
 - the session's title once opencode replaced its placeholder ("New session - <time>").
 
@@ -77,6 +78,7 @@ class _Message:
     created: float | None
     said: set[str] = field(default_factory=set)  # "model", "usage", "end"
     last_text: str | None = None
+    refused: bool = False  # a call of this step was rejected: opencode stops the turn there
 
 
 @dataclass(slots=True)
@@ -215,7 +217,7 @@ class Translator:
                 records.append(TurnEnded(ts=completed, agent_id=agent_id, error=_error_text(error)))
             return
         finish = data.get("finish")
-        if finish in CONTINUES:
+        if finish in CONTINUES and not message.refused:
             return
         records.append(TurnEnded(ts=completed, agent_id=agent_id, last_message=message.last_text))
 
@@ -255,7 +257,7 @@ class Translator:
                     Thinking(ts=_seconds(times.get("end")), agent_id=agent_id, text=text)
                 )
         elif kind == "tool":
-            self._tool_records(data, said, records, agent_id)
+            message.refused |= self._tool_records(data, said, records, agent_id)
         elif kind in ("step-start", "step-finish"):
             if kind not in said:
                 said.add(kind)
@@ -287,10 +289,11 @@ class Translator:
 
     def _tool_records(
         self, data: Json, said: set[str], records: list[Record], agent_id: str | None
-    ) -> None:
+    ) -> bool:
+        """Records of one tool part; True when the person rejected the call."""
         state = data.get("state")
         if not isinstance(state, dict):
-            return
+            return False
         status = state.get("status")
         call_id = nonempty_str(data.get("callID")) or "?"
         tool = nonempty_str(data.get("tool")) or "tool"
@@ -322,6 +325,8 @@ class Translator:
                     denied=denied,
                 )
             )
+            return denied
+        return False
 
 
 # -- field access that never raises on a wrong shape -----------------------------------------
