@@ -15,6 +15,7 @@ from agentbar.core.agents.opencode.files import (
 )
 from agentbar.core.agents.opencode.launch import LAUNCH
 from agentbar.core.agents.opencode.plugin import HOOKS
+from agentbar.core.agents.opencode.replay import REPLAY
 from agentbar.core.state.fusion import AgentTraits
 
 # Every finished step is marked (``time.completed`` and ``finish``), so no quiet rule. A session
@@ -38,6 +39,7 @@ KIT = AgentKit(
     homes=homes,
     sources=sources,
     traits=TRAITS,
+    replay=REPLAY,
     launch=LAUNCH,
     hooks=HOOKS,
 )
