@@ -226,7 +226,7 @@ class Replay:
     def _resolve(self, snap: SessionSnapshot, thread: str) -> tuple[TranscriptFile, _Thread]:
         inline = thread.startswith(INLINE_PREFIX)
         where = self._thread(snap, MAIN_THREAD if inline else thread)
-        adapter = self.adapters.get(snap.key.agent)
+        adapter: object = self.adapters.get(snap.key.agent)  # it may render, as well
         try:
             if isinstance(adapter, RendersTranscript):  # a session kept in a database
                 file = adapter.transcript(where.path, self.roots)

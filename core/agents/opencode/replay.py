@@ -88,6 +88,10 @@ def _created(message: Json) -> float:
     return float(created) if isinstance(created, int | float) else 0.0
 
 
+def _obj(value: object) -> Json:
+    return value if isinstance(value, dict) else {}
+
+
 def _seconds(value: object) -> float | None:
     return value / 1000.0 if isinstance(value, int | float) and value > 0 else None
 
@@ -120,20 +124,20 @@ class OpencodeReplayParser:
         return out.items
 
     def _message(self, message: Json, offset: int) -> list[rm.ReplayItem]:
-        times = message.get("time") if isinstance(message.get("time"), dict) else {}
+        times = _obj(message.get("time"))
         out = rm.LineItems(offset, _seconds(times.get("completed") or times.get("created")),
                            self.thread)  # fmt: skip
         error = message.get("error")
         if isinstance(error, dict):
-            data = error.get("data") if isinstance(error.get("data"), dict) else {}
+            data = _obj(error.get("data"))
             text = nonempty_str(data.get("message")) or str(error.get("name") or "error")
             out.add(rm.ItemKind.ERROR, text, name=nonempty_str(error.get("name")))
         return out.items
 
     def _part(self, part: Json, role: object, offset: int) -> list[rm.ReplayItem]:
-        times = part.get("time") if isinstance(part.get("time"), dict) else {}
-        state = part.get("state") if isinstance(part.get("state"), dict) else {}
-        state_times = state.get("time") if isinstance(state.get("time"), dict) else {}
+        times = _obj(part.get("time"))
+        state = _obj(part.get("state"))
+        state_times = _obj(state.get("time"))
         ts = _seconds(times.get("end") or times.get("start") or state_times.get("start"))
         out = rm.LineItems(offset, ts, self.thread)
         kind = part.get("type")
@@ -156,7 +160,7 @@ class OpencodeReplayParser:
     def _tool(self, part: Json, state: Json, out: rm.LineItems) -> None:
         name = nonempty_str(part.get("tool")) or "tool"
         call_id = nonempty_str(part.get("callID"))
-        tool_input = state.get("input") if isinstance(state.get("input"), dict) else {}
+        tool_input = _obj(state.get("input"))
         out.add(rm.ItemKind.TOOL_CALL, name=name, call_id=call_id,
                 summary=_summary(name, tool_input), input=tool_input)  # fmt: skip
         status = state.get("status")
@@ -165,7 +169,8 @@ class OpencodeReplayParser:
             out.add(rm.ItemKind.TOOL_RESULT, output if isinstance(output, str) else "",
                     call_id=call_id)  # fmt: skip
         elif status == "error":
-            error = state.get("error") if isinstance(state.get("error"), str) else "error"
+            found = state.get("error")
+            error = found if isinstance(found, str) else "error"
             out.add(rm.ItemKind.TOOL_RESULT, error, call_id=call_id, is_error=True,
                     denied=REJECTED in error)  # fmt: skip
         elif name in QUESTION_TOOLS:
