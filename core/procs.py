@@ -2,8 +2,9 @@
 
 Reading a process's command line and cwd costs a few system calls, so each process is inspected
 once (keyed by pid and start time) and only when its name could be an agent's: the native
-``claude``/``codex`` binaries (Codex's npm package ships e.g. ``codex-x86_64-unknown-linux-musl``)
-or a JavaScript runtime running the npm wrapper.
+``claude``/``codex``/``opencode`` binaries (Codex's npm package ships e.g.
+``codex-x86_64-unknown-linux-musl``; opencode's ``opencode.exe`` on every platform) or a
+JavaScript runtime running the npm wrapper.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import psutil
 from agentbar.core.model import Process
 from agentbar.core.sources.base import ProcessInfo
 
-_CANDIDATE_NAME = re.compile(r"^(claude|codex|node|nodejs|bun|deno)", re.IGNORECASE)
+_CANDIDATE_NAME = re.compile(r"^(claude|codex|opencode|node|nodejs|bun|deno)", re.IGNORECASE)
 
 
 class ProcessTable(Protocol):
