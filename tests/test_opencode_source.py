@@ -228,12 +228,26 @@ def test_a_sub_agent_session_belongs_to_its_parent() -> None:
             SessionRow("ses_root", "/w", "Root", None, "1.18.33", 1, 1),
             SessionRow("ses_child", "/w", "Child session - x", "ses_root", "1.18.33", 2, 2),
         ],
-        messages=[MessageRow("msg_1", "ses_child", {"role": "user", "time": {"created": 3}})],
+        messages=[
+            MessageRow("msg_0", "ses_root", {"role": "user", "time": {"created": 2}}),
+            MessageRow("msg_1", "ses_child", {"role": "user", "time": {"created": 3}}),
+        ],
         parts=[PartRow("prt_1", "msg_1", "ses_child", {"type": "text", "text": "go"})],
     )
     batches = Translator().translate(rows)
     owners = {(b.owner.session_id, b.owner.agent_id) for b in batches}
     assert owners == {("ses_root", None), ("ses_root", "ses_child")}
+
+
+def test_a_session_is_told_once_it_has_a_message() -> None:
+    """opencode writes the session's row before its prompt's: no session without a turn."""
+    translator = Translator()
+    session = SessionRow("ses_1", "/w", "New session - x", None, "1.18.33", 1, 1)
+    assert translator.translate(Rows(sessions=[session])) == []
+    message = MessageRow("msg_1", "ses_1", {"role": "user", "time": {"created": 2}})
+    part = PartRow("prt_1", "msg_1", "ses_1", {"type": "text", "text": "hi"})
+    (batch,) = translator.translate(Rows(messages=[message], parts=[part]))
+    assert [type(r).__name__ for r in batch.records] == ["SessionMeta", "Prompt"]
 
 
 # -- the plugin --------------------------------------------------------------------------------

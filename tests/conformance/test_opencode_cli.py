@@ -254,7 +254,8 @@ def test_reading_never_gets_in_the_way(opencode: OpencodeRun) -> None:
     from agentbar.core.agents.opencode.database import DatabaseBusy, DatabaseReader
 
     turns = 8
-    opencode.rig.server.script.add(*[Reply.text(f"Answer {n}.") for n in range(turns)])
+    script = [thinking(Reply.text(f"Answer {n}."), 0.5) for n in range(turns)]
+    opencode.rig.server.script.add(*script)
     watch = opencode.start_watch()
     opencode.start()
     stop = threading.Event()
@@ -279,7 +280,9 @@ def test_reading_never_gets_in_the_way(opencode: OpencodeRun) -> None:
         for n in range(turns):
             mark = opencode.submit(f"question {n}")
             opencode.term.wait_for(f"Answer {n}.")
-            opencode.wait("done", after=mark, timeout=30)
+            opencode.watch.wait_for(
+                lambda e, n=n: e["state"] == "done" and e["detail"] == f"Answer {n}.", after=mark
+            )
             held += open_files_of(watch.proc.pid, opencode.data_dir)
     finally:
         stop.set()

@@ -97,16 +97,23 @@ class Translator:
         self._messages: dict[str, _Message] = {}
         self._parts: dict[str, set[str]] = {}  # what was said of each part: "call", "result"...
         self._waiting: dict[str, list[PartRow]] = {}  # parts whose message is not known yet
+        self._unheard: dict[str, SessionRow] = {}  # sessions with no message yet: said later
+        self._talking: set[str] = set()  # sessions with a message
 
     def translate(self, rows: Rows) -> list[SessionBatch]:
         out: dict[tuple[str, str | None], list[Record]] = {}
         for session in rows.sessions:
             self._parents[session.id] = session.parent_id
-        for session in rows.sessions:
-            self._session_records(session, out)
         changed = {m.id: m for m in rows.messages}
         for message in changed.values():
             self._message_seen(message)
+        # A session is told once it has a message: opencode writes its row a moment (0.4 s
+        # and more) before the prompt's, and a session with no turn yet would be reported as
+        # waiting for a prompt in between.
+        for session in rows.sessions:
+            self._unheard[session.id] = session
+        for session_id in [sid for sid in self._unheard if sid in self._talking]:
+            self._session_records(self._unheard.pop(session_id), out)
         parts_of: dict[str, list[PartRow]] = {}
         for part in rows.parts:
             parts_of.setdefault(part.message_id, []).append(part)
@@ -183,6 +190,7 @@ class Translator:
     # -- messages ----------------------------------------------------------------------------
 
     def _message_seen(self, row: MessageRow) -> None:
+        self._talking.add(row.session_id)
         if row.id not in self._messages:
             role = row.data.get("role")
             self._messages[row.id] = _Message(
