@@ -49,7 +49,7 @@ RECORDING = os.environ.get("AGENTBAR_RECORD") == "1"
 PROJECT_PLACEHOLDER = "/home/user/project"
 HOME_PLACEHOLDER = "/home/user"
 SERVER_PLACEHOLDER = "http://127.0.0.1:9"
-READY = "Ask anything"
+READY = "ctrl+p commands"  # the footer, on the start screen and in a resumed session
 TYPE_PAUSE = 0.03  # opentui takes typed keys one by one; a burst is taken for a paste
 GAP_APPROVAL = "approval"  # without agentbar's plugin a waiting permission is on no disk
 
