@@ -33,7 +33,8 @@ from agentbar.core.sources.base import WatchRoot
 
 log = logging.getLogger(__name__)
 
-WATCHED_SUFFIXES = (".jsonl", ".json", ".zst")
+# Transcripts and registries; a database agent's store and its WAL (opencode's ``opencode.db``).
+WATCHED_SUFFIXES = (".jsonl", ".json", ".zst", ".db", ".db-wal")
 # Only events that mean content changed. Opening and closing without writing are reported by
 # inotify too, and the engine's own reads would otherwise wake it up again forever.
 _CONTENT_EVENTS = (
