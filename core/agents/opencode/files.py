@@ -175,15 +175,10 @@ class OpencodeSource:
         return self._snapshot
 
     def watch_roots(self) -> list[WatchRoot]:
-        """The data folder (the database and its WAL), and the JSON storage when it is there.
-        A storage folder that does not exist yet is not asked for: the watcher would put a
-        folder-creation watch on the data folder, which took the file events of the data
-        folder's own watch away (seen with watchdog on Linux: no event for the WAL after
-        that). Storage made later is found by the periodic rescan."""
-        roots = [WatchRoot(self.data_dir, recursive=False)]
-        if self.storage_root.is_dir():
-            roots.append(WatchRoot(self.storage_root, recursive=True))
-        return roots
+        return [
+            WatchRoot(self.data_dir, recursive=False),
+            WatchRoot(self.storage_root, recursive=True),
+        ]
 
     @property
     def storage_root(self) -> Path:
