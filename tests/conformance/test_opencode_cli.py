@@ -253,6 +253,7 @@ def test_reading_never_gets_in_the_way(opencode: OpencodeRun) -> None:
     agentbar reports every turn's end, and once opencode is quiet the watch holds no file of
     opencode's open."""
     from agentbar.core.agents.opencode.database import DatabaseBusy, DatabaseReader
+    from agentbar.core.agents.opencode.files import SETTLE_SECONDS
 
     turns = 8
     script = [thinking(Reply.text(f"Answer {n}."), 0.5) for n in range(turns)]
@@ -287,9 +288,10 @@ def test_reading_never_gets_in_the_way(opencode: OpencodeRun) -> None:
     finally:
         stop.set()
         thread.join(5)
-    # Between reads the watch holds nothing of opencode's: once opencode is quiet, no moment
-    # finds a file of its folder open in the watch (a read takes milliseconds).
-    time.sleep(3.0)
+    # Between reads the watch holds nothing of opencode's: once opencode is quiet (and the
+    # watch's ticks stopped reading again, SETTLE_SECONDS after the last write), no moment
+    # finds a file of its folder open in the watch.
+    time.sleep(SETTLE_SECONDS + 1.0)
     for _ in range(20):
         held += open_files_of(watch.proc.pid, opencode.data_dir)
         time.sleep(0.1)

@@ -114,17 +114,19 @@ class OpencodeSnapshot:
         return sorted(found)
 
     def _read_database(self, path: Path, *, told: bool) -> list[SnapshotBatch]:
-        """Read when told of a change; when asked on a tick, only if the files moved lately.
-        A write is seen in the WAL file before its commit is: a read right after the file
-        event can miss the transaction, and the files do not move again when it commits, so
-        for a while after they last moved every tick reads once more."""
+        """Read when the database or its WAL moved; on a tick, also for a while after they
+        last moved. A file event without a move is agentbar's own read: SQLite opens the WAL
+        for writing even read-only, and closing it raises a close-after-write event, which
+        would start the next read, forever. And a write is seen in the WAL before its commit
+        is: a read right after the event can miss the transaction, and the files do not move
+        again when it commits, so for a while after they last moved every tick reads again."""
         stamp = _stamp(path)
         if stamp is None:
             return []
         now = time.monotonic()
         if self._stamps.get(str(path)) != stamp:
             self._moved_at[str(path)] = now
-        elif not told and now - self._moved_at.get(str(path), 0.0) > SETTLE_SECONDS:
+        elif told or now - self._moved_at.get(str(path), 0.0) > SETTLE_SECONDS:
             return []
         reader = self._databases.setdefault(str(path), DatabaseReader(path))
         try:
