@@ -22,7 +22,7 @@ from engine_harness import Rig
 
 from agentbar.core.agents.opencode.files import AGENT
 from agentbar.core.config import Settings
-from agentbar.core.engine_messages import PathTouched
+from agentbar.core.engine import PathTouched
 from agentbar.core.sources.base import ProcessInfo
 
 RECORDED = Path(__file__).parent / "data" / "recorded"
@@ -108,23 +108,24 @@ def test_recorded_scenario(scenario: Path, tmp_path: Path) -> None:
         for mark in doc["marks"]:
             folder = scenario.parent / mark["folder"]
             expect = mark["expect"]
-            for pid in [p.pid for p in rig.processes.candidates()]:
-                rig.processes.remove(pid)
-            if expect["state"] != "ended":
-                rig.processes.add(
-                    ProcessInfo(
-                        pid=PID,
-                        ppid=1,
-                        create_time=first - 20.0,
-                        name="opencode",
-                        cmdline=("opencode",),
-                        cwd=doc["project"],
-                    )
-                )
+            # opencode runs while it writes; an "ended" mark is its process seen gone after.
+            opencode = ProcessInfo(
+                pid=PID,
+                ppid=1,
+                create_time=first - 20.0,
+                name="opencode",
+                cmdline=("opencode",),
+                cwd=doc["project"],
+            )
+            if rig.processes.lookup(PID) is None:
+                rig.processes.add(opencode)
             rig.clock.advance(max(0.0, newest_ms(folder) + 0.5 - rig.clock.time()))
             for path in copy_mark(folder, data_dir, settings.events_dir(AGENT)):
                 rig.engine.post(PathTouched(path))  # type: ignore[union-attr]
             rig.tick(0.5)
+            if expect["state"] == "ended":
+                rig.processes.remove(PID)
+                rig.tick(0.5)
             sessions = rig.sessions()
             assert len(sessions) == 1, (mark["label"], sorted(sessions))
             (snap,) = sessions.values()
