@@ -308,3 +308,22 @@ def test_homes_follow_xdg() -> None:
         Path("/c/opencode"),
         Path("/d/opencode"),
     )
+
+
+def test_an_event_without_a_move_is_not_read_again(tmp_path: Path) -> None:
+    """agentbar's own read closes the WAL SQLite opened for writing, which raises a file
+    event: told of it while neither the database nor its WAL moved, the snapshot reads nothing
+    (it had read in a loop)."""
+    path = database("answer", "01", tmp_path)
+    writer = sqlite3.connect(path)  # opencode, holding the database open: its WAL stays
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("SELECT 1").fetchall()
+    wal = Path(f"{path}-wal")
+    snapshot = OpencodeSnapshot(path.parent)
+    try:
+        assert snapshot.read([wal])
+        reads = snapshot._databases[str(path)].reads
+        assert snapshot.read([wal]) == []
+        assert snapshot._databases[str(path)].reads == reads
+    finally:
+        writer.close()
