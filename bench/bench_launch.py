@@ -13,7 +13,7 @@ confirmed it: ``confirmed_seconds``). The paths, each forced by what the fake ag
 - ``process``: Codex without hooks, run under the name ``codex`` so the engine's process table
   matches it to the rollout it writes (waits ``binding.PROCESS_AFTER`` for the faster paths)
 - ``status``: Codex without hooks, ``/status`` typed into its PTY and read back (waits
-  ``status_scrape.CODEX_PLAN.first_after`` for the others)
+  ``agents.codex.launch.PLAN.first_after`` for the others)
 
 Baseline, measured in the same runs: the time to the fake agent's first output (its banner),
 which every path waits for at least: Python's start-up and the spawn.

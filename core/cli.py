@@ -20,7 +20,7 @@ from typing import Any, TextIO
 import orjson
 
 from agentbar.core import jsonsafe, logs, privacy
-from agentbar.core.agents.registry import KITS
+from agentbar.core.agents import registry
 from agentbar.core.config import Settings
 from agentbar.core.hooks import cli as hooks_cli
 from agentbar.core.launch import cli as launch_cli
@@ -45,9 +45,9 @@ def build_parser(prog: str = "agentbar") -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true", help="machine-readable output")
     watch = commands.add_parser("watch", help="one line per state change, as it happens")
     watch.add_argument("--json", action="store_true", help="one JSON object per line")
-    hooks_cli.add_parser(commands, [kit.agent for kit in KITS if kit.hooks is not None])
+    hooks_cli.add_parser(commands, [kit.agent for kit in registry.KITS if kit.hooks is not None])
     server_cli.add_parsers(commands)
-    launch_cli.add_parsers(commands)
+    launch_cli.add_parsers(commands, [kit.agent for kit in registry.KITS if kit.launch is not None])
     return parser
 
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
 
+from agentbar.core.agents import registry
 from agentbar.core.agents.base import AgentKit, by_agent, display_names, replay_adapters
-from agentbar.core.agents.registry import KITS
 from agentbar.core.model import Agent
 from agentbar.core.replay.model import ReplayAdapter
 from agentbar.core.sources.base import AgentSource
@@ -35,14 +35,18 @@ class Settings:
     homes: Mapping[Agent, tuple[Path, ...]]
     data_dir: Path
     config_dir: Path | None = None  # None: agentbar's files there are not looked after
-    kits: tuple[AgentKit, ...] = KITS  # the agents this agentbar knows (the composition root's)
+    # The agents this agentbar knows: the composition root's list, read when settings are made.
+    kits: tuple[AgentKit, ...] = field(default_factory=lambda: registry.KITS)
+
+    def __post_init__(self) -> None:
+        by_agent(self.kits)  # two kits for one agent: a ValueError now, not a mix-up later
 
     @classmethod
     def from_env(
         cls, env: Mapping[str, str] | None = None, kits: tuple[AgentKit, ...] | None = None
     ) -> Settings:
         env = os.environ if env is None else env
-        kits = KITS if kits is None else kits
+        kits = registry.KITS if kits is None else kits
         return cls(
             homes={kit.agent: kit.homes(env) for kit in kits},
             data_dir=data_dir(env),
@@ -64,6 +68,10 @@ class Settings:
     def traits(self) -> dict[Agent, AgentTraits]:
         """Each agent's state traits, for the engine."""
         return {kit.agent: kit.traits for kit in self.kits}
+
+    def process_names(self) -> frozenset[str]:
+        """The starts of the process names any agent's client may have."""
+        return frozenset(name for kit in self.kits for name in kit.process_names)
 
     def display_names(self) -> dict[Agent, str]:
         """What a person calls each agent ("Claude Code")."""

@@ -1,10 +1,10 @@
 """The OS process table as the engine needs it: agent candidates and pid liveness (engine thread).
 
 Reading a process's command line and cwd costs a few system calls, so each process is inspected
-once (keyed by pid and start time) and only when its name could be an agent's: the native
-``claude``/``codex``/``opencode`` binaries (Codex's npm package ships e.g.
-``codex-x86_64-unknown-linux-musl``; opencode's ``opencode.exe`` on every platform) or a
-JavaScript runtime running the npm wrapper.
+once (keyed by pid and start time) and only when its name could be an agent's: one that starts
+with a name an agent's kit gives (``AgentKit.process_names``: the native ``claude``/``codex``
+binaries, Codex's npm package ships e.g. ``codex-x86_64-unknown-linux-musl``, or a JavaScript
+runtime running the npm wrapper).
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ import psutil
 
 from agentbar.core.model import Process
 from agentbar.core.sources.base import ProcessInfo
-
-_CANDIDATE_NAME = re.compile(r"^(claude|codex|opencode|node|nodejs|bun|deno)", re.IGNORECASE)
 
 
 class ProcessTable(Protocol):
@@ -40,8 +38,11 @@ class ProcessTable(Protocol):
 
 
 class PsutilProcessTable:
-    def __init__(self) -> None:
+    def __init__(self, names: Iterable[str]) -> None:
+        """``names``: the starts of the process names worth inspecting (any case)."""
         self._known: dict[int, tuple[float, ProcessInfo | None]] = {}
+        words = sorted({re.escape(name.lower()) for name in names}) or ["(?!)"]
+        self._candidate = re.compile(f"^(?:{'|'.join(words)})", re.IGNORECASE)
 
     def refresh(self) -> bool:
         pids = set(psutil.pids())
@@ -57,7 +58,7 @@ class PsutilProcessTable:
                 name = proc.name()
             except (psutil.Error, OSError):
                 continue
-            info = self._inspect(proc, create_time, name) if _CANDIDATE_NAME.match(name) else None
+            info = self._inspect(proc, create_time, name) if self._candidate.match(name) else None
             self._known[pid] = (create_time, info)
             changed = changed or info is not None
         return changed

@@ -1,9 +1,10 @@
 """Normalised transcript records: what an adapter turns each line into (pure values, any thread).
 
-Adapters (``agentbar.core.sources``) are the only code that knows an agent's file shapes; everything
-downstream (state machines, facts, index) reads these records. Every record carries ``ts`` (the
-agent's own timestamp in epoch seconds, or None when the line had none) and ``agent_id`` (the
-sub-agent that produced it; None for the session's main thread).
+Adapters (in each agent's package, ``agentbar.core.agents``) are the only code that knows an
+agent's file shapes; everything downstream (state machines, facts, index) reads these records.
+Every record carries ``ts`` (the agent's own timestamp in epoch seconds, or None when the line
+had none) and ``agent_id`` (the sub-agent that produced it; None for the session's main
+thread).
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ class Service:
         engine = Engine(
             settings.sources(),
             index,
-            processes=PsutilProcessTable(),
+            processes=PsutilProcessTable(settings.process_names()),
             traits=settings.traits(),
             tick_seconds=tick_seconds,
         )

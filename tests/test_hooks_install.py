@@ -21,16 +21,18 @@ from typing import Any
 import pytest
 
 from agentbar.core.agents.claude import settings as claude_settings
+from agentbar.core.agents.claude.events import claude_events
 from agentbar.core.agents.claude.launch import launch_args as claude_launch_args
 from agentbar.core.agents.claude.launch import launch_settings as claude_launch_settings
 from agentbar.core.agents.codex import config as codex_config
+from agentbar.core.agents.codex.events import CODEX_EVENTS
 from agentbar.core.agents.codex.launch import BYPASS_TRUST as CODEX_BYPASS_TRUST
 from agentbar.core.agents.codex.launch import launch_args as codex_launch_args
 from agentbar.core.config import Settings
 from agentbar.core.hooks import cli as hooks_cli
 from agentbar.core.hooks import files, installer
 from agentbar.core.hooks.errors import HooksFileError
-from agentbar.core.hooks.spec import CODEX_EVENTS, HookCommand, claude_events, parse_version
+from agentbar.core.hooks.spec import HookCommand, parse_version
 from agentbar.core.model import Agent
 
 DATA = Path(__file__).parent / "data" / "hooks"

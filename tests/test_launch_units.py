@@ -11,8 +11,10 @@ from tray_values import snap
 
 from agentbar.core.agents.claude import TRAITS as CLAUDE_TRAITS
 from agentbar.core.agents.claude.launch import LAUNCH as CLAUDE
+from agentbar.core.agents.claude.tools import TOOLS as CLAUDE_TOOLS
 from agentbar.core.agents.codex import TRAITS as CODEX_TRAITS
 from agentbar.core.agents.codex.launch import LAUNCH as CODEX
+from agentbar.core.agents.codex.tools import TOOLS as CODEX_TOOLS
 from agentbar.core.agents.registry import KITS
 from agentbar.core.hooks.spec import HookCommand
 from agentbar.core.launch import keys, status_scrape
@@ -281,8 +283,21 @@ def test_the_last_answer_is_the_text_after_the_last_call_joined():
     assert answer_in([item(ItemKind.ASSISTANT, "old"), item(ItemKind.USER, "new?")]) is None
 
 
+class EitherAgentsTools:
+    """The session above calls both agents' tools: each call is read by whichever knows it."""
+
+    def changed_files(self, name, tool_input):
+        return CLAUDE_TOOLS.changed_files(name, tool_input) + CODEX_TOOLS.changed_files(
+            name, tool_input
+        )
+
+    def todos(self, name, tool_input):
+        found = CLAUDE_TOOLS.todos(name, tool_input)
+        return found if found is not None else CODEX_TOOLS.todos(name, tool_input)
+
+
 def test_the_brief_has_goal_decisions_files_todos_and_the_last_answer():
-    text = brief(snapshot(), SESSION)
+    text = brief(snapshot(), SESSION, EitherAgentsTools())
     assert text.startswith("# Hand-off: Fix the flaky test")
     goal = text.split("## Goal", 1)[1].split("##", 1)[0]
     assert "Fix the flaky test in api/" in goal
@@ -295,6 +310,24 @@ def test_the_brief_has_goal_decisions_files_todos_and_the_last_answer():
     assert "sub-agent" not in text
     with pytest.raises(NothingToHandOff):
         brief(snapshot(), [])
+
+
+def test_each_agents_tools_say_which_calls_change_files_or_set_todos():
+    claude_only = brief(snapshot(), SESSION, CLAUDE_TOOLS)
+    assert "- `api/t.py` (Edit ×1)" in claude_only and "api/conf.py" not in claude_only
+    assert "## Changed files\n\n- (none recorded)" in brief(snapshot(), SESSION)  # no vocabulary
+    plan = {"plan": [{"step": "Write the test", "status": "completed"}, {"step": "Ship"}]}
+    assert CODEX_TOOLS.todos("update_plan", plan) == [
+        ("completed", "Write the test"),
+        ("pending", "Ship"),
+    ]
+    assert (
+        CODEX_TOOLS.todos("TodoWrite", plan) is None
+        and CLAUDE_TOOLS.todos("update_plan", plan) is None
+    )
+    patch = {"input": "*** Add File: a.py\n*** Delete File: b.py\n"}
+    assert CODEX_TOOLS.changed_files("apply_patch", patch) == ["a.py", "b.py"]
+    assert CLAUDE_TOOLS.changed_files("Write", {"file_path": ""}) == []
 
 
 # -- the PTY as a signal -------------------------------------------------------------------

@@ -59,7 +59,7 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 def test_core_stays_headless() -> None:
     result = lint_imports(REPO)
     assert result.returncode == 0, result.stdout[-3000:]
-    assert "2 kept, 0 broken" in result.stdout
+    assert "4 kept, 0 broken" in result.stdout
 
 
 @pytest.mark.parametrize("forbidden", ["agentbar.tray", "PIL", "webview", "dbus_fast"])
@@ -103,6 +103,38 @@ def contract_breaks(tmp_path: Path, index: int, bad_module: str, forbidden: str)
     result = lint_imports(tmp_path)
     assert result.returncode != 0, result.stdout
     assert "BROKEN" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("bad_module", "line", "contract"),
+    [
+        ("core/agents/claude/bad.py", "from agentbar.core.agents.codex import config", 2),
+        ("core/agents/codex/bad.py", "from agentbar.core.agents import claude", 2),
+        ("core/engine.py", "from agentbar.core.agents import claude", 3),
+        ("core/replay/bad.py", "from agentbar.core.agents.registry import KITS", 3),
+        ("tray/bad.py", "from agentbar.core.agents.codex import files", 3),
+    ],
+)
+def test_the_agent_contracts_catch_an_import_that_names_an_agent(
+    tmp_path: Path, bad_module: str, line: str, contract: int
+) -> None:
+    # The real contracts over a copy of the tree with one import added: an agent importing
+    # another, or an agent-neutral package naming an agent (or the composition root).
+    for folder in ("core", "tray", "assets"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    bad = tmp_path / bad_module
+    bad.write_text((bad.read_text() if bad.exists() else '"""x"""\n') + f"\n{line}\n")
+    layout = tmp_path / ".layout" / "agentbar"
+    layout.mkdir(parents=True)
+    for folder in ("core", "tray", "assets"):
+        (layout / folder).symlink_to(tmp_path / folder)
+    result = lint_imports(tmp_path)
+    assert result.returncode != 0, result.stdout
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    name = config["contracts"][contract]["name"]
+    broken = " ".join(result.stdout.split()).split(" BROKEN")[0]
+    assert broken.endswith(" ".join(name.split())), result.stdout
 
 
 def test_bare_core_imports_are_banned(tmp_path: Path) -> None:

@@ -10,7 +10,11 @@ An agent is one package under ``agentbar.core.agents`` that builds one ``AgentKi
 - ``replay``: its ``ReplayAdapter`` (pages of a transcript for the window);
 - ``launch``: its ``LaunchProfile`` (argv for new/resume/fork, the program variable, keys, the
   ``/status`` screen, the per-launch hook layer);
-- ``hooks``: its ``HookTarget`` (the user's settings file agentbar's hooks go into).
+- ``hooks``: its ``HookTarget`` (the user's settings file agentbar's hooks go into);
+- ``tools``: its ``ToolVocabulary`` (which of its tool calls change files or set a todo list,
+  for a hand-off's brief);
+- ``process_names``: how its client processes may be named (the process table inspects only
+  those).
 
 Only the first five are required; an agent that cannot be replayed, launched or hooked leaves
 the rest None and every consumer skips it there. The engine, replay, launch, hooks, server and
@@ -48,9 +52,12 @@ __all__ = [
     "LaunchProfile",
     "PromptOption",
     "StatusScreen",
+    "ToolVocabulary",
     "by_agent",
     "display_names",
     "replay_adapters",
+    "todo_list",
+    "tool_vocabularies",
 ]
 
 # An agent's folders from the environment (``HOME``, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``...),
@@ -192,6 +199,20 @@ class HookTarget(Protocol):
         ...
 
 
+class ToolVocabulary(Protocol):
+    """What the agent's own tool calls mean to a hand-off (``launch/handoff.py``): the files a
+    call changes, the todo list it sets. Calls are read as replay items give them: the tool's
+    name and its input (a JSON value)."""
+
+    def changed_files(self, name: str, tool_input: object) -> list[str]:
+        """The files this call writes, edits or deletes (none for any other call)."""
+        ...
+
+    def todos(self, name: str, tool_input: object) -> list[tuple[str, str]] | None:
+        """The todo list this call sets, as (status, text); None when it sets none."""
+        ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentKit:
     """Everything agentbar knows of one agent, as the parts the rest of the program uses."""
@@ -204,6 +225,10 @@ class AgentKit:
     replay: ReplayAdapter | None = None
     launch: LaunchProfile | None = None
     hooks: HookTarget | None = None
+    tools: ToolVocabulary | None = None
+    # How its client processes are named, as the start of the name (any case): its native
+    # binary, a JavaScript runtime for an npm wrapper. Only such processes are inspected.
+    process_names: tuple[str, ...] = ()
 
 
 def display_names(kits: Iterable[AgentKit]) -> dict[Agent, str]:
@@ -214,6 +239,24 @@ def display_names(kits: Iterable[AgentKit]) -> dict[Agent, str]:
 def replay_adapters(kits: Iterable[AgentKit]) -> dict[Agent, ReplayAdapter]:
     """Each agent's replay adapter, for ``Replay``: agents without one are left out."""
     return {kit.agent: kit.replay for kit in kits if kit.replay is not None}
+
+
+def todo_list(entries: object, text_key: str) -> list[tuple[str, str]]:
+    """A todo list as (status, text) from a call's list of entries, each an object with a
+    ``status`` and its text under ``text_key``; entries of another shape are skipped."""
+    todos = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        text = entry.get(text_key)
+        if isinstance(text, str) and text.strip():
+            todos.append((str(entry.get("status") or "pending"), text.strip()))
+    return todos
+
+
+def tool_vocabularies(kits: Iterable[AgentKit]) -> dict[Agent, ToolVocabulary]:
+    """Each agent's tool vocabulary, for hand-offs: agents without one are left out."""
+    return {kit.agent: kit.tools for kit in kits if kit.tools is not None}
 
 
 def by_agent(kits: Iterable[AgentKit]) -> dict[Agent, AgentKit]:

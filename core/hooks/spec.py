@@ -1,10 +1,11 @@
-"""What agentbar installs: the hook command, and the events each agent runs it for (pure).
+"""What agentbar installs: the hook command, the same for every agent (pure).
 
 The command is ``<python> -I -S <abs path>/agentbar_hook.py --agent <agent> --data-dir <dir>``:
 the Python that runs agentbar (standard library only is needed, ``-I -S`` keeps the user's
 environment and site packages out and start-up fast), the script shipped in
 ``agentbar.assets.hooks``, and agentbar's data dir baked in. agentbar finds its own entries
-again by the script's file name (``MARKER``), whatever folder it was installed from.
+again by the script's file name (``MARKER``), whatever folder it was installed from. The events
+each agent runs it for are its own package's (``agents/<agent>/events.py``).
 """
 
 from __future__ import annotations
@@ -23,38 +24,6 @@ from agentbar.core.model import Agent
 MARKER = "agentbar_hook.py"
 TIMEOUT_SECONDS = 5  # the hook takes ~20 ms; a hung file system must not hold the agent long
 
-# Claude Code events and the first version that has each (agent-formats.md 2.5 and 6). Claude
-# validates its settings, so an event an older build does not know is left out for that build.
-CLAUDE_EVENTS: tuple[tuple[str, tuple[int, ...]], ...] = (
-    ("SessionStart", (1, 0, 62)),
-    ("UserPromptSubmit", (1, 0, 54)),
-    ("PreToolUse", (1, 0, 38)),
-    ("PostToolUse", (1, 0, 38)),
-    ("PostToolUseFailure", (2, 1, 33)),  # between 2.1.10 and 2.1.33; the later, to be safe
-    ("PermissionRequest", (2, 0, 45)),
-    ("Notification", (1, 0, 38)),
-    ("Stop", (1, 0, 38)),
-    ("StopFailure", (2, 1, 78)),
-    ("SubagentStop", (1, 0, 41)),
-    ("SessionEnd", (1, 0, 85)),
-)
-# Codex events (agent-formats.md 4.3). Codex ignores hook events it does not know (its hooks
-# table has no deny_unknown_fields), so the newer ones are written for every version and start
-# working when Codex does.
-CODEX_EVENTS: tuple[str, ...] = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionRequest",
-    "PostToolUse",
-    "Stop",
-    "SubagentStop",
-    "SessionEnd",
-    "Interrupt",
-    "StopFailure",
-)
-CODEX_HOOKS_DEFAULT_ON = (0, 124, 0)  # hooks on by default from here; before, [features]
-
 
 def parse_version(text: str | None) -> tuple[int, ...] | None:
     """``2.1.197 (Claude Code)`` or ``codex-cli 0.171.0`` -> (2, 1, 197) / (0, 171, 0)."""
@@ -65,12 +34,6 @@ def parse_version(text: str | None) -> tuple[int, ...] | None:
         if len(parts) >= 2 and all(p.isdigit() for p in parts[:3]):
             return tuple(int(p) for p in parts[:3])
     return None
-
-
-def claude_events(version: str | None) -> list[str]:
-    """The events to hook for this Claude Code version (all of them when it is unknown)."""
-    parsed = parse_version(version)
-    return [name for name, first in CLAUDE_EVENTS if parsed is None or parsed >= first]
 
 
 def detect_version(
@@ -145,13 +108,3 @@ def is_ours(handler: object) -> bool:
     """An agentbar handler, from this installation or an earlier one."""
     command = command_of(handler)
     return command is not None and MARKER in command
-
-
-def codex_event_label(event: str) -> str:
-    """Codex's label for an event in its hook keys: ``PreToolUse`` -> ``pre_tool_use``."""
-    out: list[str] = []
-    for i, char in enumerate(event):
-        if char.isupper() and i:
-            out.append("_")
-        out.append(char.lower())
-    return "".join(out)

@@ -10,6 +10,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 import orjson
@@ -22,9 +23,11 @@ COMMANDS = ("launch", "tasks", "send", "approve", "deny", "stop", "resume", "for
 BIND_WAIT_SECONDS = 10.0
 
 
-def add_parsers(commands: Any) -> None:
+def add_parsers(commands: Any, agents: Sequence[str]) -> None:
+    """The launch commands; ``agents``: the names ``launch`` and ``--to-agent`` take (the kits
+    with a launch profile)."""
     launch = commands.add_parser("launch", help="start an agent in a terminal agentbar owns")
-    launch.add_argument("agent", choices=["claude", "codex"])
+    launch.add_argument("agent", choices=list(agents))
     launch.add_argument("--project", metavar="DIR", help="the folder to run it in (default: here)")
     launch.add_argument("--prompt", metavar="TEXT", help="the first prompt")
     _output_args(launch)
@@ -59,7 +62,7 @@ def add_parsers(commands: Any) -> None:
     handoff.add_argument("--what", choices=["brief", "answer"], default="brief")
     target = handoff.add_mutually_exclusive_group(required=True)
     target.add_argument("--to-task", metavar="TASK_ID", help="type it into this running task")
-    target.add_argument("--to-agent", choices=["claude", "codex"], help="a new agent, same folder")
+    target.add_argument("--to-agent", choices=list(agents), help="a new agent, same folder")
     target.add_argument("--print", action="store_true", help="only print it")
     _output_args(handoff)
     quit_cmd = commands.add_parser("quit", help="stop the running agentbar")

@@ -5,8 +5,8 @@ Both come from the transcript the agent wrote (``Replay``), never from a termina
 last answer is the assistant text of the last turn after its last tool call (Claude writes one
 answer as several lines: they are joined); the brief gives the goal (the first prompt), the
 decisions along the way (the person's later prompts, the calls they refused), the files the
-session changed (Claude's Edit/MultiEdit/Write/NotebookEdit, Codex's apply_patch), the todos
-still open (the latest TodoWrite or update_plan) and the last answer.
+session changed and the todos still open (as the agent's ``ToolVocabulary`` reads its calls:
+Claude's Edit or TodoWrite, Codex's apply_patch or update_plan) and the last answer.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
+from agentbar.core.agents.base import ToolVocabulary
 from agentbar.core.model import SessionSnapshot, iso
 from agentbar.core.replay.model import MAIN_THREAD, ItemKind, ReplayItem
 from agentbar.core.replay.pages import Replay
@@ -23,9 +23,6 @@ from agentbar.core.replay.pages import Replay
 MAX_HANDOFF_CHARS = 60_000  # what is typed into a TUI or passed as a prompt
 BACK_PAGES = 20  # how far back the last answer is looked for
 LINE_CHARS = 300
-EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
-              "NotebookEdit": "notebook_path"}  # fmt: skip
-TODO_TOOLS = frozenset({"TodoWrite", "update_plan"})
 DONE = frozenset({"completed", "done", "cancelled"})
 
 
@@ -78,12 +75,15 @@ class _Digest:
     calls: dict[str, str] = field(default_factory=dict)  # call id -> summary
 
 
-def brief(snap: SessionSnapshot, items: Iterable[ReplayItem]) -> str:
-    """A Markdown brief of the session for another agent to take over from."""
+def brief(
+    snap: SessionSnapshot, items: Iterable[ReplayItem], tools: ToolVocabulary | None = None
+) -> str:
+    """A Markdown brief of the session for another agent to take over from; ``tools``: what
+    the session's agent's tool calls mean (None: no files or todos are listed)."""
     digest = _Digest()
     for item in items:
         if item.agent_id is None:
-            _take(digest, item)
+            _take(digest, item, tools)
     if digest.answer:
         digest.last_answer = "\n\n".join(digest.answer)
     if not digest.prompts and digest.last_answer is None:
@@ -91,7 +91,7 @@ def brief(snap: SessionSnapshot, items: Iterable[ReplayItem]) -> str:
     return render(snap, digest)
 
 
-def _take(digest: _Digest, item: ReplayItem) -> None:
+def _take(digest: _Digest, item: ReplayItem, tools: ToolVocabulary | None) -> None:
     match item.kind:
         case ItemKind.USER:
             if item.text.strip():
@@ -104,7 +104,7 @@ def _take(digest: _Digest, item: ReplayItem) -> None:
             _close_answer(digest)
             if item.call_id:
                 digest.calls[item.call_id] = f"{item.name}: {item.summary or ''}".strip(": ")
-            _tool_call(digest, item)
+            _tool_call(digest, item, tools)
         case ItemKind.TOOL_RESULT:
             _close_answer(digest)
             if item.denied:
@@ -119,43 +119,15 @@ def _close_answer(digest: _Digest) -> None:
         digest.answer = []
 
 
-def _tool_call(digest: _Digest, item: ReplayItem) -> None:
+def _tool_call(digest: _Digest, item: ReplayItem, tools: ToolVocabulary | None) -> None:
+    if tools is None:
+        return
     name = item.name or ""
-    value: Any = item.input
-    if name in EDIT_TOOLS and isinstance(value, dict):
-        path = value.get(EDIT_TOOLS[name])
-        if isinstance(path, str) and path:
-            digest.files.setdefault(path, []).append(name)
-    elif name == "apply_patch":
-        patch = value if isinstance(value, str) else (value or {}).get("input", "")
-        for path in _patched_files(patch if isinstance(patch, str) else ""):
-            digest.files.setdefault(path, []).append(name)
-    elif name in TODO_TOOLS and isinstance(value, dict):
-        digest.todos = _todos(value)
-
-
-def _patched_files(patch: str) -> list[str]:
-    found = []
-    for line in patch.splitlines():
-        for verb in ("Add", "Update", "Delete"):
-            prefix = f"*** {verb} File: "
-            if line.startswith(prefix):
-                found.append(line[len(prefix) :].strip())
-    return found
-
-
-def _todos(value: dict[str, Any]) -> list[tuple[str, str]]:
-    entries = value.get("todos") or value.get("plan") or []
-    todos = []
-    if isinstance(entries, list):
-        for entry in entries:
-            if not isinstance(entry, dict):
-                continue
-            text = entry.get("content") or entry.get("step") or ""
-            status = str(entry.get("status") or "pending")
-            if isinstance(text, str) and text.strip():
-                todos.append((status, text.strip()))
-    return todos
+    for path in tools.changed_files(name, item.input):
+        digest.files.setdefault(path, []).append(name)
+    todos = tools.todos(name, item.input)
+    if todos is not None:
+        digest.todos = todos
 
 
 def _line(text: str) -> str:
@@ -199,9 +171,11 @@ def cap(text: str) -> str:
     return text[: MAX_HANDOFF_CHARS - 40] + "\n\n[… cut: the hand-off was too long]\n"
 
 
-def handoff_text(replay: Replay, snap: SessionSnapshot, what: What) -> str:
+def handoff_text(
+    replay: Replay, snap: SessionSnapshot, what: What, tools: ToolVocabulary | None = None
+) -> str:
     """The answer or the brief of ``snap``; raises ``NothingToHandOff``, and ``NotFound``
-    when the transcript cannot be read."""
+    when the transcript cannot be read. ``tools``: the session's agent's (see ``brief``)."""
     if what is What.ANSWER:
         return cap(last_answer(replay, snap))
-    return brief(snap, replay.items(snap, MAIN_THREAD))
+    return brief(snap, replay.items(snap, MAIN_THREAD), tools)

@@ -16,7 +16,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -25,6 +25,7 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from agentbar.core import jsonsafe
+from agentbar.core.agents.base import AgentKit, ToolVocabulary
 from agentbar.core.engine import EngineStats
 from agentbar.core.launch.manager import TaskManager
 from agentbar.core.launch.task import TaskInfo
@@ -43,7 +44,7 @@ from agentbar.core.server.security import Guard, error
 from agentbar.core.server.windows import WindowLink
 
 __all__ = [
-    "CONTEXT", "Context", "Gate", "GatedSite", "Guard", "Sessions", "broadcast",
+    "CONTEXT", "AgentEntry", "Context", "Gate", "GatedSite", "Guard", "Sessions", "broadcast",
     "broadcast_task", "build_app", "quiet_library_logs", "web",
 ]  # fmt: skip
 
@@ -72,6 +73,24 @@ class Sessions(Protocol):
     def stats(self) -> EngineStats: ...
 
 
+@dataclass(frozen=True, slots=True)
+class AgentEntry:
+    """One agent this agentbar knows, as the window lists it (``GET /api/agents``)."""
+
+    agent: Agent
+    name: str  # what a person calls it ("Claude Code")
+    launch: bool  # agentbar can start it (new, resume, fork)
+    replay: bool  # its sessions can be read in the window
+
+    @classmethod
+    def of(cls, kit: AgentKit) -> AgentEntry:
+        return cls(kit.agent, kit.display_name, kit.launch is not None, kit.replay is not None)
+
+    def to_json(self) -> dict[str, object]:
+        return {"agent": str(self.agent), "name": self.name, "launch": self.launch,
+                "replay": self.replay}  # fmt: skip
+
+
 @dataclass
 class Context:
     engine: Sessions
@@ -80,7 +99,8 @@ class Context:
     guard: Guard
     web_dir: Path
     clients: set[asyncio.Queue[bytes | None]] = field(default_factory=set)
-    agents: tuple[Agent, ...] = ()  # the agents this agentbar knows (its kits')
+    agents: tuple[AgentEntry, ...] = ()  # the agents this agentbar knows (its kits')
+    tools: Mapping[Agent, ToolVocabulary] = field(default_factory=dict)  # for hand-offs
     tasks: TaskManager | None = None  # launched agents, when this process owns them
     quit: Callable[[str], None] | None = None  # ask the process to quit ("keep"/"stop" tasks)
     window: WindowLink = field(default_factory=WindowLink)  # what the windows show
@@ -99,6 +119,7 @@ def build_app(ctx: Context, gate: Gate | None = None) -> web.Application:
     app.on_shutdown.append(_close_clients)
     routes = [
         web.get("/api/health", health),
+        web.get("/api/agents", agents),
         web.get("/api/sessions", sessions),
         web.get("/api/sessions/{session_id}", session),
         web.get("/api/sessions/{session_id}/items", items),
@@ -152,7 +173,7 @@ def _agent_param(request: web.Request) -> Agent | None:
     raw = request.query.get("agent")
     if not raw:
         return None
-    known = _ctx(request).agents
+    known = [entry.agent for entry in _ctx(request).agents]
     if raw not in known:
         raise BadRequest(f"agent must be one of {', '.join(known)}")
     return Agent(raw)
@@ -203,6 +224,10 @@ async def _counts(ctx: Context) -> dict[SessionKey, dict[str, int]] | None:
 
 
 @guarded
+async def agents(request: web.Request) -> web.Response:
+    return json_reply({"agents": [entry.to_json() for entry in _ctx(request).agents]})
+
+
 async def health(request: web.Request) -> web.Response:
     ctx = _ctx(request)
     return json_reply(

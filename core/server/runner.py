@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 import agentbar.assets
-from agentbar.core.agents.base import AgentKit, replay_adapters
+from agentbar.core.agents.base import AgentKit, replay_adapters, tool_vocabularies
 from agentbar.core.config import Settings
 from agentbar.core.model import StateChange
 from agentbar.core.privacy import write_private
@@ -97,7 +97,8 @@ class LoopbackServer:
         self.context = self._app.Context(
             engine=engine,
             replay=Replay(roots, replay_adapters(kits)),
-            agents=tuple(kit.agent for kit in kits),
+            agents=tuple(self._app.AgentEntry.of(kit) for kit in kits),
+            tools=tool_vocabularies(kits),
             searcher=searcher,
             guard=self.guard,
             web_dir=static or web_dir(),

@@ -84,7 +84,7 @@ class _Handlers:
 
     def _agent(self, request: web.Request, raw: object) -> Agent:
         """The agent a request names, one of the kits'; 400 for any other value."""
-        known = self._ctx_of(request).agents
+        known = [entry.agent for entry in self._ctx_of(request).agents if entry.launch]
         if not isinstance(raw, str) or raw not in known:
             raise Refused(400, "bad_request", f"agent must be one of {', '.join(known)}")
         return Agent(raw)
@@ -253,7 +253,9 @@ class _Handlers:
         ctx = self._ctx_of(request)
         snap = self._session(request)
         what = self._what(request.query.get("what"))
-        text = await self._call(request, lambda: handoff_text(ctx.replay, snap, what))
+        text = await self._call(
+            request, lambda: handoff_text(ctx.replay, snap, what, ctx.tools.get(snap.key.agent))
+        )
         return json_reply({"what": str(what), "text": text})
 
     async def handoff(self, request: web.Request) -> web.StreamResponse:
@@ -265,7 +267,9 @@ class _Handlers:
         target = body.get("to")
         if not isinstance(target, dict) or not (("task" in target) ^ ("agent" in target)):
             raise Refused(400, "bad_request", 'to must be {"task": ID} or {"agent": NAME}')
-        text = await self._call(request, lambda: handoff_text(ctx.replay, snap, what))
+        text = await self._call(
+            request, lambda: handoff_text(ctx.replay, snap, what, ctx.tools.get(snap.key.agent))
+        )
         if "task" in target:
             task_id = str(target["task"])
             if not _TASK_ID.match(task_id):

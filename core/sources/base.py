@@ -1,8 +1,9 @@
 """The seam between the engine and one agent's files: what an adapter must provide (any thread).
 
 An adapter knows where its agent keeps files, which of them are sessions, sub-agents or live
-registries, and how each line becomes ``records``. Nothing outside ``agentbar.core.sources``
-knows an agent's file shapes.
+registries, and how each line becomes ``records``. The adapters live in each agent's package
+(``agentbar.core.agents.<agent>``); nothing outside them knows an agent's file shapes. Here are
+the protocols they fill and the helpers they share.
 """
 
 from __future__ import annotations

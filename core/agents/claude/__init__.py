@@ -11,6 +11,8 @@ from agentbar.core.agents.claude.files import AGENT, ClaudeSource, default_claud
 from agentbar.core.agents.claude.hooks import HOOKS
 from agentbar.core.agents.claude.launch import LAUNCH
 from agentbar.core.agents.claude.replay import REPLAY
+from agentbar.core.agents.claude.tools import TOOLS
+from agentbar.core.sources.base import JS_RUNTIMES
 from agentbar.core.state.fusion import AgentTraits
 
 # A transcript may carry no end-of-turn marker (Claude 2.0.x): 15 s of quiet after answer text
@@ -35,4 +37,6 @@ KIT = AgentKit(
     replay=REPLAY,
     launch=LAUNCH,
     hooks=HOOKS,
+    tools=TOOLS,
+    process_names=("claude", *JS_RUNTIMES),
 )

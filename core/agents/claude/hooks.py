@@ -10,8 +10,9 @@ from pathlib import Path
 
 from agentbar.core.agents.base import HookEdit, HookRemoval
 from agentbar.core.agents.claude import settings
+from agentbar.core.agents.claude.events import claude_events
 from agentbar.core.hooks.files import Record
-from agentbar.core.hooks.spec import HookCommand, claude_events
+from agentbar.core.hooks.spec import HookCommand
 from agentbar.core.hooks.target import AgentStatus, Target, command_notes
 
 DISABLED_NOTE = (

@@ -18,8 +18,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from agentbar.core.agents.claude.events import claude_events
 from agentbar.core.agents.claude.files import AGENT, ClaudeSource
-from agentbar.core.hooks.spec import HookCommand, claude_events
+from agentbar.core.hooks.spec import HookCommand
 from agentbar.core.launch.keys import AgentKeys
 from agentbar.core.launch.request import LaunchRequest, Mode, Program
 from agentbar.core.launch.status_scrape import UUID_PATTERN, StatusPlan

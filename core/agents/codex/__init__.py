@@ -11,6 +11,8 @@ from agentbar.core.agents.codex.files import AGENT, CodexSource, default_codex_h
 from agentbar.core.agents.codex.hooks import HOOKS
 from agentbar.core.agents.codex.launch import LAUNCH
 from agentbar.core.agents.codex.replay import REPLAY
+from agentbar.core.agents.codex.tools import TOOLS
+from agentbar.core.sources.base import JS_RUNTIMES
 from agentbar.core.state.fusion import AgentTraits
 
 # Every turn ends with a marker. A rollout with no turn yet is usually one being created for
@@ -35,4 +37,7 @@ KIT = AgentKit(
     replay=REPLAY,
     launch=LAUNCH,
     hooks=HOOKS,
+    tools=TOOLS,
+    # The native binary ships as e.g. codex-x86_64-unknown-linux-musl.
+    process_names=("codex", *JS_RUNTIMES),
 )

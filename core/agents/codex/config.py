@@ -22,15 +22,10 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Array, InlineTable, Table
 
+from agentbar.core.agents.codex.events import CODEX_EVENTS, codex_event_label
 from agentbar.core.agents.codex.files import AGENT
 from agentbar.core.hooks.errors import HooksFileError
-from agentbar.core.hooks.spec import (
-    CODEX_EVENTS,
-    MARKER,
-    HookCommand,
-    codex_event_label,
-    is_ours,
-)
+from agentbar.core.hooks.spec import MARKER, HookCommand, is_ours
 
 LEGACY_FEATURE = "codex_hooks"  # the key before 0.129; still an alias after
 FEATURE = "hooks"

@@ -11,13 +11,9 @@ from pathlib import Path
 
 from agentbar.core.agents.base import HookEdit, HookRemoval
 from agentbar.core.agents.codex import config
+from agentbar.core.agents.codex.events import CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
 from agentbar.core.hooks.files import Record
-from agentbar.core.hooks.spec import (
-    CODEX_EVENTS,
-    CODEX_HOOKS_DEFAULT_ON,
-    HookCommand,
-    parse_version,
-)
+from agentbar.core.hooks.spec import HookCommand, parse_version
 from agentbar.core.hooks.target import AgentStatus, Target, command_notes
 
 REVIEW_NOTE = (

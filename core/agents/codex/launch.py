@@ -20,14 +20,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from agentbar.core.agents.codex.events import CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
 from agentbar.core.agents.codex.files import AGENT
 from agentbar.core.hooks.layers import toml_value
-from agentbar.core.hooks.spec import (
-    CODEX_EVENTS,
-    CODEX_HOOKS_DEFAULT_ON,
-    HookCommand,
-    parse_version,
-)
+from agentbar.core.hooks.spec import HookCommand, parse_version
 from agentbar.core.launch.keys import AgentKeys
 from agentbar.core.launch.request import LaunchRequest, Mode, Program
 from agentbar.core.launch.status_scrape import UUID_PATTERN, StatusPlan

@@ -22,12 +22,12 @@ from typing import Any
 from agentbar.core import records as rec
 from agentbar.core.agents.codex.files import AGENT
 from agentbar.core.agents.codex.rollout import (
-    _INJECTED_PREFIXES,
+    INJECTED_PREFIXES,
     CodexRolloutParser,
-    _decode_arguments,
-    _find_key,
-    _output_text,
-    _texts,
+    content_texts,
+    decode_arguments,
+    find_key,
+    output_text,
 )
 from agentbar.core.replay import model as rm
 from agentbar.core.replay.files import Line
@@ -110,7 +110,7 @@ class CodexReplayParser:
                     model=self._model,
                 )
             case rec.ToolResult(call_id=call_id) if payload.get("type") != "local_shell_call":
-                text, _ = _output_text(payload.get("output"))
+                text, _ = output_text(payload.get("output"))
                 out.add(
                     rm.ItemKind.TOOL_RESULT,
                     text,
@@ -142,7 +142,8 @@ class CodexReplayParser:
                 parts = [p for p in (cwd, originator, version and f"Codex {version}") if p]
                 out.add(rm.ItemKind.NOTE, " · ".join(parts), name="session_meta")
             case rec.Bookkeeping(kind="context") if _injected(payload):
-                out.add(rm.ItemKind.NOTE, "\n".join(_texts(payload.get("content"))), name="context")
+                context = "\n".join(content_texts(payload.get("content")))
+                out.add(rm.ItemKind.NOTE, context, name="context")
             case rec.Activity(kind=kind) if kind in _SHOWN_ACTIVITY:
                 shown = {k: v for k, v in payload.items() if k not in ("type", "id")}
                 out.add(rm.ItemKind.NOTE, rm.json_text(shown), name=kind)
@@ -163,14 +164,14 @@ def _injected(payload: dict[str, Any]) -> bool:
     prompt itself is shown from its event)."""
     if payload.get("role") != "user":
         return True
-    text = "".join(_texts(payload.get("content"))).lstrip()
-    return text.startswith(("<", *_INJECTED_PREFIXES))
+    text = "".join(content_texts(payload.get("content"))).lstrip()
+    return text.startswith(("<", *INJECTED_PREFIXES))
 
 
 def _call_input(payload: dict[str, Any]) -> Any:
     kind = payload.get("type")
     if kind == "function_call":
-        args, raw = _decode_arguments(payload.get("arguments"))
+        args, raw = decode_arguments(payload.get("arguments"))
         return args if args is not None else raw
     if kind == "custom_tool_call":
         return payload.get("input")
@@ -205,8 +206,8 @@ class CodexReplay:
                 continue
             if obj.get("type") == "session_meta" and nickname is None:
                 payload = _payload(obj)
-                nickname = _find_key(payload, "agent_nickname")
-                role = _find_key(payload, "agent_role")
+                nickname = find_key(payload, "agent_nickname")
+                role = find_key(payload, "agent_role")
             for record in found:
                 started = started or record.ts
                 if isinstance(record, rec.Prompt):

@@ -90,7 +90,7 @@ def _tokens(obj: _Json, key: str) -> int:
     return token_count(obj.get(key))
 
 
-def _texts(items: object) -> list[str]:
+def content_texts(items: object) -> list[str]:
     """The ``text`` strings of a list of parts (content items, summaries, output items)."""
     if not isinstance(items, list):
         return []
@@ -107,7 +107,7 @@ def _has_image(parts: object) -> bool:
     )
 
 
-def _find_key(value: object, key: str, depth: int = 6) -> str | None:
+def find_key(value: object, key: str, depth: int = 6) -> str | None:
     """The first string stored under ``key`` anywhere in ``value`` (breadth-first, bounded)."""
     layer = [value]
     for _ in range(depth):
@@ -141,7 +141,7 @@ _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.MU
 _ESCALATION_ASKS_UNDER = frozenset({None, "on-request"})
 
 
-def _decode_arguments(raw: object) -> tuple[_Json | None, str]:
+def decode_arguments(raw: object) -> tuple[_Json | None, str]:
     """A function call's arguments as an object (None when not one) and as text."""
     if isinstance(raw, dict):
         return raw, jsonsafe.dumps(raw).decode()
@@ -245,15 +245,15 @@ _EXIT_HEADER = re.compile(r"^(?:Process exited with code|Exit code:)\s*(-?\d+)\s
 _STRUCTURED_EXIT = re.compile(r'"metadata"\s*:\s*\{\s*"exit_code"\s*:\s*(-?\d+)')
 
 
-def _output_text(output: object) -> tuple[str, bool | None]:
+def output_text(output: object) -> tuple[str, bool | None]:
     """The model-visible text of a tool output and its explicit success flag, if it has one."""
     if isinstance(output, str):
         return output, None
     if isinstance(output, list):
-        return "".join(_texts(output)), None
+        return "".join(content_texts(output)), None
     if isinstance(output, dict):
         content = output.get("content")
-        text = content if isinstance(content, str) else "".join(_texts(content))
+        text = content if isinstance(content, str) else "".join(content_texts(content))
         success = output.get("success")
         return text, success if isinstance(success, bool) else None
     return "", None
@@ -285,7 +285,7 @@ def _is_denial(text: str) -> bool:
 
 def _result_flags(output: object) -> tuple[bool, bool]:
     """``(is_error, denied)`` of a tool output."""
-    text, success = _output_text(output)
+    text, success = output_text(output)
     denied = _is_denial(text)
     return denied or success is False or _exit_code_failed(text), denied
 
@@ -300,7 +300,7 @@ _CHECKPOINT_VERSION = 1
 _MAX_PENDING_PROMPTS = 16
 _OVERSIZED_PROMPT_KEY = "\x00oversized"
 
-_INJECTED_PREFIXES = (
+INJECTED_PREFIXES = (
     "<environment_context>",
     "<user_instructions>",
     "# AGENTS.md instructions",
@@ -637,7 +637,7 @@ class CodexRolloutParser:
         if kind != "UserMessage":
             return [Activity(kind=kind)]
         content = item.get("content")
-        text = "".join(_texts(content))
+        text = "".join(content_texts(content))
         if not text.strip():
             if not _has_image(content):
                 return [Bookkeeping(kind="UserMessage")]
@@ -701,7 +701,7 @@ class CodexRolloutParser:
 
     def _message(self, payload: _Json) -> list[Record]:
         role = payload.get("role")
-        texts = _texts(payload.get("content"))
+        texts = content_texts(payload.get("content"))
         if role == "assistant":
             phase = payload.get("phase")
             text = "".join(texts)
@@ -722,11 +722,11 @@ class CodexRolloutParser:
 
     def _reasoning(self, payload: _Json) -> list[Record]:
         self._s.round_output = True
-        return [Thinking(text="\n".join(_texts(payload.get("summary"))))]
+        return [Thinking(text="\n".join(content_texts(payload.get("summary"))))]
 
     def _function_call(self, payload: _Json) -> list[Record]:
         name = _str(payload, "name") or "?"
-        args, raw = _decode_arguments(payload.get("arguments"))
+        args, raw = decode_arguments(payload.get("arguments"))
         return self._tool_call(payload, name, args, raw, freeform=False)
 
     def _custom_tool_call(self, payload: _Json) -> list[Record]:
@@ -819,7 +819,7 @@ class CodexRolloutParser:
 
     def _legacy_user_message(self, role: object, text: str) -> list[Record]:
         stripped = text.lstrip()
-        if role != "user" or stripped.startswith(_INJECTED_PREFIXES):
+        if role != "user" or stripped.startswith(INJECTED_PREFIXES):
             cwd = None
             if stripped.startswith("<environment_context>") and (m := _CWD_TAG.search(text)):
                 cwd = m[1].strip()
@@ -845,7 +845,7 @@ def _parent_thread(payload: _Json, own_id: str) -> str | None:
     parent = _str(payload, "parent_thread_id")
     source = payload.get("source")
     if not parent and isinstance(source, dict) and "subagent" in source:
-        parent = _find_key(source["subagent"], "parent_thread_id")
+        parent = find_key(source["subagent"], "parent_thread_id")
         if not parent:
             # Newer builds name the root thread in ``session_id``; a sub-agent's differs from its id
             root = _str(payload, "session_id")

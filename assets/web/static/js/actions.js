@@ -19,6 +19,16 @@ async function runningTasks() {
   }
 }
 
+// The agents this agentbar knows and can launch, as the server lists them (its agent kits).
+let launchable = null;
+async function launchableAgents() {
+  if (launchable === null) {
+    const body = await getJSON('/api/agents');
+    launchable = body.agents.filter((a) => a.launch);
+  }
+  return launchable;
+}
+
 // The Resume / Fork / Hand-off controls of a replay, and its task's Approve / Deny.
 export function sessionActions(session) {
   const note = h('span', { class: 'action-note', 'aria-live': 'polite' });
@@ -95,8 +105,10 @@ function handoffForm(session, note) {
     h('span', null, 'Send'), what, h('span', null, 'to'), target, send);
   form.refresh = async () => {
     clear(target);
-    target.append(h('option', { value: 'agent:claude' }, `a new Claude in ${shortPath(session.project)}`));
-    target.append(h('option', { value: 'agent:codex' }, `a new Codex in ${shortPath(session.project)}`));
+    for (const agent of await launchableAgents()) {
+      target.append(h('option', { value: `agent:${agent.agent}` },
+        `a new ${agent.name} in ${shortPath(session.project)}`));
+    }
     for (const task of (await runningTasks()) || []) {
       if (task.session_id === session.session_id) continue;
       target.append(h('option', { value: `task:${task.task_id}` },
@@ -141,8 +153,10 @@ export class TasksPanel {
   }
 
   form() {
-    const agent = h('select', { name: 'agent', 'aria-label': 'Agent' },
-      h('option', { value: 'claude' }, 'Claude Code'), h('option', { value: 'codex' }, 'Codex'));
+    const agent = h('select', { name: 'agent', 'aria-label': 'Agent' });
+    launchableAgents().then((agents) => {
+      for (const a of agents) agent.append(h('option', { value: a.agent }, a.name));
+    }, () => {});
     const projects = h('datalist', { id: 'launch-projects' });
     const project = h('input', {
       name: 'project', type: 'text', placeholder: '/path/to/project', list: 'launch-projects',

@@ -93,7 +93,7 @@ class App {
     delete this.main.dataset.ready;
     const path = window.location.pathname;
     const params = new URLSearchParams(window.location.search);
-    const session = path.match(/^\/session\/(claude|codex)\/([A-Za-z0-9][A-Za-z0-9._-]{0,127})\/?$/);
+    const session = path.match(/^\/session\/([a-z][a-z0-9_-]{0,31})\/([A-Za-z0-9][A-Za-z0-9._-]{0,127})\/?$/);
     document.body.dataset.view = session ? 'replay' : (path === '/search' ? 'search' : 'board');
     for (const link of document.querySelectorAll('.site-nav a')) {
       link.toggleAttribute('aria-current', link.dataset.view === document.body.dataset.view);

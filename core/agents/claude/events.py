@@ -1,0 +1,27 @@
+"""The Claude Code hook events agentbar installs, by the version that has each (pure)."""
+
+from __future__ import annotations
+
+from agentbar.core.hooks.spec import parse_version
+
+# Claude Code events and the first version that has each (agent-formats.md 2.5 and 6). Claude
+# validates its settings, so an event an older build does not know is left out for that build.
+CLAUDE_EVENTS: tuple[tuple[str, tuple[int, ...]], ...] = (
+    ("SessionStart", (1, 0, 62)),
+    ("UserPromptSubmit", (1, 0, 54)),
+    ("PreToolUse", (1, 0, 38)),
+    ("PostToolUse", (1, 0, 38)),
+    ("PostToolUseFailure", (2, 1, 33)),  # between 2.1.10 and 2.1.33; the later, to be safe
+    ("PermissionRequest", (2, 0, 45)),
+    ("Notification", (1, 0, 38)),
+    ("Stop", (1, 0, 38)),
+    ("StopFailure", (2, 1, 78)),
+    ("SubagentStop", (1, 0, 41)),
+    ("SessionEnd", (1, 0, 85)),
+)
+
+
+def claude_events(version: str | None) -> list[str]:
+    """The events to hook for this Claude Code version (all of them when it is unknown)."""
+    parsed = parse_version(version)
+    return [name for name, first in CLAUDE_EVENTS if parsed is None or parsed >= first]
