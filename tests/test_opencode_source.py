@@ -327,3 +327,16 @@ def test_an_event_without_a_move_is_not_read_again(tmp_path: Path) -> None:
         assert snapshot._databases[str(path)].reads == reads
     finally:
         writer.close()
+
+
+def test_the_tools_a_hand_off_reads() -> None:
+    tools = KIT.tools
+    assert tools is not None
+    assert tools.changed_files("edit", {"filePath": "/w/a.py", "oldString": "x"}) == ["/w/a.py"]
+    assert tools.changed_files("write", {"filePath": "/w/b.py", "content": ""}) == ["/w/b.py"]
+    patch = "*** Begin Patch\n*** Update File: c.py\n*** End Patch"
+    assert tools.changed_files("apply_patch", {"patchText": patch}) == ["c.py"]
+    assert tools.changed_files("bash", {"command": "rm x"}) == []
+    todos = {"todos": [{"content": "Write it", "status": "in_progress", "priority": "high"}]}
+    assert tools.todos("todowrite", todos) == [("in_progress", "Write it")]
+    assert tools.todos("read", {}) is None

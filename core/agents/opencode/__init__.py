@@ -16,6 +16,7 @@ from agentbar.core.agents.opencode.files import (
 from agentbar.core.agents.opencode.launch import LAUNCH
 from agentbar.core.agents.opencode.plugin import HOOKS
 from agentbar.core.agents.opencode.replay import REPLAY
+from agentbar.core.agents.opencode.tools import TOOLS
 from agentbar.core.sources.base import JS_RUNTIMES
 from agentbar.core.state.fusion import AgentTraits
 
@@ -43,5 +44,6 @@ KIT = AgentKit(
     replay=REPLAY,
     launch=LAUNCH,
     hooks=HOOKS,
+    tools=TOOLS,
     process_names=("opencode", *JS_RUNTIMES),  # 1.18: opencode.exe; 1.1: node bin/opencode
 )
