@@ -134,6 +134,13 @@ class OpencodeSnapshot:
         except DatabaseBusy as exc:
             log.debug("opencode holds %s (%s); reading it later", path, exc)
             return []
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                log.debug("opencode is still creating %s (%s)", path, exc)
+                return []  # its migrations run at its first start: read it once they are in
+            log.warning("cannot read opencode's database %s: %s", path, exc)
+            self._stamps[str(path)] = stamp  # not again until it changes
+            return []
         except sqlite3.Error as exc:
             log.warning("cannot read opencode's database %s: %s", path, exc)
             self._stamps[str(path)] = stamp  # not again until it changes
