@@ -340,3 +340,22 @@ def test_the_tools_a_hand_off_reads() -> None:
     todos = {"todos": [{"content": "Write it", "status": "in_progress", "priority": "high"}]}
     assert tools.todos("todowrite", todos) == [("in_progress", "Write it")]
     assert tools.todos("read", {}) is None
+
+
+def test_its_permission_dialog_is_an_approval_prompt() -> None:
+    """The dialog as opencode 1.18.33 draws it (rows copied from its screen)."""
+    from agentbar.core.launch.screen import find_prompt
+
+    rows = [
+        "     $ touch made.txt",
+        "  ┃  △ Permission required",
+        "  ┃    # Shell command",
+        "  ┃",
+        "  ┃  $ touch made.txt",
+        "  ┃",
+        "  ┃   Allow once   Allow always   Reject           ctrl+f fullscreen  ⇆ select",
+    ]
+    prompt = find_prompt(rows)
+    assert prompt is not None and prompt.question == "Permission required"
+    assert "$ touch made.txt" in "\n".join(prompt.rows)
+    assert find_prompt(rows[:-1]) is None  # answered: the buttons are gone
