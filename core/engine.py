@@ -55,6 +55,7 @@ from agentbar.core.search import SearchEntry
 from agentbar.core.session_record import SessionRecord, SessionTable
 from agentbar.core.snapshots import SnapshotBoard
 from agentbar.core.sources.base import AgentSource, Owner, RegistryEntry, StreamKind
+from agentbar.core.sources.snapshot import SnapshotFeed
 from agentbar.core.state import fusion, hooks, turns
 from agentbar.core.state.hooks import HookState
 from agentbar.core.state.turns import TurnState
@@ -132,6 +133,7 @@ class Engine:
         self.hot_seconds = hot_seconds
         self.settle_seconds = settle_seconds
         self.streams = StreamTable(sources, max_line_bytes=max_line_bytes, max_open=max_open_files)
+        self.snapshots = SnapshotFeed(sources)  # sessions kept in a database (opencode)
         self._inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
         self._sessions = SessionTable()
         self._binder = ProcessBinder(
@@ -259,6 +261,7 @@ class Engine:
             while len(batch) < MAX_BATCH:
                 batch.append(self._inbox.get_nowait())
         work = self._sort(batch)
+        self._fold_snapshots(list(work.touched.values()))
         for path in work.touched.values():
             stream = self.streams.lookup_or_add(path)
             if stream is not None:
@@ -343,6 +346,7 @@ class Engine:
         """Find new files (everywhere, or under ``folder``) and read them; a full rescan also
         stats every known file and reads the changed ones (and so notices the gone ones)."""
         new = self.streams.scan(folder)
+        self._fold_snapshots(None)
         if folder is not None:
             for stream in new:
                 self._read(stream, budget=None)
@@ -363,10 +367,19 @@ class Engine:
         ]
         for registry in self.streams.registries():
             self._read_if_changed(registry)
+        self._fold_snapshots(None)
         for path in hot:
             stream = self.streams.get(path)
             if stream is not None:
                 self._read_if_changed(stream)
+
+    def _fold_snapshots(self, paths: list[Path] | None) -> None:
+        """New records of the sessions kept in databases (``sources/snapshot.py``)."""
+        for new in self.snapshots.read(paths) if self.snapshots else ():
+            key = SessionKey(new.stream.spec.agent, new.owner.session_id)
+            if new.fresh and key in self._sessions:  # restored from the index: fold it anew
+                self._sessions[key].turn, self._sessions[key].facts = TurnState(), SessionFacts()
+            self._apply(new.stream, new.owner, new.records)
 
     def _read_if_changed(self, stream: Stream) -> None:
         if stream.changed_on_disk() is not False:

@@ -37,7 +37,8 @@ from agentbar.core.sources.base import WatchRoot
 
 log = logging.getLogger(__name__)
 
-WATCHED_SUFFIXES = (".jsonl", ".json", ".zst")
+# Transcripts and registries; a database agent's store and its WAL (opencode's ``opencode.db``).
+WATCHED_SUFFIXES = (".jsonl", ".json", ".zst", ".db", ".db-wal")
 # Only events that mean content changed. Opening and closing without writing are reported by
 # inotify too, and the engine's own reads would otherwise wake it up again forever.
 _CONTENT_EVENTS = (
@@ -149,7 +150,11 @@ class FileWatcher:
                     self._post(Rescan(root.path))  # anything written before the watch existed
                     continue
                 ancestor = _nearest_existing(root.path)
-                if ancestor is not None:
+                # A folder the handler watches already reports new folders (a Rescan), and the
+                # next tick's ensure() watches the root: a second, creation-only watch on it
+                # took the handler's file events away (watchdog, Linux: opencode's WAL went
+                # unseen once its storage folder was waited for this way).
+                if ancestor is not None and ancestor not in self._watched:
                     wanted.add(ancestor)
             for folder in set(self._sentinels) - wanted:
                 observer.unschedule(self._sentinels.pop(folder))

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from agentbar.core.hooks.files import Record
 from agentbar.core.hooks.spec import HookCommand
@@ -50,6 +50,7 @@ __all__ = [
     "HookRemoval",
     "HookTarget",
     "LaunchProfile",
+    "PromptOption",
     "StatusScreen",
     "ToolVocabulary",
     "by_agent",
@@ -134,6 +135,16 @@ class LaunchProfile(Protocol):
         """The session id the agent's own live registry gives process ``pid`` (None: no
         registry, or no entry yet)."""
         ...
+
+
+@runtime_checkable
+class PromptOption(Protocol):
+    """A launch profile whose agent takes the first prompt after an option (opencode's
+    ``--prompt``: its positional argument is the project folder), not as the last argument:
+    ``--prompt=<text>``."""
+
+    @property
+    def prompt_option(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,11 +6,12 @@ under ``agentbar.core.agents`` and one line here.
 
 from __future__ import annotations
 
-from agentbar.core.agents import claude, codex, gemini
+from agentbar.core.agents import claude, codex, gemini, opencode
 from agentbar.core.agents.base import AgentKit
 
 KITS: tuple[AgentKit, ...] = (
     claude.KIT,
     codex.KIT,
     gemini.KIT,
+    opencode.KIT,
 )

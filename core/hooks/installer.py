@@ -36,8 +36,11 @@ def hook_target(agent: Agent, settings: Settings) -> HookTarget:
 
 
 def hooked_agents(settings: Settings) -> list[Agent]:
-    """The agents whose settings files agentbar's hooks can go into."""
-    return [kit.agent for kit in settings.kits if kit.hooks is not None]
+    """The agents whose settings files agentbar's hooks can go into (an agent with no folder
+    known here is left out)."""
+    return [
+        kit.agent for kit in settings.kits if kit.hooks is not None and settings.homes_of(kit.agent)
+    ]
 
 
 def target(agent: Agent, settings: Settings) -> Target:

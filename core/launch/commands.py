@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from agentbar.core.agents.base import LaunchProfile
+from agentbar.core.agents.base import LaunchProfile, PromptOption
 from agentbar.core.hooks.spec import HookCommand
 from agentbar.core.launch.request import LaunchRequest, Program
 
@@ -40,7 +40,9 @@ def command_line(
     argv += profile.args(
         request, program, hooks=hooks, session_id=session_id, bypass_hook_trust=bypass_hook_trust
     )
-    if request.prompt:
+    if request.prompt and isinstance(profile, PromptOption):
+        argv.append(f"{profile.prompt_option}={request.prompt}")  # never taken for an option
+    elif request.prompt:
         if request.prompt.startswith("-"):
             argv.append("--")  # a prompt is never an option
         argv.append(request.prompt)

@@ -22,6 +22,10 @@ import pyte
 # or Gemini CLI's "Allow once" ("Allow execution of [Shell]?", the choice marked with "●").
 _QUESTION = re.compile(r"\b(Do you want|Would you like|Allow)\b[^?]{0,200}\?")
 _FIRST_CHOICE_YES = re.compile(r"^[\s│|>❯›▶*●]*1[.)]\s+(?:Yes|Allow once)\b")
+# opencode's: "△ Permission required" over the request, its first choice "Allow once" in a row
+# of buttons ("Allow once   Allow always   Reject").
+_PERMISSION = re.compile(r"\bPermission required\b")
+_ALLOW_ONCE_FIRST = re.compile(r"^[\s┃│|]*Allow once\b.*\bReject\b")
 BRACKETED_PASTE = 2004
 _PRIVATE_SHIFT = 5  # pyte stores DEC private modes shifted left by 5
 
@@ -85,10 +89,14 @@ def find_prompt(lines: list[str]) -> Prompt | None:
     """The approval prompt these screen lines show, if any (the lowest one wins: a TUI that
     scrolls keeps old dialogs above the live one)."""
     for index in range(len(lines) - 1, -1, -1):
-        if not _FIRST_CHOICE_YES.match(lines[index]):
+        if _ALLOW_ONCE_FIRST.match(lines[index]):
+            question = _PERMISSION
+        elif _FIRST_CHOICE_YES.match(lines[index]):
+            question = _QUESTION
+        else:
             continue
         for above in range(index - 1, max(index - 40, -1), -1):
-            found = _QUESTION.search(lines[above])
+            found = question.search(lines[above])
             if found is not None:
                 block = tuple(line for line in lines[above : index + 1] if line.strip())
                 return Prompt(question=found.group(0).strip(), rows=block)

@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
 from agentbar.core import jsonsafe
 from agentbar.core.model import iso
 from agentbar.core.records import Usage
-from agentbar.core.replay.files import Line
+from agentbar.core.replay.files import AgentRoots, Line, TranscriptFile
 
 MAIN_THREAD = "main"
 INLINE_PREFIX = "inline:"  # thread id of a sub-agent written inline in the main transcript
@@ -258,6 +258,16 @@ class ReplayAdapter(Protocol):
     def inline_thread(self, root: Line, lines: Iterator[Line]) -> list[int] | None:
         """Offsets of the lines of the inline sub-agent thread whose first line is ``root``
         (None when ``root`` does not start one), from the lines after it."""
+        ...
+
+
+@runtime_checkable
+class RendersTranscript(Protocol):
+    """An adapter whose sessions are not files of lines (rows of a database): it renders one
+    as lines for replay, from the transcript locator the engine gave it."""
+
+    def transcript(self, path: str, roots: AgentRoots) -> TranscriptFile:
+        """The session's lines; raises ``OutsideRoots`` or ``OSError`` as ``roots.open``."""
         ...
 
 

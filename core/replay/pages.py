@@ -34,6 +34,7 @@ from agentbar.core.replay.model import (
     Focus,
     ItemKind,
     Page,
+    RendersTranscript,
     ReplayAdapter,
     ReplayItem,
     ReplayParser,
@@ -228,8 +229,12 @@ class Replay:
     def _resolve(self, snap: SessionSnapshot, thread: str) -> tuple[TranscriptFile, _Thread]:
         inline = thread.startswith(INLINE_PREFIX)
         where = self._thread(snap, MAIN_THREAD if inline else thread)
+        adapter: object = self.adapters.get(snap.key.agent)  # it may render, as well
         try:
-            file = self.roots.open(where.path)
+            if isinstance(adapter, RendersTranscript):  # a session kept in a database
+                file = adapter.transcript(where.path, self.roots)
+            else:
+                file = self.roots.open(where.path)
         except OutsideRoots as exc:
             raise NotFound(str(exc)) from None
         except OSError as exc:

@@ -57,6 +57,11 @@ class _AnsweringScreen(pyte.Screen):
         if not private:
             super().select_graphic_rendition(*attrs)
 
+    def report_device_status(self, mode: int, *, private: bool = False) -> None:
+        """pyte's handler takes no ``private`` flag and raises on ``CSI ? 6 n`` (opentui, the
+        TUI of opencode 1.1, asks that way), which would end the reader thread."""
+        super().report_device_status(mode)
+
 
 class AgentTerminal:
     def __init__(

@@ -1,0 +1,64 @@
+"""opencode in a PTY agentbar owns: its command lines and keys (pure).
+
+    opencode [-s <id> [--fork]] [--prompt <text>]
+
+The TUI's only positional argument is the project folder, so the prompt goes with
+``--prompt`` (``PromptOption``), never last on its own. ``-s``/``--session`` continues a session
+and ``--fork`` makes a copy of it first (both in 1.1.65 and 1.18.33). opencode takes no
+per-launch plugin layer: its events reach agentbar through the plugin ``agentbar hooks
+install`` puts in its plugins folder, which binds the task by the pid on its lines. The
+permission dialog offers "Allow once" first (Enter), and Escape rejects.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentbar.core.hooks.spec import HookCommand
+from agentbar.core.launch.keys import AgentKeys
+from agentbar.core.launch.request import LaunchRequest, Mode, Program
+
+KEYS = AgentKeys(
+    approve=b"\r",
+    deny=b"\x1b",
+    enter_pause=1.0,
+    exit_keys=((b"\x1b", 0.3), (b"/exit", 0.6), (b"\r", 0.0)),
+)
+
+
+class OpencodeLaunch:
+    program_env = "AGENTBAR_OPENCODE"
+    keys = KEYS
+    session_vars = ("OPENCODE_PID",)
+    status = None  # no screen of opencode's names its session id
+    prompt_option = "--prompt"
+
+    def preassigned_id(self, request: LaunchRequest, program: Program) -> str | None:
+        return None  # opencode picks its own session id
+
+    def args(
+        self,
+        request: LaunchRequest,
+        program: Program,
+        *,
+        hooks: HookCommand | None,
+        session_id: str | None,
+        bypass_hook_trust: bool,
+    ) -> list[str]:
+        if request.mode is Mode.NEW:
+            return []
+        assert request.source is not None
+        args = ["-s", request.source]
+        return [*args, "--fork"] if request.mode is Mode.FORK else args
+
+    def hooks_run_unreviewed(self, bypass_hook_trust: bool) -> bool:
+        return True  # the installed plugin runs without a review
+
+    def approve_keys(self, prompt_rows: tuple[str, ...]) -> bytes:
+        return KEYS.approve
+
+    def registry_session(self, homes: tuple[Path, ...], pid: int) -> str | None:
+        return None  # no live registry
+
+
+LAUNCH = OpencodeLaunch()

@@ -1,0 +1,75 @@
+"""opencode 1.18.33 launched from agentbar's task manager (what the tray's and the window's
+Launch, Resume and Fork call), in a PTY agentbar owns, with agentbar's plugin installed and a
+live engine in this process: the launch binds to its session, an approval answered through
+``TaskManager.approve`` (keys into our own PTY), a stop by its own exit keys, and a resume.
+Not covered: a resume or fork that also sends a prompt (``-s <id> --prompt=...`` showed the
+session without running the prompt in one run; not looked into further), and fork.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+from cli_install import ensure_installed
+from cli_runner import agentbar
+from model_server import Reply, thinking
+from opencode_rig import VERSIONS, opencode_env, write_config
+from test_launch_agents import Launcher, launcher
+
+from agentbar.core.launch.request import LaunchRequest, Mode
+from agentbar.core.launch.task import Status
+from agentbar.core.model import Agent, State, WaitingFor
+
+if TYPE_CHECKING:
+    from conftest import Rig
+
+pytestmark = pytest.mark.conformance
+
+OPENCODE = VERSIONS[0]  # the current release
+AGENT = Agent("opencode")
+
+
+@pytest.fixture
+def opencode(rig: Rig) -> Iterator[Launcher]:
+    binary = ensure_installed(OPENCODE.cli)
+    rig.env.update(opencode_env(rig.env))
+    write_config(rig.home, rig.server.url)
+    installed = agentbar(rig.env, "hooks", "install", "--agent", "opencode", "--yes")
+    assert installed.returncode == 0, installed.stderr
+    run = launcher(rig, {AGENT: (str(binary),)})
+    yield run
+    run.manager.shutdown(keep=False)
+    run.service.close()
+
+
+def test_opencode_launch_approve_stop_resume(opencode: Launcher) -> None:
+    rig, manager = opencode.rig, opencode.manager
+    rig.server.script.add(
+        thinking(Reply.tool("bash", {"command": "touch made.txt", "description": "Make it"})),
+        Reply.text("Made made.txt."),
+    )
+    info = manager.launch(LaunchRequest(AGENT, str(rig.project), prompt="make a file"))
+    bound = opencode.bound(info)
+    assert bound.session_id is not None and bound.session_id.startswith("ses_")
+    waiting = opencode.state(bound, lambda s: s.state.state is State.INPUT_REQUIRED)
+    assert waiting.state.waiting_for is WaitingFor.APPROVAL
+    assert "touch made.txt" in waiting.state.detail and waiting.task_id == bound.task_id
+    opencode.screen(bound, "Permission required")
+    answered = manager.approve(bound.task_id)
+    assert answered.cleared, manager.task(bound.task_id).screen_text()
+    opencode.wait("the approved command", (rig.project / "made.txt").exists)
+    done = opencode.state(bound, lambda s: s.state.detail == "Made made.txt.")
+    assert done.state.state is State.DONE and done.process is not None
+    stopped = manager.stop(bound.task_id)
+    assert stopped.status is Status.EXITED, stopped
+    ended = opencode.state(bound, lambda s: s.state.state is State.ENDED)
+
+    # Resume: the same session, bound at once, back under the new task with its process.
+    resumed = opencode.bound(manager.launch_from(ended, Mode.RESUME))
+    assert resumed.session_id == bound.session_id
+    back = opencode.state(resumed, lambda s: s.state.state is State.DONE and s.process is not None)
+    assert back.task_id == resumed.task_id and back.state.detail == "Made made.txt."
+    assert manager.stop(resumed.task_id).status is Status.EXITED
+    opencode.state(resumed, lambda s: s.state.state is State.ENDED)
