@@ -44,7 +44,7 @@ def parser_and_commands(prog: str = "agentbar") -> tuple[argparse.ArgumentParser
     """The headless commands' parser, and its subcommands for a front end to add its own."""
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Which of your Claude Code and Codex sessions needs you.",
+        description="Which of your coding agents' sessions needs you.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr too")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")

@@ -27,7 +27,7 @@ LABEL = "io.github.agentbar"
 DESKTOP_FILE = "agentbar.desktop"
 RUN_KEY = r"Software\Microsoft\Windows\CurrentVersion\Run"
 RUN_VALUE = "agentbar"
-COMMENT = "Which of your Claude Code and Codex sessions needs you"
+COMMENT = "Which of your coding agents' sessions needs you"
 
 
 class Autostart(Protocol):
