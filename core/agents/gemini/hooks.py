@@ -27,8 +27,8 @@ from agentbar.core.hooks.target import AgentStatus, Target, command_notes
 # The events that say where a turn stands (the model and tool-selection events run several
 # times per turn and say nothing the others do not).
 # What the hook program needs of Gemini CLI, on the command line agentbar installs: its event
-# names translated by this package's own ``hook_payload.py``.
-CALLER = HookCaller(AGENT, translator=Path(__file__).with_name("hook_payload.py"))
+# names translated by this package's own ``gemini_hook_payload.py``.
+CALLER = HookCaller(AGENT, translator=Path(__file__).with_name("gemini_hook_payload.py"))
 
 EVENTS = ["SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool",
           "Notification"]  # fmt: skip
