@@ -158,16 +158,9 @@ class ClaudeReplayParser:
                 return out.add(rm.ItemKind.COMPACTION, text, name=trigger)
             case rec.TitleSet(title=title):
                 return out.add(rm.ItemKind.NOTE, title, name="title")
-            case rec.Bookkeeping(kind=kind) if kind in _NOTE_BOOKKEEPING:
-                return out.add(rm.ItemKind.NOTE, content_text(_message_content(obj)), name=kind)
-            case rec.Bookkeeping(kind=kind) if kind.startswith("system/"):
-                text = nonempty_str(obj.get("content")) or ""
-                return out.add(rm.ItemKind.NOTE, text, name=kind)
-            case rec.Bookkeeping(kind=kind) if kind in ("permission-mode", "mode"):
-                mode = nonempty_str(obj.get("permissionMode")) or nonempty_str(obj.get("mode"))
-                return out.add(rm.ItemKind.NOTE, mode or "", name=kind)
-            case rec.Bookkeeping(kind=kind) if kind not in _HIDDEN_BOOKKEEPING:
-                return out.add(rm.ItemKind.NOTE, "", name=kind)
+            case rec.Bookkeeping(kind=kind):
+                note = _bookkeeping_text(kind, obj)
+                return None if note is None else out.add(rm.ItemKind.NOTE, note, name=kind)
             case rec.Unknown(kind=kind):
                 return out.add(rm.ItemKind.UNKNOWN, rm.json_text(obj), name=kind)
         return None
@@ -232,6 +225,17 @@ class ClaudeReplayParser:
             call_id=self._spawns.get(prompt),
         )
         out.link(thread)
+
+
+def _bookkeeping_text(kind: str, obj: dict[str, Any]) -> str | None:
+    """The note a bookkeeping line of this kind shows, or None for the kinds no one reads."""
+    if kind in _NOTE_BOOKKEEPING:
+        return content_text(_message_content(obj))
+    if kind.startswith("system/"):
+        return nonempty_str(obj.get("content")) or ""
+    if kind in ("permission-mode", "mode"):
+        return nonempty_str(obj.get("permissionMode")) or nonempty_str(obj.get("mode")) or ""
+    return None if kind in _HIDDEN_BOOKKEEPING else ""
 
 
 def _model(obj: dict[str, Any]) -> str | None:

@@ -245,31 +245,7 @@ def remove(
     removed = 0
     hooks = result.get("hooks")
     if isinstance(hooks, Table | InlineTable):
-        state = hooks.get("state")
-        for event in [k for k in hooks if k != "state"]:
-            groups = hooks[event]
-            if not isinstance(groups, AoT | Array):
-                continue
-            touched = False
-            for gi in reversed(range(len(groups))):
-                handlers = _group_handlers(groups[gi])
-                if not any(is_ours(_plain(h)) for h in handlers):
-                    continue
-                removed += 1
-                touched = True
-                ours = [hi for hi, h in enumerate(handlers) if is_ours(_plain(h))]
-                if isinstance(state, Table | InlineTable):
-                    for hi in ours:
-                        state.pop(trust_key(config_path, event, gi, hi), None)
-                if len(ours) == len(handlers):
-                    del groups[gi]
-                else:
-                    for hi in reversed(ours):
-                        del handlers[hi]
-            if touched and len(groups) == 0 and (created is None or f"hooks.{event}" in created):
-                del hooks[event]
-        if isinstance(state, Table | InlineTable) and len(state) == 0:
-            del hooks["state"]
+        removed += _remove_from_hooks(hooks, config_path=config_path, created=created)
         if removed and len(hooks) == 0 and (created is None or "hooks" in created):
             del result["hooks"]
     if status(result, config_path).notify == "agentbar":
@@ -282,6 +258,50 @@ def remove(
             if len(features) == 0:
                 del result["features"]
     return result, removed
+
+
+def _remove_from_hooks(
+    hooks: Table | InlineTable, *, config_path: str, created: list[str] | None
+) -> int:
+    """Takes agentbar's groups and their trust records out of ``hooks``, with an event list it
+    leaves empty that agentbar created and an emptied ``state``. Returns how many groups went."""
+    state = hooks.get("state")
+    trust = state if isinstance(state, Table | InlineTable) else None
+    removed = 0
+    for event in [k for k in hooks if k != "state"]:
+        groups = hooks[event]
+        if not isinstance(groups, AoT | Array):
+            continue
+        taken = _remove_from_groups(groups, trust, config_path=config_path, event=event)
+        if taken and len(groups) == 0 and (created is None or f"hooks.{event}" in created):
+            del hooks[event]
+        removed += taken
+    if trust is not None and len(trust) == 0:
+        del hooks["state"]
+    return removed
+
+
+def _remove_from_groups(
+    groups: AoT | Array, trust: Table | InlineTable | None, *, config_path: str, event: str
+) -> int:
+    """Takes agentbar's handlers out of one event's groups (a group of only agentbar's goes
+    whole) and their records out of ``trust``. Returns how many groups held one."""
+    removed = 0
+    for gi in reversed(range(len(groups))):  # from the end: a deleted group shifts none before
+        handlers = _group_handlers(groups[gi])
+        ours = [hi for hi, h in enumerate(handlers) if is_ours(_plain(h))]
+        if not ours:
+            continue
+        removed += 1
+        if trust is not None:
+            for hi in ours:
+                trust.pop(trust_key(config_path, event, gi, hi), None)
+        if len(ours) == len(handlers):
+            del groups[gi]
+        else:
+            for hi in reversed(ours):
+                del handlers[hi]
+    return removed
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -93,6 +93,8 @@ class CodexReplayParser:
     def _item(
         self, record: rec.Record, obj: dict[str, Any], payload: dict[str, Any], out: rm.LineItems
     ) -> None:
+        """The exchange (prompts, answers, calls and their output) and what the items after it
+        carry (the model, the running usage total); every other record is a note."""
         match record:
             case rec.Prompt(text=text):
                 out.add(rm.ItemKind.USER, text)
@@ -109,20 +111,35 @@ class CodexReplayParser:
                     input=_call_input(payload),
                     model=self._model,
                 )
-            case rec.ToolResult(call_id=call_id) if payload.get("type") != "local_shell_call":
-                text, _ = output_text(payload.get("output"))
-                out.add(
-                    rm.ItemKind.TOOL_RESULT,
-                    text,
-                    call_id=call_id,
-                    is_error=record.is_error,
-                    denied=record.denied,
-                )
-                self._links(text, out, call_id)
+            case rec.ToolResult():
+                self._tool_result(record, payload, out)
             case rec.ModelSeen(model=model):
                 self._model = model
             case rec.UsageReport(usage=usage):
                 self._total = usage
+            case _:
+                self._note(record, obj, payload, out)
+
+    def _tool_result(
+        self, record: rec.ToolResult, payload: dict[str, Any], out: rm.LineItems
+    ) -> None:
+        if payload.get("type") == "local_shell_call":
+            return  # the completed call's own line: its call item shows it, it has no output
+        text, _ = output_text(payload.get("output"))
+        out.add(
+            rm.ItemKind.TOOL_RESULT,
+            text,
+            call_id=record.call_id,
+            is_error=record.is_error,
+            denied=record.denied,
+        )
+        self._links(text, out, record.call_id)
+
+    def _note(
+        self, record: rec.Record, obj: dict[str, Any], payload: dict[str, Any], out: rm.LineItems
+    ) -> None:
+        """Turn ends and failures, errors, Codex's own bookkeeping and activity, unknown lines."""
+        match record:
             case rec.TurnEnded() if payload.get("type") not in _TURN_END_EVENTS:
                 pass  # inferred from the running totals: it depends on lines before the page
             case rec.TurnEnded(error=error) if error:
