@@ -142,9 +142,12 @@ def test_every_entry_works_over_dbusmenu(tray: Tray, sni_host: object) -> None:
     menu_path = tray.sni_props()["Menu"]
     tray.start_waiting(A, "/work/live")
     tray.start_running(B, "/work/busy")
+    # The registry may be read before the transcript that gives B its title: wait for both.
     root = wait_until(
-        "all three sessions",
-        lambda: (m := tray.menu()) and "Running (1)" in [n.label for n in m.children] and m,
+        "both sessions, titled",
+        lambda: (m := tray.menu())
+        and "Claude Code · busy — Write the docs" in [n.label for n in m.children]
+        and m,
     )
     assert [n.label for n in root.children] == [
         "Needs you (1)",
