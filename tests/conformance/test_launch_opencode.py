@@ -57,6 +57,11 @@ def test_opencode_launch_approve_stop_resume(opencode: Launcher) -> None:
     assert waiting.state.waiting_for is WaitingFor.APPROVAL
     assert "touch made.txt" in waiting.state.detail and waiting.task_id == bound.task_id
     opencode.screen(bound, "Permission required")
+    # The dialog's header is drawn a frame before its row of buttons; Approve answers the
+    # dialog only once both are on screen (as a person would see it).
+    opencode.wait(
+        "the dialog's buttons", lambda: manager.task(bound.task_id).refresh_prompt(), 30.0
+    )
     answered = manager.approve(bound.task_id)
     assert answered.cleared, manager.task(bound.task_id).screen_text()
     opencode.wait("the approved command", (rig.project / "made.txt").exists)
