@@ -9,6 +9,7 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from agentbar.core.errors import Fault, FaultKind
 from agentbar.core.index import Index, IndexUnusable, SessionRow, StreamRow
@@ -29,6 +30,17 @@ REWRITE_FAILED = Fault(
 )
 
 
+class StandIns(Protocol):
+    """The stand-in streams of sessions kept in a database (``sources/snapshot.py``)."""
+
+    def streams(self) -> list[Stream]: ...
+
+
+class _NoStandIns:
+    def streams(self) -> list[Stream]:
+        return []
+
+
 class IndexWriter:
     def __init__(
         self,
@@ -37,12 +49,16 @@ class IndexWriter:
         sessions: SessionTable,
         *,
         report: Callable[[Fault], None],
+        standins: StandIns | None = None,
     ) -> None:
-        """``report`` hears of the faults a person should know about (an index rebuilt)."""
+        """``report`` hears of the faults a person should know about (an index rebuilt).
+        ``standins``' streams have their search rows saved, never a stream row: no source
+        claims them back at a start (their readers keep their own cursors)."""
         self.index = index
         self._streams = streams
         self._sessions = sessions
         self._report = report
+        self._standins = standins or _NoStandIns()
         self.deleted_streams: set[str] = set()
         self.search_chars = 0  # search text read and not yet saved
 
@@ -139,7 +155,7 @@ class IndexWriter:
         new ones for the save that drops the old."""
         batch = SearchBatch(index_now=False, provisional=True)
         staged = []
-        for stream in self._streams:
+        for stream in [*self._streams, *self._standins.streams()]:
             if stream.search and stream.session is not None and not stream.search_reset:
                 batch.owners[stream.path] = FileOwner(
                     stream.session, stream.agent_id or MAIN_THREAD
@@ -160,11 +176,15 @@ class IndexWriter:
         search rows in the full-text index at once)."""
         streams = [s for s in self._streams if s.unsaved]
         sessions = [s for s in self._sessions if s.unsaved]
-        if not (streams or sessions or self.deleted_streams or self._sessions.deleted):
+        standins = [s for s in self._standins.streams() if s.search or s.search_reset]
+        if not (streams or sessions or standins or self.deleted_streams or self._sessions.deleted):
             return
-        if not self._save(streams, sessions, index_now=index_now):
+        if not self._save(streams, sessions, standins, index_now=index_now):
             return
         self.search_chars = 0
+        for stream in standins:
+            stream.search.clear()
+            stream.search_reset = False
         for stream in streams:
             stream.unsaved = False
             stream.search.clear()
@@ -175,7 +195,12 @@ class IndexWriter:
         self._sessions.deleted.clear()
 
     def _save(
-        self, streams: list[Stream], sessions: list[SessionRecord], *, index_now: bool
+        self,
+        streams: list[Stream],
+        sessions: list[SessionRecord],
+        standins: list[Stream],
+        *,
+        index_now: bool,
     ) -> bool:
         try:
             self.index.save(
@@ -183,7 +208,7 @@ class IndexWriter:
                 [session_row(s) for s in sessions],
                 deleted_streams=self.deleted_streams,
                 deleted_sessions=self._sessions.deleted,
-                search=self._search_batch(streams, index_now=index_now),
+                search=self._search_batch([*streams, *standins], index_now=index_now),
             )
         except sqlite3.DatabaseError as exc:
             log.error("index write failed (%s); rewriting it from memory", exc)

@@ -23,6 +23,8 @@ from engine_harness import Rig
 from agentbar.core.agents.opencode.files import AGENT
 from agentbar.core.config import Settings
 from agentbar.core.engine import PathTouched
+from agentbar.core.replay.files import AgentRoots
+from agentbar.core.search import Searcher
 from agentbar.core.sources.base import ProcessInfo
 
 RECORDED = Path(__file__).parent / "data" / "recorded"
@@ -137,5 +139,47 @@ def test_recorded_scenario(scenario: Path, tmp_path: Path) -> None:
             if expect["detail"]:
                 assert expect["detail"] in snap.state.detail, (mark["label"], snap.state)
             assert snap.project == doc["project"]
+    finally:
+        rig.close()
+
+
+ANSWERS = sorted(RECORDED.glob("opencode-*/answer/scenario.json"))
+
+
+@pytest.mark.parametrize("scenario", ANSWERS, ids=_id)
+def test_search_finds_a_recorded_session_after_a_restart(scenario: Path, tmp_path: Path) -> None:
+    """The prompt and the answer of a recorded session are found by search (as the CLI
+    searches, and under the server's folder rule), and still, once each, after agentbar
+    restarts and reads the store again."""
+    doc: dict[str, Any] = json.loads(scenario.read_text())
+    home = tmp_path / "home"
+    config_dir, data_dir = home / ".config" / "opencode", home / ".local" / "share" / "opencode"
+    data_dir.mkdir(parents=True)
+    settings = Settings(homes={AGENT: (config_dir, data_dir)}, data_dir=tmp_path / "data")
+    folder = scenario.parent / doc["marks"][-1]["folder"]
+    copy_mark(folder, data_dir, settings.events_dir(AGENT))
+    rig = Rig(home=home, settings=settings)
+    rig.clock.advance(newest_ms(folder) + 5.0 - rig.clock.time())
+    roots = AgentRoots(settings.agent_roots)
+
+    def hits(word: str) -> list[tuple[str, str, str]]:
+        found = []
+        for searcher in (Searcher(settings.index_path), Searcher(settings.index_path, roots=roots)):
+            try:
+                found.append([(h.key.session_id, h.kind, h.thread) for h in searcher.search(word)])
+            finally:
+                searcher.close()
+        assert found[0] == found[1], found  # the server's folder rule keeps them
+        return found[0]
+
+    try:
+        for _ in range(2):  # a first start, then a restart over the same index
+            rig.open()
+            rig.tick(0.5)
+            (snap,) = rig.sessions().values()
+            session_id = snap.key.session_id
+            assert hits("2+2") == [(session_id, "prompt", "main")]
+            assert hits("answer is") == [(session_id, "answer", "main")]
+            assert hits("nothing-said-here") == []
     finally:
         rig.close()

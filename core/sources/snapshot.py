@@ -12,6 +12,9 @@ folds the records exactly as it folds a transcript's.
 The engine's index does not keep these sessions' cursors: a reader starts from the beginning
 on every start of agentbar, and the first batch of each session in a run is marked ``fresh``
 so the engine folds the session again from nothing instead of on top of what it restored.
+The stand-in streams' search rows are saved in the index under their locators (never as
+stream rows, which no source would claim back at the next start): a stand-in's first rows in
+a run replace the ones saved before (``search_reset``), as they were read from nothing too.
 """
 
 from __future__ import annotations
@@ -93,6 +96,10 @@ class SnapshotFeed:
     def __bool__(self) -> bool:
         return bool(self._readers)
 
+    def streams(self) -> list[Stream]:
+        """The stand-in streams made so far in this run."""
+        return list(self._streams.values())
+
     def claims(self, path: Path) -> bool:
         return any(reader.claims(path) for _, reader in self._readers)
 
@@ -122,6 +129,7 @@ class SnapshotFeed:
                 agent_id_hint=batch.owner.agent_id,
             )
             stream = Stream(spec=spec, source=source, parser=_NoLines(), unsaved=False)
+            stream.search_reset = True  # its rows from an earlier run go: these are all of them
             self._streams[batch.locator] = stream
         root = f"{source.agent}:{batch.owner.session_id}"
         fresh = root not in self._roots
