@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentbar.core.agents.base import PromptOption
+from agentbar.core.agents.base import PromptOption, TypedPrompt
 from agentbar.core.agents.opencode import KIT, homes
 from agentbar.core.agents.opencode.database import DatabaseBusy, DatabaseReader
 from agentbar.core.agents.opencode.files import AGENT, OpencodeSnapshot, OpencodeSource
@@ -281,6 +281,11 @@ def test_launch_lines() -> None:
         "ses_1",
         "--fork",
     )
+    # A resume's prompt is typed into the TUI once it is ready, never given to -s.
+    resume = LaunchRequest(AGENT, "/w", mode=Mode.RESUME, source="ses_1", prompt="go on")
+    assert isinstance(KIT.launch, TypedPrompt) and KIT.launch.types_prompt(resume)
+    assert not KIT.launch.types_prompt(LaunchRequest(AGENT, "/w", prompt="go"))
+    assert command_line(KIT.launch, resume, program, hooks=None).argv == ("opencode", "-s", "ses_1")
 
 
 def proc(*argv: str, name: str = "opencode", cwd: str = "/w") -> ProcessInfo:
