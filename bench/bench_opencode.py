@@ -9,6 +9,14 @@ times spread over the last weeks), kept in WAL mode. Then, with ``--runs`` repet
 3. live: a read after one new turn was written (what each change of the WAL costs);
 4. baseline: ``SELECT count(*)`` over ``part``, the cheapest full pass SQLite can make.
 
+Then, ``--starts`` times each, agentbar's start as the engine makes it (``Engine.catch_up()``
+over the real index, the sessions folded and saved, before anything is shown):
+
+5. first start: an empty index, every session read;
+6. a restart: the index of the last run, its cursor resumed (the sessions unchanged since are
+   not read);
+7. a restart after one session changed while agentbar was off.
+
 Medians and p99 in milliseconds, with the database's size. Nothing passes or fails.
 
     python bench/bench_opencode.py --sessions 2000 --turns 20
@@ -25,7 +33,12 @@ import time
 from pathlib import Path
 
 from agentbar.core.agents.opencode.database import DatabaseReader
+from agentbar.core.agents.opencode.files import AGENT
 from agentbar.core.agents.opencode.translate import Translator
+from agentbar.core.config import Settings
+from agentbar.core.engine import Engine
+from agentbar.core.index import Index
+from agentbar.core.procs import FakeProcessTable
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATE = REPO / "tests" / "data" / "recorded" / "opencode-1.18.33" / "approve-plugin" / "02"
@@ -72,6 +85,38 @@ def add_turn(path: Path, n: int) -> None:
     conn.close()
 
 
+def engine_start(data_dir: Path, agentbar_dir: Path) -> float:
+    """Milliseconds of one start of the engine over opencode's folder alone."""
+    settings = Settings(
+        homes={AGENT: (data_dir.parent / "config", data_dir)}, data_dir=agentbar_dir
+    )
+    engine = Engine(
+        settings.sources(),
+        Index.open(settings.index_path),
+        processes=FakeProcessTable(),
+        traits=settings.traits(),
+    )
+    began = time.perf_counter()
+    engine.catch_up()
+    took = (time.perf_counter() - began) * 1000
+    engine.stop()
+    engine.index.close()
+    return took
+
+
+def starts(path: Path, runs: int) -> None:
+    first, again, changed = [], [], []
+    for run in range(runs):
+        with tempfile.TemporaryDirectory() as agentbar_dir:
+            first.append(engine_start(path.parent, Path(agentbar_dir)))
+            again.append(engine_start(path.parent, Path(agentbar_dir)))
+            add_turn(path, 1000 + run)
+            changed.append(engine_start(path.parent, Path(agentbar_dir)))
+    print(f"first start (empty index)   {figures(first)}")
+    print(f"restart, nothing changed    {figures(again)}")
+    print(f"restart, one session moved  {figures(changed)}")
+
+
 def figures(samples: list[float]) -> str:
     ordered = sorted(samples)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
@@ -83,6 +128,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=2000)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--starts", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "opencode.db"
@@ -113,6 +159,7 @@ def main() -> None:
         print(f"read, nothing changed     {figures(idle)}")
         print(f"read after one new row    {figures(live)}")
         print(f"baseline count(*) of part {figures(base)}")
+        starts(path, args.starts)
         holder.close()
 
 

@@ -51,7 +51,7 @@ from agentbar.core.model import (
 from agentbar.core.process_binding import ProcessBinder
 from agentbar.core.procs import ProcessTable
 from agentbar.core.records import Bookkeeping, Record, TitleSet, Unknown
-from agentbar.core.search import SearchEntry
+from agentbar.core.search import SEARCHABLE, SearchEntry, search_entry
 from agentbar.core.session_record import SessionRecord, SessionTable
 from agentbar.core.snapshots import SnapshotBoard
 from agentbar.core.sources.base import AgentSource, Owner, RegistryEntry, StreamKind
@@ -140,7 +140,9 @@ class Engine:
             self._sessions, processes, _one_per_agent(self.sources), self.clock
         )
         self._tasks = TaskLinks(self._sessions, exiting=self._binder.process_exiting)
-        self._writer = IndexWriter(index, self.streams, self._sessions, report=self._report)
+        self._writer = IndexWriter(
+            index, self.streams, self._sessions, report=self._report, standins=self.snapshots
+        )
         self._board = SnapshotBoard(self._sessions, self.streams, self._tasks, self.clock)
         self._subscribers: list[Callable[[StateChange], None]] = []
         self._fault_subscribers: list[Callable[[Fault], None]] = []
@@ -379,7 +381,7 @@ class Engine:
             key = SessionKey(new.stream.spec.agent, new.owner.session_id)
             if new.fresh and key in self._sessions:  # restored from the index: fold it anew
                 self._sessions[key].turn, self._sessions[key].facts = TurnState(), SessionFacts()
-            self._apply(new.stream, new.owner, new.records)
+            self._apply(new.stream, new.owner, new.records, _search_rows(new.records))
 
     def _read_if_changed(self, stream: Stream) -> None:
         if stream.changed_on_disk() is not False:
@@ -650,6 +652,13 @@ class Engine:
                 callback(fault)
             except Exception:
                 log.exception("a fault subscriber failed")
+
+
+def _search_rows(records: list[Record]) -> list[SearchEntry]:
+    """The search rows of a stand-in stream's records. Its replay is rendered, so no offset
+    into it is known here: a hit opens the session at its start."""
+    rows = (search_entry(r, 0) for r in records if type(r) in SEARCHABLE)
+    return [row for row in rows if row is not None]
 
 
 def _one_per_agent(sources: Iterable[AgentSource]) -> dict[Agent, AgentSource]:

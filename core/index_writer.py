@@ -9,14 +9,16 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Protocol
 
 from agentbar.core.errors import Fault, FaultKind
 from agentbar.core.index import Index, IndexUnusable, SessionRow, StreamRow
-from agentbar.core.model import SessionKey
+from agentbar.core.model import Agent, SessionKey
 from agentbar.core.search import MAIN_THREAD, FileOwner, SearchBatch, SearchEntry
 from agentbar.core.session_record import SessionRecord, SessionTable
 from agentbar.core.sources.base import StreamKind
 from agentbar.core.streams import Stream, StreamTable
+from agentbar.core.tail import Cursor
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +31,28 @@ REWRITE_FAILED = Fault(
 )
 
 
+class StandIns(Protocol):
+    """The stand-in streams of sessions kept in a database, and their readers' cursors
+    (``sources/snapshot.py``)."""
+
+    def streams(self) -> list[Stream]: ...
+
+    def cursors(self) -> list[tuple[Agent, str, dict[str, Any]]]: ...
+
+    def resume(self, store: str, cursor: dict[str, Any]) -> bool: ...
+
+
+class _NoStandIns:
+    def streams(self) -> list[Stream]:
+        return []
+
+    def cursors(self) -> list[tuple[Agent, str, dict[str, Any]]]:
+        return []
+
+    def resume(self, store: str, cursor: dict[str, Any]) -> bool:
+        return False
+
+
 class IndexWriter:
     def __init__(
         self,
@@ -37,12 +61,18 @@ class IndexWriter:
         sessions: SessionTable,
         *,
         report: Callable[[Fault], None],
+        standins: StandIns | None = None,
     ) -> None:
-        """``report`` hears of the faults a person should know about (an index rebuilt)."""
+        """``report`` hears of the faults a person should know about (an index rebuilt).
+        ``standins``' streams have their search rows saved, never a stream row: no source
+        claims them back at a start. Their readers' cursors are saved as stream rows of their
+        stores' paths instead, and given back to them at the next start."""
         self.index = index
         self._streams = streams
         self._sessions = sessions
         self._report = report
+        self._standins = standins or _NoStandIns()
+        self._cursors_saved: dict[str, dict[str, Any]] = {}
         self.deleted_streams: set[str] = set()
         self.search_chars = 0  # search text read and not yet saved
 
@@ -80,6 +110,9 @@ class IndexWriter:
             self._load_stream(stream_row)
 
     def _load_stream(self, stream_row: StreamRow) -> None:
+        if self._standins.resume(stream_row.path, stream_row.parser):
+            self._cursors_saved[stream_row.path] = stream_row.parser
+            return
         found = self._streams.classify(Path(stream_row.path))
         if found is None:
             self.deleted_streams.add(stream_row.path)  # no adapter claims it any more
@@ -139,7 +172,7 @@ class IndexWriter:
         new ones for the save that drops the old."""
         batch = SearchBatch(index_now=False, provisional=True)
         staged = []
-        for stream in self._streams:
+        for stream in [*self._streams, *self._standins.streams()]:
             if stream.search and stream.session is not None and not stream.search_reset:
                 batch.owners[stream.path] = FileOwner(
                     stream.session, stream.agent_id or MAIN_THREAD
@@ -160,11 +193,21 @@ class IndexWriter:
         search rows in the full-text index at once)."""
         streams = [s for s in self._streams if s.unsaved]
         sessions = [s for s in self._sessions if s.unsaved]
-        if not (streams or sessions or self.deleted_streams or self._sessions.deleted):
+        standins = [s for s in self._standins.streams() if s.search or s.search_reset]
+        cursors = [
+            row for row in self._cursor_rows() if self._cursors_saved.get(row.path) != row.parser
+        ]
+        if not (streams or sessions or standins or cursors) and not (
+            self.deleted_streams or self._sessions.deleted
+        ):
             return
-        if not self._save(streams, sessions, index_now=index_now):
+        if not self._save(streams, sessions, standins, cursors, index_now=index_now):
             return
         self.search_chars = 0
+        self._cursors_saved.update((row.path, row.parser) for row in cursors)
+        for stream in standins:
+            stream.search.clear()
+            stream.search_reset = False
         for stream in streams:
             stream.unsaved = False
             stream.search.clear()
@@ -174,22 +217,35 @@ class IndexWriter:
         self.deleted_streams.clear()
         self._sessions.deleted.clear()
 
+    def _cursor_rows(self) -> list[StreamRow]:
+        return [
+            cursor_row(agent, store, cursor) for agent, store, cursor in self._standins.cursors()
+        ]
+
     def _save(
-        self, streams: list[Stream], sessions: list[SessionRecord], *, index_now: bool
+        self,
+        streams: list[Stream],
+        sessions: list[SessionRecord],
+        standins: list[Stream],
+        cursors: list[StreamRow],
+        *,
+        index_now: bool,
     ) -> bool:
+        """Save ``streams``, ``sessions``, the search rows of both kinds of stream and the
+        snapshot readers' ``cursors`` in one transaction."""
         try:
             self.index.save(
-                [stream_row(s) for s in streams],
+                [*(stream_row(s) for s in streams), *cursors],
                 [session_row(s) for s in sessions],
                 deleted_streams=self.deleted_streams,
                 deleted_sessions=self._sessions.deleted,
-                search=self._search_batch(streams, index_now=index_now),
+                search=self._search_batch([*streams, *standins], index_now=index_now),
             )
         except sqlite3.DatabaseError as exc:
             log.error("index write failed (%s); rewriting it from memory", exc)
             try:
                 self.index.replace_all(
-                    [stream_row(s) for s in self._streams],
+                    [*(stream_row(s) for s in self._streams), *self._cursor_rows()],
                     [session_row(s) for s in self._sessions],
                 )
             except sqlite3.Error as again:
@@ -230,6 +286,21 @@ def stream_row(stream: Stream) -> StreamRow:
         odd_times=stream.odd_times,
         clamped=stream.clamped,
         last_error=stream.last_error,
+    )
+
+
+def cursor_row(agent: Agent, store: str, cursor: dict[str, Any]) -> StreamRow:
+    """A snapshot reader's cursor as the stream row of its store (given back at a start)."""
+    return StreamRow(
+        path=store,
+        agent=agent,
+        kind=StreamKind.TRANSCRIPT,
+        session_id=None,
+        agent_id=None,
+        cursor=Cursor.start(),
+        size=-1,
+        mtime_ns=0,
+        parser=cursor,
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentbar.core.agents.base import PromptOption
+from agentbar.core.agents.base import PromptOption, TypedPrompt
 from agentbar.core.agents.opencode import KIT, homes
 from agentbar.core.agents.opencode.database import DatabaseBusy, DatabaseReader
 from agentbar.core.agents.opencode.files import AGENT, OpencodeSnapshot, OpencodeSource
@@ -281,6 +281,11 @@ def test_launch_lines() -> None:
         "ses_1",
         "--fork",
     )
+    # A resume's prompt is typed into the TUI once it is ready, never given to -s.
+    resume = LaunchRequest(AGENT, "/w", mode=Mode.RESUME, source="ses_1", prompt="go on")
+    assert isinstance(KIT.launch, TypedPrompt) and KIT.launch.types_prompt(resume)
+    assert not KIT.launch.types_prompt(LaunchRequest(AGENT, "/w", prompt="go"))
+    assert command_line(KIT.launch, resume, program, hooks=None).argv == ("opencode", "-s", "ses_1")
 
 
 def proc(*argv: str, name: str = "opencode", cwd: str = "/w") -> ProcessInfo:
@@ -359,3 +364,21 @@ def test_its_permission_dialog_is_an_approval_prompt() -> None:
     assert prompt is not None and prompt.question == "Permission required"
     assert "$ touch made.txt" in "\n".join(prompt.rows)
     assert find_prompt(rows[:-1]) is None  # answered: the buttons are gone
+
+
+def test_a_cursor_is_taken_only_by_its_own_file(tmp_path: Path) -> None:
+    path = database("answer", "01", tmp_path)
+    first = DatabaseReader(path)
+    assert first.cursor() == {}  # nothing read: nothing to resume from
+    rows = first.read()
+    cursor = first.cursor()
+    assert rows.parts and cursor["since_ms"] > 0
+    resumed = DatabaseReader(path)
+    assert resumed.resume(cursor)
+    # Its session is within the overlap of the cursor: read whole, its records as before.
+    assert records_of(resumed.read()) == records_of(rows)
+    assert not DatabaseReader(path).resume({"since_ms": "soon", "ino": cursor["ino"]})
+    other = shutil.copy(NEW / "answer" / "01" / "opencode.db", tmp_path / "other.db")
+    os.replace(other, path)  # another file in its place (made while the first was there)
+    assert not DatabaseReader(path).resume(cursor)
+    assert not DatabaseReader(tmp_path / "missing.db").resume(cursor)

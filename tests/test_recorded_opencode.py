@@ -23,6 +23,8 @@ from engine_harness import Rig
 from agentbar.core.agents.opencode.files import AGENT
 from agentbar.core.config import Settings
 from agentbar.core.engine import PathTouched
+from agentbar.core.replay.files import AgentRoots
+from agentbar.core.search import Searcher
 from agentbar.core.sources.base import ProcessInfo
 
 RECORDED = Path(__file__).parent / "data" / "recorded"
@@ -95,6 +97,18 @@ def copy_mark(folder: Path, data_dir: Path, events_dir: Path) -> list[Path]:
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=_id)
 def test_recorded_scenario(scenario: Path, tmp_path: Path) -> None:
+    play(scenario, tmp_path, restart=False)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=_id)
+def test_recorded_scenario_across_restarts(scenario: Path, tmp_path: Path) -> None:
+    """agentbar stopped before each mark and started after it: the database's cursor, kept
+    in the index, makes the start read only what changed meanwhile (the session whole), and
+    the states are the same as when it watched."""
+    play(scenario, tmp_path, restart=True)
+
+
+def play(scenario: Path, tmp_path: Path, *, restart: bool) -> None:
     doc: dict[str, Any] = json.loads(scenario.read_text())
     home = tmp_path / "home"
     config_dir, data_dir = home / ".config" / "opencode", home / ".local" / "share" / "opencode"
@@ -120,8 +134,13 @@ def test_recorded_scenario(scenario: Path, tmp_path: Path) -> None:
             if rig.processes.lookup(PID) is None:
                 rig.processes.add(opencode)
             rig.clock.advance(max(0.0, newest_ms(folder) + 0.5 - rig.clock.time()))
+            if restart:
+                rig.close()
             for path in copy_mark(folder, data_dir, settings.events_dir(AGENT)):
-                rig.engine.post(PathTouched(path))  # type: ignore[union-attr]
+                if not restart:
+                    rig.engine.post(PathTouched(path))  # type: ignore[union-attr]
+            if restart:
+                rig.open()
             rig.tick(0.5)
             if expect["state"] == "ended":
                 rig.processes.remove(PID)
@@ -137,5 +156,112 @@ def test_recorded_scenario(scenario: Path, tmp_path: Path) -> None:
             if expect["detail"]:
                 assert expect["detail"] in snap.state.detail, (mark["label"], snap.state)
             assert snap.project == doc["project"]
+    finally:
+        rig.close()
+
+
+ANSWERS = sorted(RECORDED.glob("opencode-*/answer/scenario.json"))
+
+
+@pytest.mark.parametrize("scenario", ANSWERS, ids=_id)
+def test_search_finds_a_recorded_session_after_a_restart(scenario: Path, tmp_path: Path) -> None:
+    """The prompt and the answer of a recorded session are found by search (as the CLI
+    searches, and under the server's folder rule), and still, once each, after agentbar
+    restarts."""
+    doc: dict[str, Any] = json.loads(scenario.read_text())
+    home = tmp_path / "home"
+    config_dir, data_dir = home / ".config" / "opencode", home / ".local" / "share" / "opencode"
+    data_dir.mkdir(parents=True)
+    settings = Settings(homes={AGENT: (config_dir, data_dir)}, data_dir=tmp_path / "data")
+    folder = scenario.parent / doc["marks"][-1]["folder"]
+    copy_mark(folder, data_dir, settings.events_dir(AGENT))
+    rig = Rig(home=home, settings=settings)
+    rig.clock.advance(newest_ms(folder) + 5.0 - rig.clock.time())
+    roots = AgentRoots(settings.agent_roots)
+
+    def hits(word: str) -> list[tuple[str, str, str]]:
+        found = []
+        for searcher in (Searcher(settings.index_path), Searcher(settings.index_path, roots=roots)):
+            try:
+                found.append([(h.key.session_id, h.kind, h.thread) for h in searcher.search(word)])
+            finally:
+                searcher.close()
+        assert found[0] == found[1], found  # the server's folder rule keeps them
+        return found[0]
+
+    try:
+        for _ in range(2):  # a first start, then a restart over the same index
+            rig.open()
+            rig.tick(0.5)
+            (snap,) = rig.sessions().values()
+            session_id = snap.key.session_id
+            assert hits("2+2") == [(session_id, "prompt", "main")]
+            assert hits("answer is") == [(session_id, "answer", "main")]
+            assert hits("nothing-said-here") == []
+    finally:
+        rig.close()
+
+
+def copy_session_later(database: Path, new_id: str, later_ms: int) -> None:
+    """Another session in ``database``: a copy of its one session's rows, ``later_ms`` on."""
+    conn = sqlite3.connect(database)
+    try:
+        for table, key in (("session", "id"), ("message", "session_id"), ("part", "session_id")):
+            columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+            for row in conn.execute(f"SELECT * FROM {table}").fetchall():
+                values = dict(zip(columns, row, strict=True))
+                values[key] = new_id
+                if table != "session":
+                    values["id"] = f"{values['id']}_{new_id}"
+                if "message_id" in values:
+                    values["message_id"] = f"{values['message_id']}_{new_id}"
+                values["time_updated"] += later_ms
+                marks = ",".join("?" * len(values))
+                conn.execute(f"INSERT INTO {table} VALUES ({marks})", list(values.values()))
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def test_a_start_reads_only_the_sessions_that_changed(tmp_path: Path) -> None:
+    """The database's cursor is kept in the index: a start reads the sessions changed since
+    the last run (each one whole), not the others, whose states the index kept."""
+    scenario = RECORDED / "opencode-1.18.33" / "answer" / "scenario.json"
+    home = tmp_path / "home"
+    config_dir, data_dir = home / ".config" / "opencode", home / ".local" / "share" / "opencode"
+    data_dir.mkdir(parents=True)
+    settings = Settings(homes={AGENT: (config_dir, data_dir)}, data_dir=tmp_path / "data")
+    folder = scenario.parent / "01"
+    copy_mark(folder, data_dir, settings.events_dir(AGENT))
+    database = data_dir / "opencode.db"
+    copy_session_later(database, "ses_later", 60_000)
+    rig = Rig(home=home, settings=settings)
+    rig.clock.advance(newest_ms(folder) + 120.0 - rig.clock.time())
+
+    def start() -> set[str]:
+        """The sessions read at this start; every session is as recorded (its one turn's
+        usage counted once: neither lost nor folded twice)."""
+        engine = rig.open()
+        rig.tick(0.5)
+        sessions = rig.sessions()
+        assert len(sessions) == 2, sorted(sessions)
+        for snap in sessions.values():
+            assert str(snap.state.state) == "ended"  # no opencode process
+            assert (snap.usage.input_tokens, snap.usage.output_tokens) == (120, 30)
+            assert snap.project == "/home/user/project"
+        return {s.spec.session_hint or "" for s in engine.snapshots.streams()}
+
+    try:
+        (answered,) = start() - {"ses_later"}
+        rig.close()
+        # Only the newest session is within the cursor's overlap (a row committed late).
+        assert start() == {"ses_later"}
+        rig.close()
+        conn = sqlite3.connect(database)  # the first session moves while agentbar is off
+        with conn:
+            conn.execute("UPDATE session SET time_updated = time_updated + 120000 WHERE id = ?",
+                         (answered,))  # fmt: skip
+        conn.close()
+        assert answered in start()  # read whole, folded from nothing
     finally:
         rig.close()

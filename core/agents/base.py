@@ -147,6 +147,19 @@ class PromptOption(Protocol):
     def prompt_option(self) -> str: ...
 
 
+@runtime_checkable
+class TypedPrompt(Protocol):
+    """A launch profile whose agent leaves some launches' prompt unsent (opencode's TUI opens
+    a resumed or forked session with its input empty, ``--prompt`` or not): for those
+    (``types_prompt``), agentbar types the prompt into the PTY it owns once ``ready_text`` is
+    on the screen and the screen has settled, then Enter."""
+
+    @property
+    def ready_text(self) -> str: ...
+
+    def types_prompt(self, request: LaunchRequest) -> bool: ...
+
+
 @dataclass(frozen=True, slots=True)
 class HookEdit:
     """What adding agentbar's hooks to one settings file comes to (nothing written yet)."""

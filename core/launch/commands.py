@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from agentbar.core.agents.base import LaunchProfile, PromptOption
+from agentbar.core.agents.base import LaunchProfile, PromptOption, TypedPrompt
 from agentbar.core.hooks.spec import HookCommand
 from agentbar.core.launch.request import LaunchRequest, Program
 
@@ -40,7 +40,9 @@ def command_line(
     argv += profile.args(
         request, program, hooks=hooks, session_id=session_id, bypass_hook_trust=bypass_hook_trust
     )
-    if request.prompt and isinstance(profile, PromptOption):
+    if request.prompt and isinstance(profile, TypedPrompt) and profile.types_prompt(request):
+        pass  # typed into the PTY once the agent is ready (``TaskManager``)
+    elif request.prompt and isinstance(profile, PromptOption):
         argv.append(f"{profile.prompt_option}={request.prompt}")  # never taken for an option
     elif request.prompt:
         if request.prompt.startswith("-"):

@@ -33,7 +33,7 @@ from typing import Protocol
 
 import psutil
 
-from agentbar.core.agents.base import LaunchProfile
+from agentbar.core.agents.base import LaunchProfile, TypedPrompt
 from agentbar.core.config import Settings, UnknownAgent
 from agentbar.core.engine_messages import Message, TaskBound, TaskExited, TaskScreen
 from agentbar.core.errors import LaunchError
@@ -62,6 +62,8 @@ EXIT_WAIT_SECONDS = 4.0  # after the agent's own exit keys
 TERM_WAIT_SECONDS = 3.0  # after SIGTERM, before SIGKILL
 ANSWER_WAIT_SECONDS = 2.5  # for an answered prompt to go
 ECHO_WAIT_SECONDS = 1.5  # for typed text to show before Enter
+READY_WAIT_SECONDS = 60.0  # for a TUI to be ready for a typed first prompt
+READY_SETTLE_SECONDS = 1.0  # ...and its screen to stop changing (the session drawn)
 
 
 class EngineLink(Protocol):
@@ -223,7 +225,32 @@ class TaskManager:
         elif session_id is not None:
             known = Binding(session_id, BindPath.SESSION_ID, 0.0, confirmed=False)
         self._register(task, offsets=offsets, known=known)
+        if request.prompt and isinstance(profile, TypedPrompt) and profile.types_prompt(request):
+            threading.Thread(
+                target=self._type_when_ready,
+                args=(task, request.prompt, profile.ready_text),
+                name=f"agentbar-prompt-{task_id}",
+                daemon=True,
+            ).start()
         return task.info()
+
+    def _type_when_ready(self, task: Task, prompt: str, ready_text: str) -> None:
+        """Type the first prompt of a launch whose agent leaves it unsent (``TypedPrompt``)
+        once ``ready_text`` shows and the screen has stopped changing for a moment."""
+        deadline = time.monotonic() + READY_WAIT_SECONDS
+        last, since = "", time.monotonic()
+        while time.monotonic() < deadline and task.status is Status.RUNNING:
+            screen = task.screen_text()
+            if screen != last:
+                last, since = screen, time.monotonic()
+            elif ready_text in screen and time.monotonic() - since >= READY_SETTLE_SECONDS:
+                try:
+                    self.send_text(task.task_id, prompt)
+                except (LaunchError, OSError) as exc:
+                    log.warning("task %s: its first prompt was not typed: %s", task.task_id, exc)
+                return
+            time.sleep(0.1)
+        log.warning("task %s: not ready for its first prompt; it was not typed", task.task_id)
 
     def launch_from(
         self, session: SessionSnapshot, mode: Mode, *, prompt: str | None = None

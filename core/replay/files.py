@@ -267,12 +267,20 @@ class AgentRoots:
         return real
 
     def contains(self, path: str | os.PathLike[str]) -> bool:
-        """Whether ``path`` may be read: ``resolve`` would take it."""
+        """Whether ``path`` may be read: ``resolve`` would take it, or it names a session in
+        a store inside a root (``<database or folder>#<session id>``, ``sources/snapshot.py``)."""
         try:
             self.resolve(path)
         except (OutsideRoots, OSError, ValueError):
-            return False
+            return self._holds_store_of(os.fspath(path))
         return True
+
+    def _holds_store_of(self, locator: str) -> bool:
+        store, _, session_id = locator.rpartition("#")
+        if not store or not session_id:
+            return False
+        real = os.path.realpath(store)
+        return any(real.startswith(root + os.sep) for root in self.roots) and os.path.exists(real)
 
     def open(self, path: str | os.PathLike[str]) -> TranscriptFile:
         """Open a transcript for reading; raises ``OutsideRoots`` or ``OSError``."""

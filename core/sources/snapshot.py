@@ -9,9 +9,16 @@ read (a tick, a rescan), it answers with new records per session, having kept it
 ``Stream`` (never in the stream table, never stat-ed or re-read by line) so that the engine
 folds the records exactly as it folds a transcript's.
 
-The engine's index does not keep these sessions' cursors: a reader starts from the beginning
-on every start of agentbar, and the first batch of each session in a run is marked ``fresh``
-so the engine folds the session again from nothing instead of on top of what it restored.
+A reader may keep its cursor across starts (``ResumableReader``): the engine's index saves
+each store's cursor as a stream row of the store's path (with the sessions it covers, in one
+transaction) and gives it back at the next start, so a session unchanged since is not read
+again. A reader without one starts from the beginning on every start of agentbar. Either way,
+the first batch of each session in a run is all of that session (a resumed reader reads a
+session whole the first time it changes in a run), marked ``fresh`` so the engine folds the
+session again from nothing instead of on top of what it restored.
+The stand-in streams' search rows are saved in the index under their locators (never as
+stream rows, which no source would claim back at the next start): a stand-in's first rows in
+a run replace the ones saved before (``search_reset``), as they were read from nothing too.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from agentbar.core.model import Agent
 from agentbar.core.records import Record
 from agentbar.core.sources.base import AgentSource, Owner, StreamKind, StreamSpec
 from agentbar.core.streams import Stream
@@ -49,6 +57,20 @@ class SnapshotReader(Protocol):
         """New records since the last read: ``paths`` just changed; None: look at everything
         (a tick or a rescan). Never raises for a busy or unreadable store (it logs, says
         nothing and tries again next time)."""
+        ...
+
+
+@runtime_checkable
+class ResumableReader(Protocol):
+    """A snapshot reader that can resume where the last run stopped."""
+
+    def cursors(self) -> dict[str, dict[str, Any]]:
+        """Each store's cursor (by the store's path): where the next run may resume."""
+        ...
+
+    def resume(self, store: str, cursor: dict[str, Any]) -> bool:
+        """Resume ``store`` from the last run's cursor, before the first read; False when the
+        store is not this reader's or the cursor no longer fits it (then it reads it all)."""
         ...
 
 
@@ -93,6 +115,27 @@ class SnapshotFeed:
     def __bool__(self) -> bool:
         return bool(self._readers)
 
+    def streams(self) -> list[Stream]:
+        """The stand-in streams made so far in this run."""
+        return list(self._streams.values())
+
+    def cursors(self) -> list[tuple[Agent, str, dict[str, Any]]]:
+        """(agent, store, cursor) of every store whose reader keeps one."""
+        return [
+            (source.agent, store, cursor)
+            for source, reader in self._readers
+            if isinstance(reader, ResumableReader)
+            for store, cursor in reader.cursors().items()
+        ]
+
+    def resume(self, store: str, cursor: dict[str, Any]) -> bool:
+        """Give a store's saved cursor to its reader; False when no reader takes it."""
+        return any(
+            reader.resume(store, cursor)
+            for _, reader in self._readers
+            if isinstance(reader, ResumableReader)
+        )
+
     def claims(self, path: Path) -> bool:
         return any(reader.claims(path) for _, reader in self._readers)
 
@@ -122,6 +165,7 @@ class SnapshotFeed:
                 agent_id_hint=batch.owner.agent_id,
             )
             stream = Stream(spec=spec, source=source, parser=_NoLines(), unsaved=False)
+            stream.search_reset = True  # its rows from an earlier run go: these are all of them
             self._streams[batch.locator] = stream
         root = f"{source.agent}:{batch.owner.session_id}"
         fresh = root not in self._roots

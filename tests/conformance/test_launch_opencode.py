@@ -2,8 +2,9 @@
 Launch, Resume and Fork call), in a PTY agentbar owns, with agentbar's plugin installed and a
 live engine in this process: the launch binds to its session, an approval answered through
 ``TaskManager.approve`` (keys into our own PTY), a stop by its own exit keys, and a resume.
-Not covered: a resume or fork that also sends a prompt (``-s <id> --prompt=...`` showed the
-session without running the prompt in one run; not looked into further), and fork.
+A resume and a fork that also send a prompt: 1.18.33 opens a session given with ``-s`` with
+its input empty and ignores ``--prompt``, so agentbar types that prompt into the TUI once it is
+ready (``TypedPrompt``).
 """
 
 from __future__ import annotations
@@ -78,3 +79,32 @@ def test_opencode_launch_approve_stop_resume(opencode: Launcher) -> None:
     assert back.task_id == resumed.task_id and back.state.detail == "Made made.txt."
     assert manager.stop(resumed.task_id).status is Status.EXITED
     opencode.state(resumed, lambda s: s.state.state is State.ENDED)
+
+
+def test_opencode_resume_and_fork_with_a_prompt(opencode: Launcher) -> None:
+    """A resume and a fork that also send a prompt: the prompt runs in the resumed session,
+    and in the fork (a new session; the original keeps its turns)."""
+    rig, manager = opencode.rig, opencode.manager
+    rig.server.script.add(Reply.text("First answer."))
+    first = opencode.bound(manager.launch(LaunchRequest(AGENT, str(rig.project), prompt="first")))
+    opencode.state(first, lambda s: s.state.detail == "First answer.")
+    manager.stop(first.task_id)
+    ended = opencode.state(first, lambda s: s.state.state is State.ENDED)
+
+    rig.server.script.add(Reply.text("Second answer."))
+    resumed = opencode.bound(manager.launch_from(ended, Mode.RESUME, prompt="second"))
+    assert resumed.session_id == first.session_id
+    back = opencode.state(resumed, lambda s: s.state.detail == "Second answer.")
+    assert back.task_id == resumed.task_id and back.state.state is State.DONE
+    manager.stop(resumed.task_id)
+    ended = opencode.state(resumed, lambda s: s.state.state is State.ENDED)
+
+    rig.server.script.add(Reply.text("Forked answer."))
+    forked = opencode.bound(manager.launch_from(ended, Mode.FORK, prompt="third"))
+    assert forked.session_id not in (None, first.session_id)
+    fork_snap = opencode.state(forked, lambda s: s.state.detail == "Forked answer.")
+    assert fork_snap.transcript is not None and forked.session_id in fork_snap.transcript
+    original = opencode.session(first)  # untouched by the fork: still ended
+    assert original is not None and original.state.state is State.ENDED
+    assert original.transcript != fork_snap.transcript
+    assert manager.stop(forked.task_id).status is Status.EXITED

@@ -23,14 +23,25 @@ whose own row moved (opencode touches it at every prompt), those with rows seen 
 minutes, and those with an assistant message not yet completed. A full pass still runs once a
 minute, for anything else (``bench/bench_opencode.py``: a read of a 13 MB database went from
 57 ms to a few).
+
+A start of agentbar resumes from the last run's cursor (``cursor()``, saved in agentbar's
+index with the sessions it covers; ``resume()``): its first read finds the rows changed since,
+and a session is then read whole the first time one of its rows shows up in this run, with
+every session of its tree (the parent and its sub-agents: agentbar folds them as one), since
+the translator knows nothing of it yet. Sessions unchanged since the last run are not read at
+all: their state is the one the index kept. A cursor of another file (the database deleted
+and created again) is not taken.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -53,6 +64,11 @@ _SESSIONS = (
 _MESSAGES = "SELECT id, session_id, time_updated, data FROM message WHERE time_updated >= ?"
 _PARTS = "SELECT id, message_id, session_id, time_updated, data FROM part WHERE time_updated >= ?"
 _IN_SESSIONS = " AND session_id IN ({})"
+_SESSIONS_IN = (
+    "SELECT id, directory, title, parent_id, version, time_created, time_updated"
+    " FROM session WHERE id IN ({})"
+)
+_TREES = "SELECT id, parent_id FROM session"
 
 
 class DatabaseBusy(Exception):
@@ -78,13 +94,30 @@ class DatabaseReader:
         self._last_full = 0.0  # time.monotonic() of the last full pass
         self._seen_at: dict[str, int] = {}  # session -> newest time_updated of its rows
         self._open: set[str] = set()  # sessions with an assistant message not completed
+        self._ino = 0  # the database file's, at the last read
+        self._resumed = False  # since_ms came from the last run: sessions are read whole...
+        self._known: set[str] = set()  # ...the first time they show up (these were)
+
+    def cursor(self) -> dict[str, Any]:
+        """Where the next run may resume (empty before the first read)."""
+        return {"since_ms": self.since_ms, "ino": self._ino} if self.since_ms else {}
+
+    def resume(self, cursor: dict[str, Any]) -> bool:
+        """Resume from the last run's ``cursor()``; False (read everything) when it is not
+        this file's or not a cursor."""
+        since, ino = cursor.get("since_ms"), cursor.get("ino")
+        if not isinstance(since, int) or since <= 0 or self.reads or ino != _inode(self.path):
+            return False
+        self.since_ms, self._ino, self._resumed = since, ino, True
+        return True
 
     def read(self) -> Rows:
         """Rows updated since the last read (all on the first). Raises ``DatabaseBusy`` when
         opencode holds the database, ``sqlite3.Error`` for a file that is not one."""
         floor = max(0, self.since_ms - OVERLAP_MS) if self.since_ms else 0
-        full = not self.since_ms or time.monotonic() - self._last_full > FULL_PASS_S
+        full = not self.full_passes or time.monotonic() - self._last_full > FULL_PASS_S
         try:
+            self._ino = _inode(self.path)
             idle = not Path(f"{self.path}-wal").exists()
             conn = sqlite3.connect(
                 read_only_uri(self.path, immutable=idle), uri=True, timeout=BUSY_TIMEOUT_S,
@@ -105,6 +138,8 @@ class DatabaseReader:
                     where = _IN_SESSIONS.format(",".join("?" * len(chunk)))
                     messages += conn.execute(_MESSAGES + where, (floor, *chunk)).fetchall()
                     parts += conn.execute(_PARTS + where, (floor, *chunk)).fetchall()
+            if self._resumed:
+                sessions, messages, parts = self._whole(conn, sessions, messages, parts)
             conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:
             raise _busy_or(exc) from exc
@@ -149,6 +184,29 @@ class DatabaseReader:
         self.since_ms = newest
         return rows
 
+    def _whole(
+        self, conn: sqlite3.Connection, sessions: list[Any], messages: list[Any], parts: list[Any]
+    ) -> tuple[list[Any], list[Any], list[Any]]:
+        """The rows read, with every row of the trees of sessions seen for the first time in
+        this run (after a resumed cursor: see the module docstring)."""
+        seen = {str(r[0]) for r in sessions} | {str(r[1]) for r in messages}
+        new = (seen | {str(r[2]) for r in parts}) - self._known
+        if not new:
+            return sessions, messages, parts
+        trees = _trees(conn.execute(_TREES).fetchall(), new)
+        self._known |= trees
+        for chunk in _chunks(sorted(trees), IN_CHUNK):
+            marks = ",".join("?" * len(chunk))
+            sessions += conn.execute(_SESSIONS_IN.format(marks), chunk).fetchall()
+            where = _IN_SESSIONS.format(marks)
+            messages += conn.execute(_MESSAGES + where, (0, *chunk)).fetchall()
+            parts += conn.execute(_PARTS + where, (0, *chunk)).fetchall()
+        return (
+            sorted(_unique(sessions), key=lambda r: (_int(r[6]), str(r[0]))),
+            list(_unique(messages)),
+            list(_unique(parts)),
+        )
+
     def _active(self, moved: set[str]) -> set[str]:
         """Sessions whose rows may have changed since the last read."""
         horizon = self.since_ms - ACTIVE_MS
@@ -167,6 +225,33 @@ class DatabaseReader:
             self._open.add(session_id)
         elif body.get("role") == "assistant":
             self._open.discard(session_id)
+
+
+def _trees(pairs: Iterable[tuple[object, object]], sessions: set[str]) -> set[str]:
+    """Every session id in the trees (parent, sub-agents, theirs) of ``sessions``."""
+    parents = {str(sid): None if parent is None else str(parent) for sid, parent in pairs}
+
+    def root(sid: str) -> str:
+        seen = {sid}
+        while (parent := parents.get(sid)) and parent not in seen:
+            seen.add(parent)
+            sid = parent
+        return sid
+
+    roots = {root(sid) for sid in sessions}
+    return {sid for sid in parents if root(sid) in roots} | sessions
+
+
+def _unique(rows: list[Any]) -> Iterable[Any]:
+    """Rows by their id, each once (the first column)."""
+    return {str(row[0]): row for row in rows}.values()
+
+
+def _inode(path: Path) -> int:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return 0
 
 
 def _chunks(items: list[str], size: int) -> list[list[str]]:

@@ -87,6 +87,19 @@ class OpencodeSnapshot:
             return DATABASE.match(name) is not None
         return self.storage.kind_of(path) is not None
 
+    def cursors(self) -> dict[str, dict[str, Any]]:
+        """Each database's cursor, for the next run (``ResumableReader``). The older JSON
+        storage keeps none: it is read whole at each start."""
+        found = {path: reader.cursor() for path, reader in self._databases.items()}
+        return {path: cursor for path, cursor in found.items() if cursor}
+
+    def resume(self, store: str, cursor: dict[str, Any]) -> bool:
+        path = Path(store)
+        if path.parent != self.data_dir or not DATABASE.match(path.name):
+            return False
+        reader = self._databases.setdefault(store, DatabaseReader(path))
+        return reader.resume(cursor)
+
     def read(self, paths: Sequence[Path] | None) -> list[SnapshotBatch]:
         batches: list[SnapshotBatch] = []
         for database in self._databases_touched(paths):

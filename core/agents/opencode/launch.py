@@ -4,7 +4,10 @@
 
 The TUI's only positional argument is the project folder, so the prompt goes with
 ``--prompt`` (``PromptOption``), never last on its own. ``-s``/``--session`` continues a session
-and ``--fork`` makes a copy of it first (both in 1.1.65 and 1.18.33). opencode takes no
+and ``--fork`` makes a copy of it first (both in 1.1.65 and 1.18.33). With ``-s``, 1.18.33
+opens the session with its input empty and ignores ``--prompt``, so the prompt of a resume or
+fork is typed into the PTY instead (``TypedPrompt``), once the footer's "ctrl+p commands" is
+on the screen and the screen has settled. opencode takes no
 per-launch plugin layer: its events reach agentbar through the plugin ``agentbar hooks
 install`` puts in its plugins folder, which binds the task by the pid on its lines. The
 permission dialog offers "Allow once" first (Enter), and Escape rejects.
@@ -32,6 +35,10 @@ class OpencodeLaunch:
     session_vars = ("OPENCODE_PID",)
     status = None  # no screen of opencode's names its session id
     prompt_option = "--prompt"
+    ready_text = "ctrl+p commands"  # the TUI's footer, drawn once it takes input
+
+    def types_prompt(self, request: LaunchRequest) -> bool:
+        return request.mode is not Mode.NEW
 
     def preassigned_id(self, request: LaunchRequest, program: Program) -> str | None:
         return None  # opencode picks its own session id

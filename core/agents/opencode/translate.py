@@ -240,60 +240,20 @@ class Translator:
         records, agent_id = self._bucket(out, row.session_id)
         data = row.data
         kind = data.get("type")
-        times = _obj(data.get("time"))
         if kind == "text":
-            text = data.get("text")
-            if not isinstance(text, str) or "text" in said or data.get("synthetic") is True:
-                return
-            if message.role == "user":
-                said.add("text")
-                if text.strip():
-                    records.append(Prompt(ts=message.created, agent_id=agent_id, text=text))
-            elif message.role == "assistant" and times.get("end") is not None and text.strip():
-                said.add("text")
-                message.last_text = text
-                ts = _seconds(times.get("end"))
-                records.append(
-                    AssistantText(ts=ts, agent_id=agent_id, text=text, message_id=row.message_id)
-                )
+            record = _text_record(row, message, said, agent_id)
         elif kind == "reasoning":
-            text = data.get("text")
-            ended = times.get("end") is not None
-            if isinstance(text, str) and text.strip() and ended and "text" not in said:
-                said.add("text")
-                records.append(
-                    Thinking(ts=_seconds(times.get("end")), agent_id=agent_id, text=text)
-                )
+            record = _reasoning_record(data, said, agent_id)
         elif kind == "tool":
             message.refused |= self._tool_records(data, said, records, agent_id)
-        elif kind in ("step-start", "step-finish"):
-            if kind not in said:
-                said.add(kind)
-                records.append(Activity(ts=None, agent_id=agent_id, kind=str(kind)))
-        elif kind == "compaction":
-            if "compaction" not in said:
-                said.add("compaction")
-                records.append(
-                    Compaction(
-                        ts=None, agent_id=agent_id, trigger="auto" if data.get("auto") else None
-                    )
-                )
-        elif kind == "retry":
-            if "retry" not in said:
-                said.add("retry")
-                error = data.get("error")
-                text = _error_text(error) if isinstance(error, dict) else "retrying"
-                records.append(
-                    ApiError(
-                        ts=_seconds(times.get("created")),
-                        agent_id=agent_id,
-                        message=text,
-                        retrying=True,
-                    )
-                )
+            return
         elif isinstance(kind, str) and kind not in said:
             said.add(kind)
-            records.append(Bookkeeping(ts=None, agent_id=agent_id, kind=f"part/{kind}"))
+            record = _marker_record(kind, data, agent_id)
+        else:
+            return
+        if record is not None:
+            records.append(record)
 
     def _tool_records(
         self, data: Json, said: set[str], records: list[Record], agent_id: str | None
@@ -335,6 +295,56 @@ class Translator:
             )
             return denied
         return False
+
+
+# -- one part, said once ---------------------------------------------------------------------
+
+
+def _text_record(
+    row: PartRow, message: _Message, said: set[str], agent_id: str | None
+) -> Record | None:
+    """A user message's text is its prompt; an assistant's, its answer once it stopped
+    streaming (``time.end``). opencode's own synthetic text is neither."""
+    data = row.data
+    text = data.get("text")
+    if not isinstance(text, str) or "text" in said or data.get("synthetic") is True:
+        return None
+    if message.role == "user":
+        said.add("text")
+        return Prompt(ts=message.created, agent_id=agent_id, text=text) if text.strip() else None
+    end = _obj(data.get("time")).get("end")
+    if message.role != "assistant" or end is None or not text.strip():
+        return None
+    said.add("text")
+    message.last_text = text
+    return AssistantText(ts=_seconds(end), agent_id=agent_id, text=text, message_id=row.message_id)
+
+
+def _reasoning_record(data: Json, said: set[str], agent_id: str | None) -> Record | None:
+    text = data.get("text")
+    end = _obj(data.get("time")).get("end")
+    if not isinstance(text, str) or not text.strip() or end is None or "text" in said:
+        return None
+    said.add("text")
+    return Thinking(ts=_seconds(end), agent_id=agent_id, text=text)
+
+
+def _marker_record(kind: str, data: Json, agent_id: str | None) -> Record:
+    """The record of a part said by its kind alone (a step's start or finish, a compaction,
+    a retry, a kind agentbar does not know)."""
+    if kind in ("step-start", "step-finish"):
+        return Activity(ts=None, agent_id=agent_id, kind=kind)
+    if kind == "compaction":
+        return Compaction(ts=None, agent_id=agent_id, trigger="auto" if data.get("auto") else None)
+    if kind == "retry":
+        error = data.get("error")
+        return ApiError(
+            ts=_seconds(_obj(data.get("time")).get("created")),
+            agent_id=agent_id,
+            message=_error_text(error) if isinstance(error, dict) else "retrying",
+            retrying=True,
+        )
+    return Bookkeeping(ts=None, agent_id=agent_id, kind=f"part/{kind}")
 
 
 # -- field access that never raises on a wrong shape -----------------------------------------
