@@ -145,9 +145,11 @@ def test_every_entry_works_over_dbusmenu(tray: Tray, sni_host: object) -> None:
     # The registry may be read before the transcript that gives B its title: wait for both.
     root = wait_until(
         "both sessions, titled",
-        lambda: (m := tray.menu())
-        and "Claude Code · busy — Write the docs" in [n.label for n in m.children]
-        and m,
+        lambda: (
+            (m := tray.menu())
+            and "Claude Code · busy — Write the docs" in [n.label for n in m.children]
+            and m
+        ),
     )
     assert [n.label for n in root.children] == [
         "Needs you (1)",
