@@ -24,18 +24,18 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from agentbar.core.config import Settings
-from agentbar.core.engine import Engine
-from agentbar.core.engine_messages import EngineStats
-from agentbar.core.errors import Fault
-from agentbar.core.model import SessionSnapshot, StateChange
-from agentbar.core.server.runner import LoopbackServer, announced_server
-from agentbar.core.service import Service
+from .config import Settings
+from .engine import Engine
+from .engine_messages import EngineStats
+from .errors import Fault
+from .model import SessionSnapshot, StateChange
+from .server.runner import LoopbackServer, announced_server
+from .service import Service
 
 if TYPE_CHECKING:
-    from agentbar.core.launch.manager import TaskManager
-    from agentbar.core.launch.task import TaskInfo
-    from agentbar.core.server.windows import WindowLink
+    from .launch.manager import TaskManager
+    from .launch.task import TaskInfo
+    from .server.windows import WindowLink
 
 READY_SECONDS = 120.0
 
@@ -64,7 +64,7 @@ class Agentbar:
         manager = None
         if tasks:
             # Imported here: status, watch and export launch nothing, and start faster without.
-            from agentbar.core.launch.manager import TaskManager  # noqa: PLC0415
+            from .launch.manager import TaskManager  # noqa: PLC0415
 
             manager = TaskManager(settings, engine=service.engine)
         return cls(settings, service, manager)

@@ -18,16 +18,16 @@ from typing import Any, TextIO, TypeAlias
 
 import orjson
 
-from agentbar.core import jsonsafe, logs, privacy
-from agentbar.core.agents import registry
-from agentbar.core.app import Agentbar
-from agentbar.core.config import Settings
-from agentbar.core.hooks import cli as hooks_cli
-from agentbar.core.launch import cli as launch_cli
-from agentbar.core.listing import diagnostics, select
-from agentbar.core.model import SessionSnapshot, StateChange
-from agentbar.core.server import cli as server_cli
-from agentbar.core.text import ago, natural_widths, short_path, table
+from . import jsonsafe, logs, privacy
+from .agents import registry
+from .app import Agentbar
+from .config import Settings
+from .hooks import cli as hooks_cli
+from .launch import cli as launch_cli
+from .listing import diagnostics, select
+from .model import SessionSnapshot, StateChange
+from .server import cli as server_cli
+from .text import ago, natural_widths, short_path, table
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Any, TypeVar, cast, get_args, get_origin
 
 import orjson
 
-from agentbar.core import jsonsafe
+from . import jsonsafe
 
 T = TypeVar("T")
 

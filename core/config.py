@@ -17,13 +17,13 @@ from pathlib import Path
 
 import platformdirs
 
-from agentbar.core.agents import registry
-from agentbar.core.agents.base import AgentKit, by_agent, display_names, replay_adapters
-from agentbar.core.model import Agent
-from agentbar.core.replay.model import ReplayAdapter
-from agentbar.core.sources.base import AgentSource
-from agentbar.core.sources.hook_events import HookEventsSource, events_dir
-from agentbar.core.state.fusion import AgentTraits
+from .agents import registry
+from .agents.base import AgentKit, by_agent, display_names, replay_adapters
+from .model import Agent
+from .replay.model import ReplayAdapter
+from .sources.base import AgentSource
+from .sources.hook_events import HookEventsSource, events_dir
+from .state.fusion import AgentTraits
 
 APP_NAME = "agentbar"
 

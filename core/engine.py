@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentbar.core import facts as facts_mod
-from agentbar.core.clock import Clock, SystemClock
-from agentbar.core.engine_messages import (
+from . import facts as facts_mod
+from .clock import Clock, SystemClock
+from .engine_messages import (
     EngineStats,
     Faulted,
     IndexSearch,
@@ -37,31 +37,31 @@ from agentbar.core.engine_messages import (
     TaskScreen,
     Tick,
 )
-from agentbar.core.errors import Fault
-from agentbar.core.facts import SessionFacts
-from agentbar.core.index import Index
-from agentbar.core.index_writer import IndexWriter
-from agentbar.core.model import (
+from .errors import Fault
+from .facts import SessionFacts
+from .index import Index
+from .index_writer import IndexWriter
+from .model import (
     Agent,
     SessionKey,
     SessionSnapshot,
     State,
     StateChange,
 )
-from agentbar.core.process_binding import ProcessBinder
-from agentbar.core.procs import ProcessTable
-from agentbar.core.records import Bookkeeping, Record, TitleSet, Unknown
-from agentbar.core.search import SEARCHABLE, SearchEntry, search_entry
-from agentbar.core.session_record import SessionRecord, SessionTable
-from agentbar.core.snapshots import SnapshotBoard
-from agentbar.core.sources.base import AgentSource, Owner, RegistryEntry, StreamKind
-from agentbar.core.sources.snapshot import SnapshotFeed
-from agentbar.core.state import fusion, hooks, turns
-from agentbar.core.state.hooks import HookState
-from agentbar.core.state.turns import TurnState
-from agentbar.core.streams import Stream, StreamTable
-from agentbar.core.tail import DEFAULT_MAX_LINE_BYTES
-from agentbar.core.task_links import TaskLinks
+from .process_binding import ProcessBinder
+from .procs import ProcessTable
+from .records import Bookkeeping, Record, TitleSet, Unknown
+from .search import SEARCHABLE, SearchEntry, search_entry
+from .session_record import SessionRecord, SessionTable
+from .snapshots import SnapshotBoard
+from .sources.base import AgentSource, Owner, RegistryEntry, StreamKind
+from .sources.snapshot import SnapshotFeed
+from .state import fusion, hooks, turns
+from .state.hooks import HookState
+from .state.turns import TurnState
+from .streams import Stream, StreamTable
+from .tail import DEFAULT_MAX_LINE_BYTES
+from .task_links import TaskLinks
 
 __all__ = [  # the messages, as other modules imported them from here before the split
     "CAUGHT_UP",

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentbar.core.errors import Fault
-from agentbar.core.model import Process, SessionKey
+from .errors import Fault
+from .model import Process, SessionKey
 
 
 @dataclass(frozen=True, slots=True)

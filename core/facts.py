@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from agentbar.core.records import (
+from .records import (
     TITLE_RANK_PROMPT,
     ModelSeen,
     Prompt,
@@ -21,7 +21,7 @@ from agentbar.core.records import (
     Usage,
     UsageReport,
 )
-from agentbar.core.sources.base import one_line
+from .sources.base import one_line
 
 RECENT_USAGE_KEYS = 8  # split copies of one response are written back to back
 TITLE_CHARS = 120

@@ -19,16 +19,16 @@ from typing import Any
 
 import orjson
 
-from agentbar.core import codec, jsonsafe
-from agentbar.core.errors import AgentbarError
-from agentbar.core.facts import SessionFacts
-from agentbar.core.model import Agent, Process, SessionKey, SessionState, Source, State, WaitingFor
-from agentbar.core.privacy import create_private, private_dir
-from agentbar.core.search import SEARCH_SCHEMA, SearchBatch, SearchWriter
-from agentbar.core.sources.base import StreamKind
-from agentbar.core.state.hooks import HookState
-from agentbar.core.state.turns import TurnState
-from agentbar.core.tail import Cursor
+from . import codec, jsonsafe
+from .errors import AgentbarError
+from .facts import SessionFacts
+from .model import Agent, Process, SessionKey, SessionState, Source, State, WaitingFor
+from .privacy import create_private, private_dir
+from .search import SEARCH_SCHEMA, SearchBatch, SearchWriter
+from .sources.base import StreamKind
+from .state.hooks import HookState
+from .state.turns import TurnState
+from .tail import Cursor
 
 log = logging.getLogger(__name__)
 

@@ -11,14 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentbar.core.errors import Fault, FaultKind
-from agentbar.core.index import Index, IndexUnusable, SessionRow, StreamRow
-from agentbar.core.model import Agent, SessionKey
-from agentbar.core.search import MAIN_THREAD, FileOwner, SearchBatch, SearchEntry
-from agentbar.core.session_record import SessionRecord, SessionTable
-from agentbar.core.sources.base import StreamKind
-from agentbar.core.streams import Stream, StreamTable
-from agentbar.core.tail import Cursor
+from .errors import Fault, FaultKind
+from .index import Index, IndexUnusable, SessionRow, StreamRow
+from .model import Agent, SessionKey
+from .search import MAIN_THREAD, FileOwner, SearchBatch, SearchEntry
+from .session_record import SessionRecord, SessionTable
+from .sources.base import StreamKind
+from .streams import Stream, StreamTable
+from .tail import Cursor
 
 log = logging.getLogger(__name__)
 

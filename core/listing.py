@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentbar.core.engine_messages import EngineStats
-from agentbar.core.model import SessionSnapshot, State
+from .engine_messages import EngineStats
+from .model import SessionSnapshot, State
 
 RECENT_SECONDS = 24 * 3600
 STATE_ORDER = {

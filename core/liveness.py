@@ -14,8 +14,8 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agentbar.core.model import SessionKey
-from agentbar.core.sources.base import ProcessInfo
+from .model import SessionKey
+from .sources.base import ProcessInfo
 
 START_SLACK_SECONDS = 5.0  # clocks and startup: a session's first line can predate its process
 

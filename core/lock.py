@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
-from agentbar.core.privacy import private_dir
+from .privacy import private_dir
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentbar.core.privacy import FILE_MODE, narrow_open_file
+from .privacy import FILE_MODE, narrow_open_file
 
 LOG_FILE = "agentbar.log"
 SERVE_LOG = "serve.log"  # a detached ``agentbar serve``'s standard error, and its log

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from agentbar.core.records import Usage
+from .records import Usage
 
 
 class Agent(str):

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from agentbar.core import liveness
-from agentbar.core.clock import Clock
-from agentbar.core.model import Agent, Process, State
-from agentbar.core.procs import ProcessTable
-from agentbar.core.session_record import SessionRecord, SessionTable
-from agentbar.core.sources.base import AgentSource, RegistryEntry
+from . import liveness
+from .clock import Clock
+from .model import Agent, Process, State
+from .procs import ProcessTable
+from .session_record import SessionRecord, SessionTable
+from .sources.base import AgentSource, RegistryEntry
 
 # A session written to this recently, with no process found for it yet, is not declared ended:
 # the process table is only refreshed now and then, and a new agent can write before we see it.

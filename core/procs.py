@@ -15,8 +15,8 @@ from typing import Protocol
 
 import psutil
 
-from agentbar.core.model import Process
-from agentbar.core.sources.base import ProcessInfo
+from .model import Process
+from .sources.base import ProcessInfo
 
 
 class ProcessTable(Protocol):

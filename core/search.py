@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from agentbar.core import jsonsafe
-from agentbar.core.model import Agent, SessionKey, iso
-from agentbar.core.records import AssistantText, Prompt, Record, ToolCall
+from . import jsonsafe
+from .model import Agent, SessionKey, iso
+from .records import AssistantText, Prompt, Record, ToolCall
 
 if TYPE_CHECKING:
-    from agentbar.core.replay.files import AgentRoots
+    from .replay.files import AgentRoots
 
 MAX_QUERY_CHARS = 500
 MAX_WORDS = 16

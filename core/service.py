@@ -8,13 +8,13 @@ import contextlib
 import logging
 from dataclasses import dataclass
 
-from agentbar.core.config import Settings
-from agentbar.core.engine import Engine
-from agentbar.core.index import Index
-from agentbar.core.lock import InstanceLock
-from agentbar.core.privacy import private_dir
-from agentbar.core.procs import PsutilProcessTable
-from agentbar.core.watch import FileWatcher, Ticker
+from .config import Settings
+from .engine import Engine
+from .index import Index
+from .lock import InstanceLock
+from .privacy import private_dir
+from .procs import PsutilProcessTable
+from .watch import FileWatcher, Ticker
 
 log = logging.getLogger(__name__)
 

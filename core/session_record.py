@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from agentbar.core.facts import SessionFacts
-from agentbar.core.model import Process, SessionKey, SessionState
-from agentbar.core.sources.base import RegistryEntry
-from agentbar.core.state.hooks import HookState
-from agentbar.core.state.turns import TurnState
+from .facts import SessionFacts
+from .model import Process, SessionKey, SessionState
+from .sources.base import RegistryEntry
+from .state.hooks import HookState
+from .state.turns import TurnState
 
 
 @dataclass(eq=False)

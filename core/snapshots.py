@@ -3,12 +3,12 @@ other threads never see half an update (built on the engine thread; read on any 
 
 from __future__ import annotations
 
-from agentbar.core.clock import Clock
-from agentbar.core.model import SessionKey, SessionSnapshot, SessionState, Source, State
-from agentbar.core.session_record import SessionRecord, SessionTable
-from agentbar.core.sources.base import StreamKind
-from agentbar.core.streams import StreamTable
-from agentbar.core.task_links import TaskLinks
+from .clock import Clock
+from .model import SessionKey, SessionSnapshot, SessionState, Source, State
+from .session_record import SessionRecord, SessionTable
+from .sources.base import StreamKind
+from .streams import StreamTable
+from .task_links import TaskLinks
 
 
 class SnapshotBoard:

@@ -15,10 +15,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentbar.core.model import SessionKey
-from agentbar.core.records import Record, Unknown
-from agentbar.core.search import SEARCHABLE, SearchEntry, search_entry
-from agentbar.core.sources.base import (
+from .model import SessionKey
+from .records import Record, Unknown
+from .search import SEARCHABLE, SearchEntry, search_entry
+from .sources.base import (
     ODD_VALUES,
     AgentSource,
     FolderCache,
@@ -31,7 +31,7 @@ from agentbar.core.sources.base import (
     scan_source,
     walk_paths,
 )
-from agentbar.core.tail import (
+from .tail import (
     DEFAULT_MAX_LINE_BYTES,
     Cursor,
     FileTailer,

@@ -22,8 +22,8 @@ from typing import BinaryIO, Protocol
 
 import zstandard
 
-from agentbar.core.errors import AgentbarError
-from agentbar.core.positional import pread
+from .errors import AgentbarError
+from .positional import pread
 
 FINGERPRINT_BYTES = 64
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024

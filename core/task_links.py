@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentbar.core.engine_messages import TaskBound, TaskExited, TaskScreen
-from agentbar.core.model import Process, SessionKey
-from agentbar.core.session_record import SessionRecord, SessionTable
-from agentbar.core.state import fusion
+from .engine_messages import TaskBound, TaskExited, TaskScreen
+from .model import Process, SessionKey
+from .session_record import SessionRecord, SessionTable
+from .state import fusion
 
 
 @dataclass(eq=False)

@@ -31,9 +31,9 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
-from agentbar.core.engine_messages import Faulted, Message, PathTouched, Rescan, Tick
-from agentbar.core.errors import Fault, watch_fault
-from agentbar.core.sources.base import WatchRoot
+from .engine_messages import Faulted, Message, PathTouched, Rescan, Tick
+from .errors import Fault, watch_fault
+from .sources.base import WatchRoot
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from agentbar.core import cli, privacy
-from agentbar.core.config import Settings
-from agentbar.tray import app, autostart, window
+from ..core import cli, privacy
+from ..core.config import Settings
+from . import app, autostart, window
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,7 +16,7 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agentbar.core.model import SessionKey
+from ..core.model import SessionKey
 
 log = logging.getLogger(__name__)
 

@@ -21,24 +21,24 @@ from typing import TextIO
 
 import psutil
 
-from agentbar.core.app import Agentbar
-from agentbar.core.clock import SystemClock
-from agentbar.core.config import Settings
-from agentbar.core.launch.client import ApiError, Client, NoServer
-from agentbar.core.launch.manager import still_running
-from agentbar.core.server.runner import LoopbackServer
-from agentbar.tray import autostart, host, instance, preferences, window
-from agentbar.tray.actions import KEEP_TASKS, OPEN, STOP_TASKS, Action
-from agentbar.tray.icons import Icon, NoIcon, open_icon
-from agentbar.tray.launched import LaunchedAgents
-from agentbar.tray.memory import Trimmer
-from agentbar.tray.notify import Notifier, make_notifier
-from agentbar.tray.pause import FILE_NAME as PAUSE_FILE
-from agentbar.tray.pause import PauseStore
-from agentbar.tray.presenter import TrayState, present
-from agentbar.tray.view import TrayView
-from agentbar.tray.window_host import WindowHost
-from agentbar.tray.worker import TrayWorker
+from ..core.app import Agentbar
+from ..core.clock import SystemClock
+from ..core.config import Settings
+from ..core.launch.client import ApiError, Client, NoServer
+from ..core.launch.manager import still_running
+from ..core.server.runner import LoopbackServer
+from . import autostart, host, instance, preferences, window
+from .actions import KEEP_TASKS, OPEN, STOP_TASKS, Action
+from .icons import Icon, NoIcon, open_icon
+from .launched import LaunchedAgents
+from .memory import Trimmer
+from .notify import Notifier, make_notifier
+from .pause import FILE_NAME as PAUSE_FILE
+from .pause import PauseStore
+from .presenter import TrayState, present
+from .view import TrayView
+from .window_host import WindowHost
+from .worker import TrayWorker
 
 log = logging.getLogger(__name__)
 

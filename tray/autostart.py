@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from agentbar.tray.notify import icon_path
+from .notify import icon_path
 
 LABEL = "io.github.agentbar"
 DESKTOP_FILE = "agentbar.desktop"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
-from agentbar.tray.view import Badge, Mark
+from .view import Badge, Mark
 
 SIZES = (16, 22, 24, 32)
 SUPERSAMPLE = 4

@@ -86,7 +86,7 @@ def choose(facts: Facts) -> Choice:
 
 def linux_facts(env: Mapping[str, str] | None = None) -> Facts:
     """Ask the session bus and the X display (a few milliseconds each)."""
-    from agentbar.tray.sni import bus  # noqa: PLC0415  (dbus-fast: Linux only)
+    from .sni import bus  # noqa: PLC0415  (dbus-fast: Linux only)
 
     env = os.environ if env is None else env
     display = env.get("DISPLAY")

@@ -16,9 +16,9 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from agentbar.tray import badge
-from agentbar.tray.actions import Action
-from agentbar.tray.view import Entry, TrayView
+from . import badge
+from .actions import Action
+from .view import Entry, TrayView
 
 log = logging.getLogger(__name__)
 

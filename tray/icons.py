@@ -12,9 +12,9 @@ import sys
 from collections.abc import Callable
 from typing import Protocol
 
-from agentbar.tray import host
-from agentbar.tray.actions import Action
-from agentbar.tray.view import TrayView
+from . import host
+from .actions import Action
+from .view import TrayView
 
 
 class Icon(Protocol):
@@ -39,15 +39,15 @@ def open_icon(view: TrayView, say: Callable[[str], None]) -> Icon:
     """The icon for this session, showing ``view``; ``say`` prints one line to the person (a
     tray that is missing now, one that started later). ``NoIcon`` when none can show."""
     if not host.linux_like(sys.platform):
-        from agentbar.tray.icon import TrayIcon  # noqa: PLC0415  (pystray: macOS, Windows)
+        from .icon import TrayIcon  # noqa: PLC0415  (pystray: macOS, Windows)
 
         return TrayIcon(lambda _action: None, view)
     choice = host.choose(host.linux_facts())
     if choice.note and choice.backend is not None:
         say(choice.note)
     if choice.backend == host.SNI:
-        from agentbar.tray.sni.bus import NoBus  # noqa: PLC0415
-        from agentbar.tray.sni.service import SniIcon  # noqa: PLC0415
+        from .sni.bus import NoBus  # noqa: PLC0415
+        from .sni.service import SniIcon  # noqa: PLC0415
 
         sni = SniIcon(view, say)
         try:
@@ -56,7 +56,7 @@ def open_icon(view: TrayView, say: Callable[[str], None]) -> Icon:
             raise NoIcon(f"cannot show a tray icon ({exc})") from exc
         return sni
     if choice.backend == host.XEMBED:
-        from agentbar.tray.xembed import NoDisplay, XEmbedIcon  # noqa: PLC0415
+        from .xembed import NoDisplay, XEmbedIcon  # noqa: PLC0415
 
         xembed = XEmbedIcon(view, say)
         try:

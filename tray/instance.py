@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from agentbar.core.config import Settings
-from agentbar.core.launch.client import ApiError, Client
-from agentbar.core.lock import InstanceLock
-from agentbar.core.server.codes import MAX_SECONDS
-from agentbar.tray import browser, window
+from ..core.config import Settings
+from ..core.launch.client import ApiError, Client
+from ..core.lock import InstanceLock
+from ..core.server.codes import MAX_SECONDS
+from . import browser, window
 
 LOCK_FILE = "tray.lock"
 WAIT_SECONDS = 20.0  # the first one may still be starting its server

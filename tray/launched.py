@@ -16,16 +16,16 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from agentbar.core.errors import AgentbarError, Fault, FaultKind
-from agentbar.core.launch.projects import menu_projects, recent_projects
-from agentbar.core.launch.request import BadLaunch, LaunchRequest
-from agentbar.core.launch.task import TaskInfo
-from agentbar.core.model import Agent, SessionKey, SessionSnapshot, State, WaitingFor
-from agentbar.core.text import short_path
-from agentbar.tray.actions import Action, ActionRouter
-from agentbar.tray.notices import Button, Transition
-from agentbar.tray.presenter import AgentNames, agent_name, project_name, shorten
-from agentbar.tray.view import SEPARATOR, Entry
+from ..core.errors import AgentbarError, Fault, FaultKind
+from ..core.launch.projects import menu_projects, recent_projects
+from ..core.launch.request import BadLaunch, LaunchRequest
+from ..core.launch.task import TaskInfo
+from ..core.model import Agent, SessionKey, SessionSnapshot, State, WaitingFor
+from ..core.text import short_path
+from .actions import Action, ActionRouter
+from .notices import Button, Transition
+from .presenter import AgentNames, agent_name, project_name, shorten
+from .view import SEPARATOR, Entry
 
 log = logging.getLogger(__name__)
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentbar.core.errors import Fault
-from agentbar.core.model import SessionKey, State, StateChange, WaitingFor
-from agentbar.tray import actions
-from agentbar.tray.actions import Action
-from agentbar.tray.presenter import AgentNames, agent_name, project_name, shorten
+from ..core.errors import Fault
+from ..core.model import SessionKey, State, StateChange, WaitingFor
+from . import actions
+from .actions import Action
+from .presenter import AgentNames, agent_name, project_name, shorten
 
 BODY_CHARS = 200
 SUMMARY_LINES = 5

@@ -28,10 +28,10 @@ from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any, Protocol
 
-import agentbar.assets
-from agentbar.tray.actions import Action
-from agentbar.tray.bus_address import session_bus_address
-from agentbar.tray.notices import Notice
+from .. import assets
+from .actions import Action
+from .bus_address import session_bus_address
+from .notices import Notice
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class Notifier(Protocol):
 
 def icon_path() -> Path:
     """agentbar's own icon, shipped in ``assets/icons``."""
-    return Path(agentbar.assets.__file__).resolve().parent / "icons" / "agentbar-128.png"
+    return Path(assets.__file__).resolve().parent / "icons" / "agentbar-128.png"
 
 
 class FakeNotifier:

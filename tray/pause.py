@@ -15,7 +15,7 @@ from pathlib import Path
 
 import orjson
 
-from agentbar.core.privacy import write_private
+from ..core.privacy import write_private
 
 log = logging.getLogger(__name__)
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from agentbar.core.clock import Clock
-from agentbar.core.model import SessionKey, State, WaitingFor
-from agentbar.tray import notices
-from agentbar.tray.notices import Button, Notice, Transition
-from agentbar.tray.pause import NO_PAUSE, Pause
-from agentbar.tray.preferences import NOTIFIABLE, Preferences
+from ..core.clock import Clock
+from ..core.model import SessionKey, State, WaitingFor
+from . import notices
+from .notices import Button, Notice, Transition
+from .pause import NO_PAUSE, Pause
+from .preferences import NOTIFIABLE, Preferences
 
 Told = tuple[State, WaitingFor | None, float]
 Buttons = Callable[[Transition], tuple[Button, ...]]

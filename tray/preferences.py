@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentbar.core import config
-from agentbar.core.model import State
+from ..core import config
+from ..core.model import State
 
 log = logging.getLogger(__name__)
 

@@ -15,12 +15,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agentbar.core.model import Agent, SessionSnapshot, State, WaitingFor
-from agentbar.tray import actions, pause
-from agentbar.tray.actions import Action
-from agentbar.tray.pause import Pause
-from agentbar.tray.preferences import Preferences
-from agentbar.tray.view import SEPARATOR, Badge, Entry, TrayView
+from ..core.model import Agent, SessionSnapshot, State, WaitingFor
+from . import actions, pause
+from .actions import Action
+from .pause import Pause
+from .preferences import Preferences
+from .view import SEPARATOR, Badge, Entry, TrayView
 
 # What a person calls each agent ("Claude Code"), from the kits the tray was given
 # (``Settings.display_names()``); an agent missing there shows its wire name.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from agentbar.tray.actions import Action
+from .actions import Action
 
 
 class Mark(StrEnum):

@@ -40,11 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from agentbar.core.app import Agentbar
-from agentbar.core.config import Settings
-from agentbar.core.launch.client import ApiError, Client, NoServer, api_call
-from agentbar.core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
-from agentbar.tray.browser import by_hand, open_in_browser
+from ..core.app import Agentbar
+from ..core.config import Settings
+from ..core.launch.client import ApiError, Client, NoServer, api_call
+from ..core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
+from .browser import by_hand, open_in_browser
 
 log = logging.getLogger(__name__)
 

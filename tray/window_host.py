@@ -16,9 +16,9 @@ import multiprocessing
 import threading
 from typing import Any
 
-from agentbar.core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
-from agentbar.tray import browser, window
-from agentbar.tray.window import Channel
+from ..core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
+from . import browser, window
+from .window import Channel
 
 log = logging.getLogger(__name__)
 

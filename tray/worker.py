@@ -16,18 +16,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from agentbar.core.clock import Clock
-from agentbar.core.errors import Fault
-from agentbar.core.model import SessionSnapshot, StateChange
-from agentbar.tray import actions, pause
-from agentbar.tray.actions import Action, ActionRouter
-from agentbar.tray.notices import Transition, problem_notice
-from agentbar.tray.notify import Notifier
-from agentbar.tray.pause import PauseStore
-from agentbar.tray.policy import Buttons, Policy
-from agentbar.tray.preferences import PreferencesFile
-from agentbar.tray.presenter import AgentNames, TrayState, present
-from agentbar.tray.view import Entry, TrayView
+from ..core.clock import Clock
+from ..core.errors import Fault
+from ..core.model import SessionSnapshot, StateChange
+from . import actions, pause
+from .actions import Action, ActionRouter
+from .notices import Transition, problem_notice
+from .notify import Notifier
+from .pause import PauseStore
+from .policy import Buttons, Policy
+from .preferences import PreferencesFile
+from .presenter import AgentNames, TrayState, present
+from .view import Entry, TrayView
 
 log = logging.getLogger(__name__)
 

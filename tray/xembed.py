@@ -27,9 +27,9 @@ from typing import Any
 
 from PIL import Image
 
-from agentbar.tray import actions, badge
-from agentbar.tray.actions import Action
-from agentbar.tray.view import Badge, TrayView
+from . import actions, badge
+from .actions import Action
+from .view import Badge, TrayView
 
 log = logging.getLogger(__name__)
 

@@ -32,16 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from agentbar.core.hooks.files import Record
-from agentbar.core.hooks.spec import HookCommand
-from agentbar.core.hooks.target import AgentStatus, Target
-from agentbar.core.launch.keys import AgentKeys
-from agentbar.core.launch.request import LaunchRequest, Program
-from agentbar.core.launch.status_scrape import StatusPlan
-from agentbar.core.model import Agent
-from agentbar.core.replay.model import ReplayAdapter
-from agentbar.core.sources.base import AgentSource
-from agentbar.core.state.fusion import AgentTraits
+from ..hooks.files import Record
+from ..hooks.spec import HookCommand
+from ..hooks.target import AgentStatus, Target
+from ..launch.keys import AgentKeys
+from ..launch.request import LaunchRequest, Program
+from ..launch.status_scrape import StatusPlan
+from ..model import Agent
+from ..replay.model import ReplayAdapter
+from ..sources.base import AgentSource
+from ..state.fusion import AgentTraits
 
 __all__ = [
     "AgentKit",

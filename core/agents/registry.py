@@ -6,8 +6,8 @@ under ``agentbar.core.agents`` and one line here.
 
 from __future__ import annotations
 
-from agentbar.core.agents import claude, codex, gemini, opencode
-from agentbar.core.agents.base import AgentKit
+from . import claude, codex, gemini, opencode
+from .base import AgentKit
 
 KITS: tuple[AgentKit, ...] = (
     claude.KIT,

@@ -12,11 +12,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from agentbar.core.config import Settings
-from agentbar.core.hooks import installer
-from agentbar.core.hooks.errors import HooksFileError
-from agentbar.core.hooks.spec import HookCommand, detect_version
-from agentbar.core.model import Agent
+from ..config import Settings
+from ..model import Agent
+from . import installer
+from .errors import HooksFileError
+from .spec import HookCommand, detect_version
 
 Confirm = Callable[[str], bool | None]  # the question -> yes/no, or None: cannot ask
 VersionOf = Callable[[Agent], str | None]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentbar.core.errors import AgentbarError
+from ..errors import AgentbarError
 
 
 class HooksFileError(AgentbarError):

@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from agentbar.core.hooks.errors import HooksFileError
+from .errors import HooksFileError
 
 BACKUP_SUFFIX = ".agentbar-backup"
 NEW_FILE_MODE = 0o600  # settings can hold secrets (API key helpers, environment)

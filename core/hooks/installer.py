@@ -16,15 +16,15 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentbar.core.agents.base import HookTarget
-from agentbar.core.config import Settings
-from agentbar.core.hooks import files
-from agentbar.core.hooks.errors import HooksFileError
-from agentbar.core.hooks.files import InstallState, Record
-from agentbar.core.hooks.spec import MARKER, HookCommand
-from agentbar.core.hooks.target import AgentStatus, Target
-from agentbar.core.model import Agent
-from agentbar.core.privacy import private_dir
+from ..agents.base import HookTarget
+from ..config import Settings
+from ..model import Agent
+from ..privacy import private_dir
+from . import files
+from .errors import HooksFileError
+from .files import InstallState, Record
+from .spec import MARKER, HookCommand
+from .target import AgentStatus, Target
 
 
 def hook_target(agent: Agent, settings: Settings) -> HookTarget:

@@ -18,8 +18,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentbar.core.hooks.errors import HooksFileError
-from agentbar.core.hooks.spec import command_of, is_ours
+from .errors import HooksFileError
+from .spec import command_of, is_ours
 
 BOM = "\ufeff"
 

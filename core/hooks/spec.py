@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentbar.assets import hooks as hook_assets
-from agentbar.assets.hooks.agentbar_hook_impl import is_agent_name
-from agentbar.core.model import Agent
+from ...assets import hooks as hook_assets
+from ...assets.hooks.agentbar_hook_impl import is_agent_name
+from ..model import Agent
 
 MARKER = "agentbar_hook.py"
 TIMEOUT_SECONDS = 5  # the hook takes ~20 ms; a hung file system must not hold the agent long

@@ -7,7 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentbar.core.model import Agent
+from ..model import Agent
 
 
 @dataclass(frozen=True)

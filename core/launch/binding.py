@@ -34,12 +34,12 @@ from pathlib import Path
 import orjson
 import psutil
 
-from agentbar.core.agents.base import LaunchProfile
-from agentbar.core.launch import status_scrape
-from agentbar.core.launch.request import Mode
-from agentbar.core.launch.task import Binding, BindPath, Status, Task
-from agentbar.core.model import Agent, SessionSnapshot
-from agentbar.core.sources.base import is_uuid
+from ..agents.base import LaunchProfile
+from ..model import Agent, SessionSnapshot
+from ..sources.base import is_uuid
+from . import status_scrape
+from .request import Mode
+from .task import Binding, BindPath, Status, Task
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from typing import Any, TextIO
 
 import orjson
 
-from agentbar.core.config import Settings
-from agentbar.core.launch.client import ApiError, Client, NoServer, connect
-from agentbar.core.text import natural_widths, short_path, table
+from ..config import Settings
+from ..text import natural_widths, short_path, table
+from .client import ApiError, Client, NoServer, connect
 
 COMMANDS = ("launch", "tasks", "send", "approve", "deny", "stop", "resume", "fork", "handoff",
             "quit")  # fmt: skip

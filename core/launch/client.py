@@ -23,11 +23,11 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from agentbar.core.config import Settings
-from agentbar.core.errors import ServerError
-from agentbar.core.logs import SERVE_LOG
-from agentbar.core.privacy import open_private, private_dir, user_umask
-from agentbar.core.server.codes import with_code
+from ..config import Settings
+from ..errors import ServerError
+from ..logs import SERVE_LOG
+from ..privacy import open_private, private_dir, user_umask
+from ..server.codes import with_code
 
 START_TIMEOUT = 30.0
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from agentbar.core.agents.base import LaunchProfile, PromptOption, TypedPrompt
-from agentbar.core.hooks.spec import HookCommand
-from agentbar.core.launch.request import LaunchRequest, Program
+from ..agents.base import LaunchProfile, PromptOption, TypedPrompt
+from ..hooks.spec import HookCommand
+from .request import LaunchRequest, Program
 
 TASK_ENV = "AGENTBAR_TASK_ID"
 

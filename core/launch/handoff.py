@@ -15,11 +15,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from agentbar.core.agents.base import ToolVocabulary
-from agentbar.core.errors import LaunchError
-from agentbar.core.model import SessionSnapshot, iso
-from agentbar.core.replay.model import MAIN_THREAD, ItemKind, ReplayItem
-from agentbar.core.replay.pages import Replay
+from ..agents.base import ToolVocabulary
+from ..errors import LaunchError
+from ..model import SessionSnapshot, iso
+from ..replay.model import MAIN_THREAD, ItemKind, ReplayItem
+from ..replay.pages import Replay
 
 MAX_HANDOFF_CHARS = 60_000  # what is typed into a TUI or passed as a prompt
 BACK_PAGES = 20  # how far back the last answer is looked for

@@ -33,12 +33,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentbar.core.privacy import DIR_MODE, private_dir, set_private_umask, write_private
+from ..privacy import DIR_MODE, private_dir, set_private_umask, write_private
 
 if TYPE_CHECKING:
-    from agentbar.core.config import Settings
-    from agentbar.core.launch.task import Task
-    from agentbar.core.launch.terminal import Terminal
+    from ..config import Settings
+    from .task import Task
+    from .terminal import Terminal
 
 # Type checkers skip the rest of this module on Windows; the task manager never imports it there.
 assert sys.platform != "win32", "POSIX only: a Windows ConPTY cannot outlive agentbar"
@@ -128,7 +128,7 @@ MakeTask = Callable[[Mapping[str, Any], "Terminal", bytes], "Task"]
 
 def reclaim(settings: Settings, make_task: MakeTask) -> list[Task]:
     """Take back every task a keeper holds (at start); the keepers exit."""
-    from agentbar.core.launch.terminal_posix import AdoptedTerminal  # noqa: PLC0415
+    from .terminal_posix import AdoptedTerminal  # noqa: PLC0415
 
     folder = keeper_dir(settings)
     found: list[Task] = []

@@ -33,20 +33,21 @@ from typing import Protocol
 
 import psutil
 
-from agentbar.core.agents.base import LaunchProfile, TypedPrompt
-from agentbar.core.config import Settings, UnknownAgent
-from agentbar.core.engine_messages import Message, TaskBound, TaskExited, TaskScreen
-from agentbar.core.errors import LaunchError
-from agentbar.core.hooks.spec import HookCommand, detect_version
-from agentbar.core.launch import keys as keys_mod
-from agentbar.core.launch import pty_spawn
-from agentbar.core.launch import terminal as terminal_mod
-from agentbar.core.launch.binding import Binder, Places
-from agentbar.core.launch.commands import child_env, command_line, session_vars
-from agentbar.core.launch.options import LaunchOptions
-from agentbar.core.launch.request import BadLaunch, LaunchRequest, Mode, Program
-from agentbar.core.launch.screen import Prompt
-from agentbar.core.launch.task import (
+from ..agents.base import LaunchProfile, TypedPrompt
+from ..config import Settings, UnknownAgent
+from ..engine_messages import Message, TaskBound, TaskExited, TaskScreen
+from ..errors import LaunchError
+from ..hooks.spec import HookCommand, detect_version
+from ..model import Agent, Process, SessionKey, SessionSnapshot
+from . import keys as keys_mod
+from . import pty_spawn
+from . import terminal as terminal_mod
+from .binding import Binder, Places
+from .commands import child_env, command_line, session_vars
+from .options import LaunchOptions
+from .request import BadLaunch, LaunchRequest, Mode, Program
+from .screen import Prompt
+from .task import (
     Binding,
     BindPath,
     Status,
@@ -54,7 +55,6 @@ from agentbar.core.launch.task import (
     TaskInfo,
     new_task_id,
 )
-from agentbar.core.model import Agent, Process, SessionKey, SessionSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ class TaskManager:
         self._started = True
         self.binder.start()
         if sys.platform != "win32":  # a Windows ConPTY never outlives its agentbar: no keeper
-            from agentbar.core.launch import keeper  # noqa: PLC0415 - imports the manager back
+            from . import keeper  # noqa: PLC0415 - imports the manager back
 
             for task in keeper.reclaim(self.settings, self._make_adopted):
                 self._register(task, offsets=self.binder.snapshot(task.request.agent))
@@ -548,7 +548,7 @@ def _keep(settings: Settings, tasks: list[Task]) -> None:
     if sys.platform == "win32":
         raise OSError("a Windows ConPTY cannot outlive agentbar")
     else:
-        from agentbar.core.launch import keeper  # noqa: PLC0415 - imports the manager back
+        from . import keeper  # noqa: PLC0415 - imports the manager back
 
         keeper.keep(settings, tasks)
 

@@ -14,8 +14,8 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from agentbar.core.agents.base import AgentKit
-from agentbar.core.model import Agent
+from ..agents.base import AgentKit
+from ..model import Agent
 
 DEFAULT_ROWS, DEFAULT_COLS = 50, 220  # a wide terminal, as Nezha's; the window resizes it
 BYPASS_HOOK_TRUST_ENV = "AGENTBAR_CODEX_BYPASS_HOOK_TRUST"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 
-from agentbar.core.launch.task import TaskInfo
-from agentbar.core.model import SessionSnapshot
+from ..model import SessionSnapshot
+from .task import TaskInfo
 
 RECENT_LIMIT = 8
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 
-from agentbar.core.launch.terminal import Terminal
+from .terminal import Terminal
 
 
 def spawn(
@@ -24,10 +24,10 @@ def spawn(
     """Start ``argv`` in a new PTY. Raises ``OSError`` (``FileNotFoundError`` for a missing
     program) when it cannot be started."""
     if sys.platform == "win32":
-        from agentbar.core.launch.terminal_windows import WindowsTerminal  # noqa: PLC0415
+        from .terminal_windows import WindowsTerminal  # noqa: PLC0415
 
         return WindowsTerminal.spawn(argv, cwd=cwd, env=env, rows=rows, cols=cols)
     else:
-        from agentbar.core.launch.terminal_posix import PosixTerminal  # noqa: PLC0415
+        from .terminal_posix import PosixTerminal  # noqa: PLC0415
 
         return PosixTerminal.spawn(argv, cwd=cwd, env=env, rows=rows, cols=cols)

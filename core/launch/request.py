@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from agentbar.core.errors import LaunchError
-from agentbar.core.hooks.spec import parse_version
-from agentbar.core.model import Agent
+from ..errors import LaunchError
+from ..hooks.spec import parse_version
+from ..model import Agent
 
 MAX_PROMPT_CHARS = 100_000  # one argv element may not exceed 128 KiB on Linux
 

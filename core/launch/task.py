@@ -23,10 +23,10 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from agentbar.core.launch.request import LaunchRequest, Mode
-from agentbar.core.launch.screen import Prompt, Screen
-from agentbar.core.launch.terminal import KILL_SIGNAL, Exit, Terminal
-from agentbar.core.model import Agent, iso
+from ..model import Agent, iso
+from .request import LaunchRequest, Mode
+from .screen import Prompt, Screen
+from .terminal import KILL_SIGNAL, Exit, Terminal
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import psutil
 
-from agentbar.core.launch.terminal import Exit, Program, create_time_of
-from agentbar.core.privacy import user_umask
+from ..privacy import user_umask
+from .terminal import Exit, Program, create_time_of
 
 # Type checkers skip the rest of this module on the other platform.
 assert sys.platform != "win32", "POSIX only: Windows uses terminal_windows"

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentbar.core.launch.terminal import Exit, Program, create_time_of
+from .terminal import Exit, Program, create_time_of
 
 # Type checkers skip the rest of this module on the other platform.
 assert sys.platform == "win32", "Windows only: POSIX uses terminal_posix"

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
-from agentbar.core import jsonsafe
-from agentbar.core.model import SessionSnapshot, iso
-from agentbar.core.replay.model import (
+from .. import jsonsafe
+from ..model import SessionSnapshot, iso
+from .model import (
     MAIN_THREAD,
     ItemKind,
     ReplayItem,
@@ -27,7 +27,7 @@ from agentbar.core.replay.model import (
     cut_text_to,
     json_text,
 )
-from agentbar.core.replay.pages import NotFound, Replay
+from .pages import NotFound, Replay
 
 EXPORT_OUTPUT_CHARS = 20_000  # tool inputs and outputs in Markdown and HTML; JSON has them whole
 MAX_DEPTH = 4  # sub-agents of sub-agents...

@@ -22,9 +22,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentbar.core.errors import ReplayError
-from agentbar.core.positional import pread
-from agentbar.core.tail import ZstdFileReader
+from ..errors import ReplayError
+from ..positional import pread
+from ..tail import ZstdFileReader
 
 BLOCK_BYTES = 64 * 1024
 LONG_BLOCK_BYTES = 1024 * 1024

@@ -18,10 +18,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
-from agentbar.core import jsonsafe
-from agentbar.core.model import iso
-from agentbar.core.records import Usage
-from agentbar.core.replay.files import AgentRoots, Line, TranscriptFile
+from .. import jsonsafe
+from ..model import iso
+from ..records import Usage
+from .files import AgentRoots, Line, TranscriptFile
 
 MAIN_THREAD = "main"
 INLINE_PREFIX = "inline:"  # thread id of a sub-agent written inline in the main transcript

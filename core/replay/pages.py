@@ -24,10 +24,10 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
-from agentbar.core.errors import ReplayError
-from agentbar.core.model import Agent, SessionSnapshot, State, WaitingFor
-from agentbar.core.replay.files import AgentRoots, Line, OutsideRoots, TranscriptFile
-from agentbar.core.replay.model import (
+from ..errors import ReplayError
+from ..model import Agent, SessionSnapshot, State, WaitingFor
+from .files import AgentRoots, Line, OutsideRoots, TranscriptFile
+from .model import (
     INLINE_PREFIX,
     MAIN_THREAD,
     MESSAGE_CHARS,

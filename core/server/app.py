@@ -22,17 +22,17 @@ from typing import TypeVar
 import orjson
 from aiohttp import WSMsgType, web
 
-from agentbar.core import jsonsafe
-from agentbar.core.launch.task import TaskInfo
-from agentbar.core.listing import diagnostics, select
-from agentbar.core.model import SessionKey, StateChange
-from agentbar.core.replay.export import MEDIA_TYPES, Format, Options, export, filename
-from agentbar.core.replay.model import MAIN_THREAD
-from agentbar.core.replay.pages import PAGE_ITEMS, NotFound
-from agentbar.core.search import DEFAULT_LIMIT
-from agentbar.core.server import task_routes, window_routes
-from agentbar.core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
-from agentbar.core.server.context import (
+from .. import jsonsafe
+from ..launch.task import TaskInfo
+from ..listing import diagnostics, select
+from ..model import SessionKey, StateChange
+from ..replay.export import MEDIA_TYPES, Format, Options, export, filename
+from ..replay.model import MAIN_THREAD
+from ..replay.pages import PAGE_ITEMS, NotFound
+from ..search import DEFAULT_LIMIT
+from . import task_routes, window_routes
+from .codes import DEFAULT_SECONDS, MAX_SECONDS
+from .context import (
     CONTEXT,
     ID,
     AgentEntry,
@@ -43,10 +43,10 @@ from agentbar.core.server.context import (
     find_session,
     session_json,
 )
-from agentbar.core.server.faults import quiet_library_logs
-from agentbar.core.server.gate import Gate, GatedSite
-from agentbar.core.server.replies import BadRequest, Refused, guarded, json_reply, read_object
-from agentbar.core.server.security import Guard, error
+from .faults import quiet_library_logs
+from .gate import Gate, GatedSite
+from .replies import BadRequest, Refused, guarded, json_reply, read_object
+from .security import Guard, error
 
 __all__ = [
     "CONTEXT", "AgentEntry", "Context", "Gate", "GatedSite", "Guard", "Sessions", "broadcast",

@@ -18,18 +18,18 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agentbar.core.app import Agentbar
-from agentbar.core.config import Settings
-from agentbar.core.errors import Fault
-from agentbar.core.model import SessionSnapshot
-from agentbar.core.privacy import open_private
-from agentbar.core.replay.export import Format, Options, export
-from agentbar.core.replay.files import AgentRoots
-from agentbar.core.replay.pages import NotFound, Replay
-from agentbar.core.server.codes import MAX_SECONDS
+from ..app import Agentbar
+from ..config import Settings
+from ..errors import Fault
+from ..model import SessionSnapshot
+from ..privacy import open_private
+from ..replay.export import Format, Options, export
+from ..replay.files import AgentRoots
+from ..replay.pages import NotFound, Replay
+from .codes import MAX_SECONDS
 
 if TYPE_CHECKING:
-    from agentbar.core.launch.manager import TaskManager
+    from ..launch.manager import TaskManager
 
 COMMANDS = ("serve", "export")
 

@@ -18,16 +18,16 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from agentbar.core.agents.base import AgentKit, ToolVocabulary
-from agentbar.core.engine_messages import EngineStats
-from agentbar.core.errors import Fault
-from agentbar.core.launch.manager import TaskManager
-from agentbar.core.model import Agent, SessionKey, SessionSnapshot, StateChange
-from agentbar.core.replay.pages import NotFound, Replay
-from agentbar.core.search import Searcher
-from agentbar.core.server.replies import BadRequest
-from agentbar.core.server.security import Guard
-from agentbar.core.server.windows import WindowLink
+from ..agents.base import AgentKit, ToolVocabulary
+from ..engine_messages import EngineStats
+from ..errors import Fault
+from ..launch.manager import TaskManager
+from ..model import Agent, SessionKey, SessionSnapshot, StateChange
+from ..replay.pages import NotFound, Replay
+from ..search import Searcher
+from .replies import BadRequest
+from .security import Guard
+from .windows import WindowLink
 
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 

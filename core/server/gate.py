@@ -35,9 +35,9 @@ from typing import Any
 
 from aiohttp import web
 
-from agentbar.core.server.faults import FaultLog
-from agentbar.core.server.peers import Address, Peer, PeerOwners
-from agentbar.core.server.security import error
+from .faults import FaultLog
+from .peers import Address, Peer, PeerOwners
+from .security import error
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from agentbar.core import jsonsafe
-from agentbar.core.errors import ServerError
-from agentbar.core.replay.pages import NotFound
-from agentbar.core.server.security import error
+from .. import jsonsafe
+from ..errors import ServerError
+from ..replay.pages import NotFound
+from .security import error
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

@@ -29,24 +29,24 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-import agentbar.assets
-from agentbar.core.agents.base import AgentKit, replay_adapters, tool_vocabularies
-from agentbar.core.config import Settings
-from agentbar.core.model import StateChange
-from agentbar.core.privacy import write_private
-from agentbar.core.replay.files import AgentRoots
-from agentbar.core.replay.pages import Replay
-from agentbar.core.search import Searcher
-from agentbar.core.server import peers as peer_owners
-from agentbar.core.server.codes import DEFAULT_SECONDS, with_code
-from agentbar.core.service import Service
+from ... import assets
+from ..agents.base import AgentKit, replay_adapters, tool_vocabularies
+from ..config import Settings
+from ..model import StateChange
+from ..privacy import write_private
+from ..replay.files import AgentRoots
+from ..replay.pages import Replay
+from ..search import Searcher
+from ..service import Service
+from . import peers as peer_owners
+from .codes import DEFAULT_SECONDS, with_code
 
 if TYPE_CHECKING:
-    from agentbar.core.launch.manager import TaskManager
-    from agentbar.core.launch.task import TaskInfo
-    from agentbar.core.server.context import Sessions
-    from agentbar.core.server.gate import Limits
-    from agentbar.core.server.peers import PeerOwners
+    from ..launch.manager import TaskManager
+    from ..launch.task import TaskInfo
+    from .context import Sessions
+    from .gate import Limits
+    from .peers import PeerOwners
 
 log = logging.getLogger(__name__)
 
@@ -57,14 +57,14 @@ WANTED_FILES = 8192  # open files the server asks for: its connection caps need 
 
 def _app_module() -> types.ModuleType:
     """The aiohttp application module, imported on first use (see the module docstring)."""
-    from agentbar.core.server import app  # noqa: PLC0415 - deferred on purpose
+    from . import app  # noqa: PLC0415 - deferred on purpose
 
     return app
 
 
 def web_dir() -> Path:
     """The web UI's files, installed with the package (``assets/web``)."""
-    return Path(agentbar.assets.__file__).resolve().parent / "web"
+    return Path(assets.__file__).resolve().parent / "web"
 
 
 class LoopbackServer:

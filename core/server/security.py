@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import hdrs, web
 
-from agentbar.core.server.codes import CodeBook
+from .codes import CodeBook
 
 COOKIE_PREFIX = "agentbar_"
 TOKEN_HEADER = "X-Agentbar-Token"

@@ -21,14 +21,14 @@ from typing import Any
 import orjson
 from aiohttp import WSMsgType, web
 
-from agentbar.core.launch.handoff import NothingToHandOff, What, handoff_text
-from agentbar.core.launch.manager import NoSuchTask, NotRunning, NotWaiting, TaskManager
-from agentbar.core.launch.projects import recent_projects
-from agentbar.core.launch.request import BadLaunch, LaunchRequest, Mode
-from agentbar.core.launch.task import TaskInfo
-from agentbar.core.model import Agent, SessionKey, SessionSnapshot
-from agentbar.core.server.context import Context, find_session, session_json
-from agentbar.core.server.replies import Refused, guarded, json_reply, read_object
+from ..launch.handoff import NothingToHandOff, What, handoff_text
+from ..launch.manager import NoSuchTask, NotRunning, NotWaiting, TaskManager
+from ..launch.projects import recent_projects
+from ..launch.request import BadLaunch, LaunchRequest, Mode
+from ..launch.task import TaskInfo
+from ..model import Agent, SessionKey, SessionSnapshot
+from .context import Context, find_session, session_json
+from .replies import Refused, guarded, json_reply, read_object
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from agentbar.core.server.security import error
-from agentbar.core.server.windows import WindowLink
+from .security import error
+from .windows import WindowLink
 
 LINK = web.AppKey("window_link", WindowLink)
 

@@ -22,9 +22,9 @@ from typing import Any, Protocol
 
 import orjson
 
-from agentbar.core import jsonsafe
-from agentbar.core.model import Agent
-from agentbar.core.records import TOKEN_LIMIT, Record
+from .. import jsonsafe
+from ..model import Agent
+from ..records import TOKEN_LIMIT, Record
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentbar.core.model import Agent
-from agentbar.core.records import HookEvent, Record
-from agentbar.core.sources.base import (
+from ..model import Agent
+from ..records import HookEvent, Record
+from .base import (
     MalformedLine,
     Owner,
     ProcessInfo,

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from agentbar.core.model import Agent
-from agentbar.core.records import Record
-from agentbar.core.sources.base import AgentSource, Owner, StreamKind, StreamSpec
-from agentbar.core.streams import Stream
+from ..model import Agent
+from ..records import Record
+from ..streams import Stream
+from .base import AgentSource, Owner, StreamKind, StreamSpec
 
 log = logging.getLogger(__name__)
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentbar.core.model import SessionState, Source, State, WaitingFor
-from agentbar.core.records import Asks
-from agentbar.core.sources.base import one_line
-from agentbar.core.state.turns import PendingCall, Phase, TurnState, describe_call
+from ..model import SessionState, Source, State, WaitingFor
+from ..records import Asks
+from ..sources.base import one_line
+from .turns import PendingCall, Phase, TurnState, describe_call
 
 SUBAGENT_STALE_SECONDS = 600.0  # a sub-agent silent this long no longer holds its parent back
 

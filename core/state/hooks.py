@@ -35,10 +35,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from agentbar.core.model import State, WaitingFor
-from agentbar.core.records import HookEvent, Record
-from agentbar.core.sources.base import one_line
-from agentbar.core.state.fusion import HookView, last_line, question_in
+from ..model import State, WaitingFor
+from ..records import HookEvent, Record
+from ..sources.base import one_line
+from .fusion import HookView, last_line, question_in
 
 RUNNING_EVENTS = frozenset({"UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
                             "PostToolBatch"})  # fmt: skip

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from agentbar.core.records import (
+from ..records import (
     Activity,
     ApiError,
     Asks,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dbus_fast import BusType, Message, MessageType
 from dbus_fast.aio import MessageBus
 
-from agentbar.tray.bus_address import session_bus_address
+from ..bus_address import session_bus_address
 
 DBUS = "org.freedesktop.DBus"
 DBUS_PATH = "/org/freedesktop/DBus"

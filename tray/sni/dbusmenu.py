@@ -17,8 +17,9 @@ from dbus_fast import DBusError, PropertyAccess, Variant
 from dbus_fast.annotations import DBusSignature
 from dbus_fast.service import ServiceInterface, dbus_method, dbus_property, dbus_signal
 
-from agentbar.tray.actions import Action
-from agentbar.tray.sni.menu import (
+from ..actions import Action
+from ..view import Entry
+from .menu import (
     Change,
     Layout,
     Menu,
@@ -27,8 +28,7 @@ from agentbar.tray.sni.menu import (
     group_properties,
     property_of,
 )
-from agentbar.tray.sni.menu import layout as layout_of
-from agentbar.tray.view import Entry
+from .menu import layout as layout_of
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from dbus_fast import PropertyAccess
 from dbus_fast.annotations import DBusSignature
 from dbus_fast.service import ServiceInterface, dbus_method, dbus_property, dbus_signal
 
-from agentbar.tray.sni import dbusmenu
-from agentbar.tray.sni.pixmaps import pixmaps
-from agentbar.tray.view import Badge, TrayView
+from ..view import Badge, TrayView
+from . import dbusmenu
+from .pixmaps import pixmaps
 
 INTERFACE = "org.kde.StatusNotifierItem"
 PATH = "/StatusNotifierItem"

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from agentbar.tray.actions import Action
-from agentbar.tray.view import Entry
+from ..actions import Action
+from ..view import Entry
 
 ROOT = 0
 PropValue = str | bool | int

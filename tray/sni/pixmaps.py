@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from agentbar.tray import badge
-from agentbar.tray.view import Badge
+from .. import badge
+from ..view import Badge
 
 SIZES = (16, 22, 24, 32, 48)
 

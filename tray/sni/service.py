@@ -17,12 +17,12 @@ from collections.abc import Callable
 
 from dbus_fast.aio import MessageBus
 
-from agentbar.tray import actions
-from agentbar.tray.actions import Action
-from agentbar.tray.sni import bus as session
-from agentbar.tray.sni import dbusmenu, item
-from agentbar.tray.sni.watcher import WatcherLink
-from agentbar.tray.view import TrayView
+from .. import actions
+from ..actions import Action
+from ..view import TrayView
+from . import bus as session
+from . import dbusmenu, item
+from .watcher import WatcherLink
 
 log = logging.getLogger(__name__)
 

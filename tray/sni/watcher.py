@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dbus_fast import Message, MessageType
 from dbus_fast.aio import MessageBus
 
-from agentbar.tray.sni import bus as session
+from . import bus as session
 
 log = logging.getLogger(__name__)
 

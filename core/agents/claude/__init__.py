@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from agentbar.core.agents.base import AgentKit
-from agentbar.core.agents.claude.files import AGENT, ClaudeSource, default_claude_roots
-from agentbar.core.agents.claude.hooks import HOOKS
-from agentbar.core.agents.claude.launch import LAUNCH
-from agentbar.core.agents.claude.replay import REPLAY
-from agentbar.core.agents.claude.tools import TOOLS
-from agentbar.core.sources.base import JS_RUNTIMES
-from agentbar.core.state.fusion import AgentTraits
+from ...sources.base import JS_RUNTIMES
+from ...state.fusion import AgentTraits
+from ..base import AgentKit
+from .files import AGENT, ClaudeSource, default_claude_roots
+from .hooks import HOOKS
+from .launch import LAUNCH
+from .replay import REPLAY
+from .tools import TOOLS
 
 # A transcript may carry no end-of-turn marker (Claude 2.0.x): 15 s of quiet after answer text
 # ends the turn.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentbar.core.agents.claude.files import AGENT
-from agentbar.core.hooks.spec import HookCaller, parse_version
+from ...hooks.spec import HookCaller, parse_version
+from .files import AGENT
 
 # What the hook program needs of Claude Code, on the command line agentbar installs: the pid
 # Claude gives its hooks, and the session id it sets when a payload carries none.

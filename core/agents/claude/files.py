@@ -17,9 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentbar.core.agents.claude.transcript import ClaudeTranscriptParser
-from agentbar.core.model import Agent
-from agentbar.core.sources.base import (
+from ...model import Agent
+from ...sources.base import (
     JS_RUNTIMES,
     MalformedLine,
     ProcessInfo,
@@ -34,6 +33,7 @@ from agentbar.core.sources.base import (
     program_name,
     small_int,
 )
+from .transcript import ClaudeTranscriptParser
 
 log = logging.getLogger(__name__)
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentbar.core.agents.base import HookEdit, HookRemoval
-from agentbar.core.agents.claude import settings
-from agentbar.core.agents.claude.events import CALLER, claude_events
-from agentbar.core.hooks.files import Record
-from agentbar.core.hooks.spec import HookCommand
-from agentbar.core.hooks.target import AgentStatus, Target, command_notes
+from ...hooks.files import Record
+from ...hooks.spec import HookCommand
+from ...hooks.target import AgentStatus, Target, command_notes
+from ..base import HookEdit, HookRemoval
+from . import settings
+from .events import CALLER, claude_events
 
 DISABLED_NOTE = (
     "disableAllHooks is true in this file: Claude Code runs no hooks at all, agentbar's "

@@ -18,12 +18,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from agentbar.core.agents.claude.events import CALLER, claude_events
-from agentbar.core.agents.claude.files import ClaudeSource
-from agentbar.core.hooks.spec import HookCommand
-from agentbar.core.launch.keys import AgentKeys
-from agentbar.core.launch.request import LaunchRequest, Mode, Program
-from agentbar.core.launch.status_scrape import UUID_PATTERN, StatusPlan
+from ...hooks.spec import HookCommand
+from ...launch.keys import AgentKeys
+from ...launch.request import LaunchRequest, Mode, Program
+from ...launch.status_scrape import UUID_PATTERN, StatusPlan
+from .events import CALLER, claude_events
+from .files import ClaudeSource
 
 SESSION_ID_SINCE = (1, 0, 128)  # the oldest Claude seen to take --session-id
 FORK_SESSION_ID_SINCE = (2, 0, 73)  # --session-id names the fork from here on

@@ -17,13 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentbar.core import records as rec
-from agentbar.core.agents.claude.files import AGENT
-from agentbar.core.agents.claude.transcript import ClaudeTranscriptParser
-from agentbar.core.facts import NO_USAGE, split_usage_delta
-from agentbar.core.replay import model as rm
-from agentbar.core.replay.files import Line
-from agentbar.core.sources.base import (
+from ... import records as rec
+from ...facts import NO_USAGE, split_usage_delta
+from ...replay import model as rm
+from ...replay.files import Line
+from ...sources.base import (
     MalformedLine,
     StreamKind,
     StreamSpec,
@@ -34,6 +32,8 @@ from agentbar.core.sources.base import (
     size_text,
     small_int,
 )
+from .files import AGENT
+from .transcript import ClaudeTranscriptParser
 
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
 _NOTE_BOOKKEEPING = frozenset({"user/injected", "user/meta", "compact-summary"})

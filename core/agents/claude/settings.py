@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentbar.core.agents.claude.events import CALLER
-from agentbar.core.hooks import json_settings
-from agentbar.core.hooks.json_settings import (
+from ...hooks import json_settings
+from ...hooks.json_settings import (
     Status,
     Style,
     created_keys,
@@ -21,7 +20,8 @@ from agentbar.core.hooks.json_settings import (
     remove,
     status,
 )
-from agentbar.core.hooks.spec import HookCommand
+from ...hooks.spec import HookCommand
+from .events import CALLER
 
 __all__ = ["Status", "Style", "add", "created_keys", "dump", "is_current", "load", "remove",
            "status"]  # fmt: skip

@@ -3,7 +3,7 @@ NotebookEdit change, the todo list TodoWrite sets (pure)."""
 
 from __future__ import annotations
 
-from agentbar.core.agents.base import todo_list
+from ..base import todo_list
 
 # The input field that names the file, per editing tool.
 EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",

@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agentbar.core import jsonsafe
-from agentbar.core.records import (
+from ... import jsonsafe
+from ...records import (
     TITLE_RANK_AGENT,
     TITLE_RANK_SUMMARY,
     TITLE_RANK_USER,
@@ -37,7 +37,7 @@ from agentbar.core.records import (
     Usage,
     UsageReport,
 )
-from agentbar.core.sources.base import (
+from ...sources.base import (
     Owner,
     StreamKind,
     StreamSpec,

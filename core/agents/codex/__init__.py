@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from agentbar.core.agents.base import AgentKit
-from agentbar.core.agents.codex.files import AGENT, CodexSource, default_codex_home
-from agentbar.core.agents.codex.hooks import HOOKS
-from agentbar.core.agents.codex.launch import LAUNCH
-from agentbar.core.agents.codex.replay import REPLAY
-from agentbar.core.agents.codex.tools import TOOLS
-from agentbar.core.sources.base import JS_RUNTIMES
-from agentbar.core.state.fusion import AgentTraits
+from ...sources.base import JS_RUNTIMES
+from ...state.fusion import AgentTraits
+from ..base import AgentKit
+from .files import AGENT, CodexSource, default_codex_home
+from .hooks import HOOKS
+from .launch import LAUNCH
+from .replay import REPLAY
+from .tools import TOOLS
 
 # Every turn ends with a marker. A rollout with no turn yet is usually one being created for
 # the turn about to start (0.99+ creates it at the first prompt, line by line).

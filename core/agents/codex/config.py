@@ -22,9 +22,9 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Array, InlineTable, Table
 
-from agentbar.core.agents.codex.events import CALLER, CODEX_EVENTS, codex_event_label
-from agentbar.core.hooks.errors import HooksFileError
-from agentbar.core.hooks.spec import MARKER, HookCommand, is_ours
+from ...hooks.errors import HooksFileError
+from ...hooks.spec import MARKER, HookCommand, is_ours
+from .events import CALLER, CODEX_EVENTS, codex_event_label
 
 LEGACY_FEATURE = "codex_hooks"  # the key before 0.129; still an alias after
 FEATURE = "hooks"

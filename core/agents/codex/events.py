@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentbar.core.agents.codex.files import AGENT
-from agentbar.core.hooks.spec import HookCaller
+from ...hooks.spec import HookCaller
+from .files import AGENT
 
 # What the hook program needs of Codex, on the command line agentbar installs: Codex parses a
 # Stop hook's stdout as its JSON contract and "{}" is the no-op answer (some versions fail the

@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentbar.core.agents.codex.rollout import CodexRolloutParser
-from agentbar.core.model import Agent
-from agentbar.core.sources.base import (
+from ...model import Agent
+from ...sources.base import (
     JS_RUNTIMES,
     ProcessInfo,
     RegistryEntry,
@@ -26,6 +25,7 @@ from agentbar.core.sources.base import (
     is_uuid,
     program_name,
 )
+from .rollout import CodexRolloutParser
 
 log = logging.getLogger(__name__)
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentbar.core.agents.base import HookEdit, HookRemoval
-from agentbar.core.agents.codex import config
-from agentbar.core.agents.codex.events import CALLER, CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
-from agentbar.core.hooks.files import Record
-from agentbar.core.hooks.spec import HookCommand, parse_version
-from agentbar.core.hooks.target import AgentStatus, Target, command_notes, mismatch_note
+from ...hooks.files import Record
+from ...hooks.spec import HookCommand, parse_version
+from ...hooks.target import AgentStatus, Target, command_notes, mismatch_note
+from ..base import HookEdit, HookRemoval
+from . import config
+from .events import CALLER, CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
 
 REVIEW_NOTE = (
     "Codex runs new hooks only after you review them: start codex, type /hooks and trust "

@@ -20,12 +20,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agentbar.core.agents.codex.events import CALLER, CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
-from agentbar.core.hooks.layers import toml_value
-from agentbar.core.hooks.spec import HookCommand, parse_version
-from agentbar.core.launch.keys import AgentKeys
-from agentbar.core.launch.request import LaunchRequest, Mode, Program
-from agentbar.core.launch.status_scrape import UUID_PATTERN, StatusPlan
+from ...hooks.layers import toml_value
+from ...hooks.spec import HookCommand, parse_version
+from ...launch.keys import AgentKeys
+from ...launch.request import LaunchRequest, Mode, Program
+from ...launch.status_scrape import UUID_PATTERN, StatusPlan
+from .events import CALLER, CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
 
 BYPASS_TRUST = "--dangerously-bypass-hook-trust"
 BYPASS_TRUST_SINCE = (0, 130, 0)  # openai/codex#21768, May 2026

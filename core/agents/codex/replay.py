@@ -19,25 +19,25 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentbar.core import records as rec
-from agentbar.core.agents.codex.files import AGENT
-from agentbar.core.agents.codex.rollout import (
-    INJECTED_PREFIXES,
-    CodexRolloutParser,
-    content_texts,
-    decode_arguments,
-    find_key,
-    output_text,
-)
-from agentbar.core.replay import model as rm
-from agentbar.core.replay.files import Line
-from agentbar.core.sources.base import (
+from ... import records as rec
+from ...replay import model as rm
+from ...replay.files import Line
+from ...sources.base import (
     MalformedLine,
     StreamKind,
     StreamSpec,
     load_json_object,
     nonempty_str,
     size_text,
+)
+from .files import AGENT
+from .rollout import (
+    INJECTED_PREFIXES,
+    CodexRolloutParser,
+    content_texts,
+    decode_arguments,
+    find_key,
+    output_text,
 )
 
 _SHOWN_ACTIVITY = frozenset({"web_search_call", "image_generation_call", "tool_search_call"})

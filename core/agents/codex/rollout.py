@@ -36,8 +36,8 @@ from typing import Any
 
 import orjson
 
-from agentbar.core import jsonsafe
-from agentbar.core.records import (
+from ... import jsonsafe
+from ...records import (
     TITLE_RANK_AGENT,
     Activity,
     ApiError,
@@ -60,7 +60,7 @@ from agentbar.core.records import (
     Usage,
     UsageReport,
 )
-from agentbar.core.sources.base import (
+from ...sources.base import (
     Owner,
     StreamSpec,
     load_json_object,

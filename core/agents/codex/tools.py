@@ -3,7 +3,7 @@ deletes, the plan ``update_plan`` sets (pure)."""
 
 from __future__ import annotations
 
-from agentbar.core.agents.base import todo_list
+from ..base import todo_list
 
 PATCH_TOOL = "apply_patch"
 PLAN_TOOL = "update_plan"

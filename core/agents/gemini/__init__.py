@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from agentbar.core.agents.base import AgentKit
-from agentbar.core.agents.gemini.files import AGENT, GeminiSource, default_gemini_home
-from agentbar.core.agents.gemini.hooks import HOOKS
-from agentbar.core.agents.gemini.launch import LAUNCH
-from agentbar.core.agents.gemini.replay import REPLAY
-from agentbar.core.agents.gemini.tools import TOOLS
-from agentbar.core.sources.base import JS_RUNTIMES
-from agentbar.core.state.fusion import AgentTraits
+from ...sources.base import JS_RUNTIMES
+from ...state.fusion import AgentTraits
+from ..base import AgentKit
+from .files import AGENT, GeminiSource, default_gemini_home
+from .hooks import HOOKS
+from .launch import LAUNCH
+from .replay import REPLAY
+from .tools import TOOLS
 
 # A turn has no end marker in the chat: an answer with no tool calls is taken as the turn's
 # last word at once (``chat.py``), so there is nothing to wait quietly for.

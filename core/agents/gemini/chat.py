@@ -40,8 +40,8 @@ from typing import Any
 
 import orjson
 
-from agentbar.core import jsonsafe
-from agentbar.core.records import (
+from ... import jsonsafe
+from ...records import (
     TITLE_RANK_AGENT,
     ApiError,
     Asks,
@@ -61,7 +61,7 @@ from agentbar.core.records import (
     Usage,
     UsageReport,
 )
-from agentbar.core.sources.base import (
+from ...sources.base import (
     MalformedLine,
     Owner,
     StreamSpec,

@@ -28,9 +28,8 @@ from typing import Any
 
 import orjson
 
-from agentbar.core.agents.gemini.chat import GeminiChatParser
-from agentbar.core.model import Agent
-from agentbar.core.sources.base import (
+from ...model import Agent
+from ...sources.base import (
     JS_RUNTIMES,
     ProcessInfo,
     RegistryEntry,
@@ -40,6 +39,7 @@ from agentbar.core.sources.base import (
     is_uuid,
     program_name,
 )
+from .chat import GeminiChatParser
 
 log = logging.getLogger(__name__)
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentbar.core.agents.base import HookEdit, HookRemoval
-from agentbar.core.agents.gemini.files import AGENT
-from agentbar.core.hooks import json_settings as settings
-from agentbar.core.hooks.files import Record
-from agentbar.core.hooks.spec import TIMEOUT_SECONDS, HookCaller, HookCommand
-from agentbar.core.hooks.target import AgentStatus, Target, command_notes
+from ...hooks import json_settings as settings
+from ...hooks.files import Record
+from ...hooks.spec import TIMEOUT_SECONDS, HookCaller, HookCommand
+from ...hooks.target import AgentStatus, Target, command_notes
+from ..base import HookEdit, HookRemoval
+from .files import AGENT
 
 # The events that say where a turn stands (the model and tool-selection events run several
 # times per turn and say nothing the others do not).

@@ -17,9 +17,9 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from agentbar.core.hooks.spec import HookCommand
-from agentbar.core.launch.keys import AgentKeys
-from agentbar.core.launch.request import BadLaunch, LaunchRequest, Mode, Program
+from ...hooks.spec import HookCommand
+from ...launch.keys import AgentKeys
+from ...launch.request import BadLaunch, LaunchRequest, Mode, Program
 
 SESSION_ID_SINCE = (0, 61, 0)  # the oldest release seen to take --session-id
 NO_FORK = "Gemini CLI cannot fork from its command line: resume the session and type /fork in it"

@@ -12,18 +12,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentbar.core import records as rec
-from agentbar.core.agents.gemini.chat import GeminiChatParser, function_responses, part_texts
-from agentbar.core.agents.gemini.files import AGENT
-from agentbar.core.replay import model as rm
-from agentbar.core.replay.files import Line
-from agentbar.core.sources.base import (
+from ... import records as rec
+from ...replay import model as rm
+from ...replay.files import Line
+from ...sources.base import (
     MalformedLine,
     StreamKind,
     StreamSpec,
     load_json_object,
     size_text,
 )
+from .chat import GeminiChatParser, function_responses, part_texts
+from .files import AGENT
 
 THREAD_SCAN_LINES = 60  # lines of a sub-agent's chat read for its first prompt
 

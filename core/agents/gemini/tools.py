@@ -4,7 +4,7 @@ change, the list ``write_todos`` sets (pure). Replay items name a call as the CL
 
 from __future__ import annotations
 
-from agentbar.core.agents.base import todo_list
+from ..base import todo_list
 
 FILE_TOOLS = frozenset({"write_file", "replace", "WriteFile", "Edit"})
 TODO_TOOLS = frozenset({"write_todos", "WriteTodos"})

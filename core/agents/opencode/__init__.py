@@ -6,19 +6,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from agentbar.core.agents.base import AgentKit
-from agentbar.core.agents.opencode.files import (
+from ...sources.base import JS_RUNTIMES
+from ...state.fusion import AgentTraits
+from ..base import AgentKit
+from .files import (
     AGENT,
     OpencodeSource,
     default_config_dir,
     default_data_dir,
 )
-from agentbar.core.agents.opencode.launch import LAUNCH
-from agentbar.core.agents.opencode.plugin import HOOKS
-from agentbar.core.agents.opencode.replay import REPLAY
-from agentbar.core.agents.opencode.tools import TOOLS
-from agentbar.core.sources.base import JS_RUNTIMES
-from agentbar.core.state.fusion import AgentTraits
+from .launch import LAUNCH
+from .plugin import HOOKS
+from .replay import REPLAY
+from .tools import TOOLS
 
 # Every finished step is marked (``time.completed`` and ``finish``), so no quiet rule. A session
 # is created at the first prompt, its row (or file) a moment before the prompt's: a session

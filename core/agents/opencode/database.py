@@ -45,7 +45,7 @@ from typing import Any
 
 import orjson
 
-from agentbar.core.agents.opencode.rows import Json, MessageRow, PartRow, Rows, SessionRow
+from .rows import Json, MessageRow, PartRow, Rows, SessionRow
 
 log = logging.getLogger(__name__)
 

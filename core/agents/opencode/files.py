@@ -20,12 +20,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentbar.core.agents.opencode.database import DatabaseBusy, DatabaseReader
-from agentbar.core.agents.opencode.rows import Rows
-from agentbar.core.agents.opencode.storage import StorageReader
-from agentbar.core.agents.opencode.translate import Translator
-from agentbar.core.model import Agent
-from agentbar.core.sources.base import (
+from ...model import Agent
+from ...sources.base import (
     JS_RUNTIMES,
     ProcessInfo,
     RegistryEntry,
@@ -34,7 +30,11 @@ from agentbar.core.sources.base import (
     WatchRoot,
     program_name,
 )
-from agentbar.core.sources.snapshot import SnapshotBatch
+from ...sources.snapshot import SnapshotBatch
+from .database import DatabaseBusy, DatabaseReader
+from .rows import Rows
+from .storage import StorageReader
+from .translate import Translator
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentbar.core.hooks.spec import HookCommand
-from agentbar.core.launch.keys import AgentKeys
-from agentbar.core.launch.request import LaunchRequest, Mode, Program
+from ...hooks.spec import HookCommand
+from ...launch.keys import AgentKeys
+from ...launch.request import LaunchRequest, Mode, Program
 
 KEYS = AgentKeys(
     approve=b"\r",

@@ -27,13 +27,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentbar.core.agents.base import HookEdit, HookRemoval
-from agentbar.core.agents.opencode.files import AGENT
-from agentbar.core.hooks.errors import HooksFileError
-from agentbar.core.hooks.files import Record
-from agentbar.core.hooks.spec import HookCommand
-from agentbar.core.hooks.target import AgentStatus, Target
-from agentbar.core.sources.hook_events import events_dir
+from ...hooks.errors import HooksFileError
+from ...hooks.files import Record
+from ...hooks.spec import HookCommand
+from ...hooks.target import AgentStatus, Target
+from ...sources.hook_events import events_dir
+from ..base import HookEdit, HookRemoval
+from .files import AGENT
 
 PLUGIN_FILE = "agentbar.js"
 MARKER = "// agentbar: relays opencode's events to agentbar."

@@ -18,12 +18,12 @@ from typing import Any
 
 import orjson
 
-from agentbar.core.agents.opencode.database import read_only_uri
-from agentbar.core.agents.opencode.storage import StorageReader
-from agentbar.core.agents.opencode.translate import QUESTION_TOOLS, REJECTED, _summary
-from agentbar.core.replay import model as rm
-from agentbar.core.replay.files import AgentRoots, Line, OutsideRoots, TranscriptFile
-from agentbar.core.sources.base import MalformedLine, load_json_object, nonempty_str, size_text
+from ...replay import model as rm
+from ...replay.files import AgentRoots, Line, OutsideRoots, TranscriptFile
+from ...sources.base import MalformedLine, load_json_object, nonempty_str, size_text
+from .database import read_only_uri
+from .storage import StorageReader
+from .translate import QUESTION_TOOLS, REJECTED, _summary
 
 Json = dict[str, Any]
 

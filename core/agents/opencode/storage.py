@@ -16,8 +16,8 @@ from pathlib import Path
 
 import orjson
 
-from agentbar.core.agents.opencode.rows import Json, MessageRow, PartRow, Rows, SessionRow
-from agentbar.core.sources.base import walk_paths
+from ...sources.base import walk_paths
+from .rows import Json, MessageRow, PartRow, Rows, SessionRow
 
 log = logging.getLogger(__name__)
 

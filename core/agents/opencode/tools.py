@@ -4,7 +4,7 @@ files an ``apply_patch`` names, the list ``todowrite`` sets (pure). Input names 
 
 from __future__ import annotations
 
-from agentbar.core.agents.base import todo_list
+from ..base import todo_list
 
 FILE_TOOLS = frozenset({"edit", "write", "multiedit"})
 PATCH_TOOLS = frozenset({"apply_patch", "patch"})

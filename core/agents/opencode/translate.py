@@ -30,8 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agentbar.core.agents.opencode.rows import Json, MessageRow, PartRow, Rows, SessionRow
-from agentbar.core.records import (
+from ...records import (
     TITLE_RANK_AGENT,
     Activity,
     ApiError,
@@ -52,7 +51,8 @@ from agentbar.core.records import (
     Usage,
     UsageReport,
 )
-from agentbar.core.sources.base import Owner, label, nonempty_str, one_line, token_count
+from ...sources.base import Owner, label, nonempty_str, one_line, token_count
+from .rows import Json, MessageRow, PartRow, Rows, SessionRow
 
 PLACEHOLDER_TITLES = ("New session - ", "Child session - ")
 QUESTION_TOOLS = frozenset({"question"})
