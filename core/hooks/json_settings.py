@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import HooksFileError
+from .files import Record
 from .spec import command_of, is_ours
 
 BOM = "\ufeff"
@@ -186,6 +187,26 @@ def remove(data: dict[str, Any], created: list[str] | None = None) -> tuple[dict
     if removed and not hooks and (created is None or "hooks" in created):
         del result["hooks"]
     return result, removed
+
+
+def added(
+    data: dict[str, Any], style: Style, handler: dict[str, object], events: list[str]
+) -> tuple[str | None, list[str]]:
+    """The file's text with agentbar's ``handler`` for ``events`` (None: exactly there
+    already), and the containers the addition creates (taken out again on uninstall)."""
+    created = created_keys(remove(data)[0], events)
+    if is_current(data, handler, events):
+        return None, created
+    return dump(add(data, handler, events), style), created
+
+
+def removed(data: dict[str, Any], style: Style, record: Record | None) -> tuple[str | None, int]:
+    """The file's text without agentbar's entries (None: nothing is left of a file agentbar
+    created: delete it), and how many entries went; ``record``: what the install did."""
+    new_data, count = remove(data, record.created_keys if record is not None else None)
+    if record is not None and record.before_sha256 is None and not new_data:
+        return None, count
+    return dump(new_data, style), count
 
 
 def _handlers(groups: object) -> list[object]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...hooks import json_settings
 from ...hooks.files import Record
 from ...hooks.spec import HookCommand
 from ...hooks.target import AgentStatus, Target, command_notes
@@ -33,22 +34,13 @@ class ClaudeHooks:
     ) -> HookEdit:  # fmt: skip
         data, style = settings.load(text, where)
         events = claude_events(version)
-        created = settings.created_keys(settings.remove(data)[0], events)
         notes = [DISABLED_NOTE] if settings.status(data).all_disabled else []
-        if settings.is_current(data, command, events):
-            return HookEdit(None, created, len(events), notes)
-        after = settings.dump(settings.add(data, command, events), style)
+        after, created = json_settings.added(data, style, command.handler(CALLER), events)
         return HookEdit(after, created, len(events), notes)
 
     def remove(self, text: str, where: str, record: Record | None) -> HookRemoval:
         data, style = settings.load(text, where)
-        new_data, removed = settings.remove(
-            data, record.created_keys if record is not None else None
-        )
-        created = record is not None and record.before_sha256 is None
-        if created and not new_data:
-            return HookRemoval(None, removed)
-        return HookRemoval(settings.dump(new_data, style), removed)
+        return HookRemoval(*json_settings.removed(data, style, record))
 
     def status(
         self, target: Target, text: str, command: HookCommand, version: str | None

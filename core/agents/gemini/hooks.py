@@ -65,23 +65,13 @@ class GeminiHooks:
         notify: bool,
     ) -> HookEdit:  # fmt: skip
         data, style = settings.load(text, where)
-        created = settings.created_keys(settings.remove(data)[0], EVENTS)
         notes = [DISABLED_NOTE] if hooks_disabled(data) else []
-        wanted = handler(command)
-        if settings.is_current(data, wanted, EVENTS):
-            return HookEdit(None, created, len(EVENTS), notes)
-        after = settings.dump(settings.add(data, wanted, EVENTS), style)
+        after, created = settings.added(data, style, handler(command), EVENTS)
         return HookEdit(after, created, len(EVENTS), notes)
 
     def remove(self, text: str, where: str, record: Record | None) -> HookRemoval:
         data, style = settings.load(text, where)
-        new_data, removed = settings.remove(
-            data, record.created_keys if record is not None else None
-        )
-        created = record is not None and record.before_sha256 is None
-        if created and not new_data:
-            return HookRemoval(None, removed)
-        return HookRemoval(settings.dump(new_data, style), removed)
+        return HookRemoval(*settings.removed(data, style, record))
 
     def status(
         self, target: Target, text: str, command: HookCommand, version: str | None
