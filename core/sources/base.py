@@ -385,6 +385,24 @@ def program_name(arg: str) -> str:
     return name.removesuffix(".exe")
 
 
+def positionals(args: list[str], value_options: Container[str]) -> list[str]:
+    """A command line's arguments that are neither options nor the values of
+    ``value_options``, in order (everything after ``--`` is one)."""
+    words: list[str] = []
+    skip_value = False
+    for index, arg in enumerate(args):
+        if skip_value:
+            skip_value = False
+        elif arg == "--":
+            words.extend(args[index + 1 :])
+            break
+        elif arg.startswith("-") and len(arg) > 1:
+            skip_value = arg in value_options
+        else:
+            words.append(arg)
+    return words
+
+
 def label(value: object, limit: int = 200) -> str:
     """Short text for a value of unknown type from a line (a record kind, an id): a string
     itself, a number or None as ``str`` gives it, anything else as JSON; at most ``limit``

@@ -23,6 +23,7 @@ from ...sources.base import (
     StreamSpec,
     WatchRoot,
     is_uuid,
+    positionals,
     program_name,
 )
 from .rollout import CodexRolloutParser
@@ -97,7 +98,7 @@ class CodexSource:
         args = _codex_args(proc)
         if args is None or _asks_for_help(args):
             return False
-        words = _positionals(args)
+        words = positionals(args, _VALUE_OPTIONS)
         if not words or words[0] in _CLIENT_SUBCOMMANDS:
             return True
         return words[0] not in _OTHER_SUBCOMMANDS  # any other first word is the TUI's prompt
@@ -106,7 +107,7 @@ class CodexSource:
         args = _codex_args(proc)
         if args is None:
             return None
-        words = _positionals(args)
+        words = positionals(args, _VALUE_OPTIONS)
         if words[:1] == ["resume"]:
             candidate = words[1] if len(words) > 1 else None
         elif words[:1] in (["exec"], ["e"]) and words[1:2] == ["resume"]:
@@ -173,23 +174,6 @@ def _codex_args(proc: ProcessInfo) -> list[str] | None:
     if program_name(proc.name) == "codex":  # argv[0] rewritten, the OS name still says codex
         return argv[1:]
     return None
-
-
-def _positionals(args: list[str]) -> list[str]:
-    """Arguments that are neither options nor option values, in order."""
-    words: list[str] = []
-    skip_value = False
-    for index, arg in enumerate(args):
-        if skip_value:
-            skip_value = False
-        elif arg == "--":
-            words.extend(args[index + 1 :])
-            break
-        elif arg.startswith("-") and len(arg) > 1:
-            skip_value = arg in _VALUE_OPTIONS
-        else:
-            words.append(arg)
-    return words
 
 
 def _asks_for_help(args: list[str]) -> bool:

@@ -37,6 +37,7 @@ from ...sources.base import (
     StreamSpec,
     WatchRoot,
     is_uuid,
+    positionals,
     program_name,
 )
 from .chat import GeminiChatParser
@@ -143,7 +144,7 @@ class GeminiSource:
         args = gemini_args(proc)
         if args is None:
             return False
-        words = _positionals(args)
+        words = positionals(args, _VALUE_OPTIONS)
         if any(a in _ONE_SHOT_OPTIONS for a in _options(args)):
             return False
         return not words or words[0] not in _OTHER_SUBCOMMANDS
@@ -232,22 +233,6 @@ def _options(args: list[str]) -> list[str]:
         for a in args[: args.index("--") if "--" in args else None]
         if a.startswith("-")
     ]
-
-
-def _positionals(args: list[str]) -> list[str]:
-    words: list[str] = []
-    skip_value = False
-    for index, arg in enumerate(args):
-        if skip_value:
-            skip_value = False
-        elif arg == "--":
-            words.extend(args[index + 1 :])
-            break
-        elif arg.startswith("-") and len(arg) > 1:
-            skip_value = arg in _VALUE_OPTIONS
-        else:
-            words.append(arg)
-    return words
 
 
 def _option_value(args: list[str], short: str, long: str) -> str | None:

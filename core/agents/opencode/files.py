@@ -28,6 +28,7 @@ from ...sources.base import (
     StreamParser,
     StreamSpec,
     WatchRoot,
+    positionals,
     program_name,
 )
 from ...sources.snapshot import SnapshotBatch
@@ -219,7 +220,7 @@ class OpencodeSource:
         args = _opencode_args(proc)
         if args is None or any(a in _HELP_OPTIONS for a in args):
             return False
-        words = _positionals(args)
+        words = positionals(args, _VALUE_OPTIONS)
         return not words or words[0] in _CLIENT_SUBCOMMANDS or words[0] not in _OTHER_SUBCOMMANDS
 
     def process_session_hint(self, proc: ProcessInfo) -> str | None:
@@ -230,7 +231,7 @@ class OpencodeSource:
 
     def process_cwd(self, proc: ProcessInfo) -> str | None:
         args = _opencode_args(proc)
-        words = _positionals(args) if args is not None else []
+        words = positionals(args, _VALUE_OPTIONS) if args is not None else []
         project = words[0] if words and words[0] not in _ALL_SUBCOMMANDS else None
         if project is None:
             return proc.cwd
@@ -278,22 +279,6 @@ def _opencode_args(proc: ProcessInfo) -> list[str] | None:
     if program_name(proc.name) == "opencode":
         return argv[1:]
     return None
-
-
-def _positionals(args: list[str]) -> list[str]:
-    words: list[str] = []
-    skip_value = False
-    for index, arg in enumerate(args):
-        if skip_value:
-            skip_value = False
-        elif arg == "--":
-            words.extend(args[index + 1 :])
-            break
-        elif arg.startswith("-") and len(arg) > 1:
-            skip_value = arg in _VALUE_OPTIONS
-        else:
-            words.append(arg)
-    return words
 
 
 def _option_value(args: list[str], short: str, long: str) -> str | None:
