@@ -53,6 +53,20 @@ class StatusPlan:
     quiet_input: float  # seconds without anyone typing into the task before we may
 
 
+@dataclass(frozen=True, slots=True)
+class SessionLabelScreen:
+    """A ``StatusScreen`` whose session id follows a label on the panel ``/status`` shows:
+    ``label`` matches it with the id as its one group; the last one on screen counts."""
+
+    plan: StatusPlan
+    label: re.Pattern[str]
+    close_after: bool  # the panel stays open until Escape closes it
+
+    def session_id_in(self, plain: str) -> str | None:
+        found = self.label.findall(plain)
+        return found[-1].lower() if found else None
+
+
 def should_send(
     plan: StatusPlan,
     *,

@@ -21,7 +21,7 @@ from typing import Any
 from ...hooks.spec import HookCommand
 from ...launch.keys import AgentKeys
 from ...launch.request import LaunchRequest, Mode, Program
-from ...launch.status_scrape import UUID_PATTERN, StatusPlan
+from ...launch.status_scrape import UUID_PATTERN, SessionLabelScreen, StatusPlan
 from .events import CALLER, claude_events
 from .files import ClaudeSource
 
@@ -54,23 +54,13 @@ def launch_args(command: HookCommand, *, version: str | None = None) -> list[str
     return ["--settings", json.dumps(layer, separators=(",", ":"), ensure_ascii=False)]
 
 
-class ClaudeStatusScreen:
-    """``Session ID: <uuid>`` in the panel ``/status`` opens; Escape closes it again."""
-
-    plan = PLAN
-    close_after = True
-
-    def session_id_in(self, plain: str) -> str | None:
-        found = _SESSION_LABEL.findall(plain)
-        return found[-1].lower() if found else None
-
-
 class ClaudeLaunch:
     program_env = "AGENTBAR_CLAUDE"
     keys = KEYS
     # Claude would think it runs nested; the hook program would read the wrong session.
     session_vars = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID")
-    status = ClaudeStatusScreen()
+    # ``Session ID: <uuid>`` in the panel ``/status`` opens; Escape closes it again.
+    status = SessionLabelScreen(PLAN, _SESSION_LABEL, close_after=True)
 
     def preassigned_id(self, request: LaunchRequest, program: Program) -> str | None:
         version = program.parsed_version

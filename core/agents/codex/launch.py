@@ -24,7 +24,7 @@ from ...hooks.layers import toml_value
 from ...hooks.spec import HookCommand, parse_version
 from ...launch.keys import AgentKeys
 from ...launch.request import LaunchRequest, Mode, Program
-from ...launch.status_scrape import UUID_PATTERN, StatusPlan
+from ...launch.status_scrape import UUID_PATTERN, SessionLabelScreen, StatusPlan
 from .events import CALLER, CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
 
 BYPASS_TRUST = "--dangerously-bypass-hook-trust"
@@ -80,22 +80,12 @@ def launch_args(
     return [BYPASS_TRUST, *args] if parsed >= BYPASS_TRUST_SINCE else args
 
 
-class CodexStatusScreen:
-    """``│  Session:   <uuid>   │`` inside the box ``/status`` prints."""
-
-    plan = PLAN
-    close_after = False
-
-    def session_id_in(self, plain: str) -> str | None:
-        found = _SESSION_LABEL.findall(plain)
-        return found[-1].lower() if found else None
-
-
 class CodexLaunch:
     program_env = "AGENTBAR_CODEX"
     keys = KEYS
     session_vars = ("CODEX_THREAD_ID", "CODEX_SESSION_ID")
-    status = CodexStatusScreen()
+    # ``│  Session:   <uuid>   │`` inside the box ``/status`` prints.
+    status = SessionLabelScreen(PLAN, _SESSION_LABEL, close_after=False)
 
     def preassigned_id(self, request: LaunchRequest, program: Program) -> str | None:
         return None  # Codex picks its own thread id
