@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from .config import Settings
 from .engine import Engine
-from .engine_messages import EngineStats
+from .engine_messages import EngineStats, IndexProgress
 from .errors import Fault
 from .model import SessionSnapshot, StateChange
 from .server.runner import LoopbackServer, announced_server
@@ -126,6 +126,14 @@ class Agentbar:
     def wait_ready(self, timeout: float = READY_SECONDS) -> bool:
         """Wait until the first catch-up is done."""
         return self.engine.ready.wait(timeout)
+
+    def progress(self) -> IndexProgress:
+        """How far the first reading of what is on disk has come."""
+        return self.engine.progress()
+
+    def subscribe_progress(self, callback: Callable[[IndexProgress], None]) -> Callable[[], None]:
+        """``callback`` hears the first reading move on (on the engine thread: return quickly)."""
+        return self.engine.subscribe_progress(callback)
 
     def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]:
         """``callback`` hears every state change (on the engine thread: return quickly)."""

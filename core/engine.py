@@ -25,8 +25,10 @@ from pathlib import Path
 from . import facts as facts_mod
 from .clock import Clock, SystemClock
 from .engine_messages import (
+    STARTING,
     EngineStats,
     Faulted,
+    IndexProgress,
     IndexSearch,
     Message,
     PathTouched,
@@ -68,6 +70,7 @@ __all__ = [  # the messages, as other modules imported them from here before the
     "Engine",
     "EngineStats",
     "Faulted",
+    "IndexProgress",
     "IndexSearch",
     "Message",
     "PathTouched",
@@ -146,6 +149,8 @@ class Engine:
         self._board = SnapshotBoard(self._sessions, self.streams, self._tasks, self.clock)
         self._subscribers: list[Callable[[StateChange], None]] = []
         self._fault_subscribers: list[Callable[[Fault], None]] = []
+        self._progress_subscribers: list[Callable[[IndexProgress], None]] = []
+        self._progress = STARTING
         self._faults: tuple[Fault, ...] = ()
         self._caught_up = False
         self._last_full_rescan = 0.0
@@ -171,6 +176,17 @@ class Engine:
         return quickly, like a state subscriber."""
         self._fault_subscribers.append(callback)
         return lambda: self._fault_subscribers.remove(callback)
+
+    def subscribe_progress(self, callback: Callable[[IndexProgress], None]) -> Callable[[], None]:
+        """Call ``callback`` on the engine thread each time the first reading of the history
+        moves on (a few times a second at most) and once when it is done. It must return
+        quickly, like a state subscriber."""
+        self._progress_subscribers.append(callback)
+        return lambda: self._progress_subscribers.remove(callback)
+
+    def progress(self) -> IndexProgress:
+        """How far the first reading has come (the latest published value)."""
+        return self._progress
 
     def faults(self) -> tuple[Fault, ...]:
         """The faults that last, once each, oldest first (those over are gone)."""
@@ -238,6 +254,16 @@ class Engine:
         self._writer.persist(index_now=self._caught_up)
         self._publish()
         self._caught_up = True
+        self._set_progress(
+            IndexProgress(
+                live_ready=True,
+                done=True,
+                files_done=self._progress.files_total,
+                files_total=self._progress.files_total,
+                bytes_done=self._progress.bytes_total,
+                bytes_total=self._progress.bytes_total,
+            )
+        )
         self._last_full_rescan = self.clock.monotonic()
         with contextlib.suppress(sqlite3.Error):
             if self.index.search_backlog():
@@ -634,6 +660,14 @@ class Engine:
 
     def _publish(self) -> None:
         self._board.publish(everything=not self._caught_up)
+
+    def _set_progress(self, progress: IndexProgress) -> None:
+        self._progress = progress
+        for callback in list(self._progress_subscribers):
+            try:
+                callback(progress)
+            except Exception:
+                log.exception("a progress subscriber failed")
 
     def _report(self, fault: Fault) -> None:
         """Tell the fault subscribers of ``fault``, once: the same fault seen again (the same

@@ -92,3 +92,30 @@ class EngineStats:
     clamped: int  # numbers clamped to their range (token counts)
     orphaned: int
     unreadable: int
+
+
+@dataclass(frozen=True, slots=True)
+class IndexProgress:
+    """How far the engine's first reading of what is on disk has come: the live sessions first
+    (``live_ready``: the badge, ``status`` and the board are right for them), then the history
+    behind them (files and bytes of it read so far). The tray's tooltip and menu, the board and
+    a cold ``agentbar status`` on a terminal show it."""
+
+    live_ready: bool  # the live sessions are read and decided
+    done: bool  # everything on disk at start is read (``Engine.ready`` is set)
+    files_done: int = 0
+    files_total: int = 0
+    bytes_done: int = 0
+    bytes_total: int = 0
+
+    @property
+    def fraction(self) -> float:
+        """Bytes read of the history, 0.0 to 1.0 (1.0 once done)."""
+        if self.done:
+            return 1.0
+        if self.bytes_total <= 0:
+            return 0.0
+        return min(1.0, self.bytes_done / self.bytes_total)
+
+
+STARTING = IndexProgress(live_ready=False, done=False)
