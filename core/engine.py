@@ -376,11 +376,15 @@ class Engine:
         new = self.streams.scan(folder)
         self._fold_snapshots(None)
         if folder is not None:
-            for stream in new:
-                self._read(stream, budget=None)
+            self._read_streams(new)
             return
-        for stream in self.streams:
-            self._read_if_changed(stream)
+        self._read_streams([s for s in self.streams if s.changed_on_disk() is not False])
+
+    def _read_streams(self, streams: Sequence[Stream]) -> None:
+        """Read each of ``streams`` to its end, in this order (a cold catch-up reads almost
+        every byte here)."""
+        for stream in streams:
+            self._read(stream, budget=None)
 
     def _stat_hot_streams(self) -> None:
         """Catch writes whose file events were dropped: stat the registries and the files of
