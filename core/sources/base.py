@@ -403,6 +403,27 @@ def positionals(args: list[str], value_options: Container[str]) -> list[str]:
     return words
 
 
+def option_value(args: list[str], *names: str, glued: str | None = None) -> str | None:
+    """The last value a command line gives one of the options ``names`` (``--cd dir``,
+    ``--cd=dir`` for a long name; ``-Cdir`` too when ``glued`` is that short option); a value
+    is never read as an option itself, nothing after ``--`` counts."""
+    value: str | None = None
+    skip_value = False
+    for index, arg in enumerate(args):
+        if skip_value:
+            skip_value = False
+        elif arg == "--":
+            break
+        elif arg in names:
+            if index + 1 < len(args):
+                value, skip_value = args[index + 1], True
+        elif arg.startswith("--") and "=" in arg and arg.split("=", 1)[0] in names:
+            value = arg.split("=", 1)[1]
+        elif glued is not None and arg.startswith(glued) and not arg.startswith("--"):
+            value = arg[len(glued) :]
+    return value
+
+
 def label(value: object, limit: int = 200) -> str:
     """Short text for a value of unknown type from a line (a record kind, an id): a string
     itself, a number or None as ``str`` gives it, anything else as JSON; at most ``limit``

@@ -23,6 +23,7 @@ from ...sources.base import (
     StreamSpec,
     WatchRoot,
     is_uuid,
+    option_value,
     positionals,
     program_name,
 )
@@ -118,7 +119,7 @@ class CodexSource:
 
     def process_cwd(self, proc: ProcessInfo) -> str | None:
         args = _codex_args(proc)
-        chosen = _option_value(args, "-C", "--cd") if args is not None else None
+        chosen = option_value(args, "-C", "--cd", glued="-C") if args is not None else None
         if chosen is None:
             return proc.cwd
         if proc.cwd is None or os.path.isabs(chosen):
@@ -178,25 +179,6 @@ def _codex_args(proc: ProcessInfo) -> list[str] | None:
 
 def _asks_for_help(args: list[str]) -> bool:
     return any(arg in _HELP_OPTIONS for arg in args[: args.index("--") if "--" in args else None])
-
-
-def _option_value(args: list[str], short: str, long: str) -> str | None:
-    """The last value given to an option (``-C dir``, ``-Cdir``, ``--cd dir``, ``--cd=dir``)."""
-    value: str | None = None
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "--":
-            break
-        if arg in (short, long) and index + 1 < len(args):
-            value = args[index + 1]
-            index += 1
-        elif arg.startswith(long + "="):
-            value = arg[len(long) + 1 :]
-        elif arg.startswith(short) and len(arg) > len(short) and not arg.startswith("--"):
-            value = arg[len(short) :]
-        index += 1
-    return value
 
 
 # --------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from ...sources.base import (
     StreamSpec,
     WatchRoot,
     is_uuid,
+    option_value,
     positionals,
     program_name,
 )
@@ -153,7 +154,7 @@ class GeminiSource:
         args = gemini_args(proc)
         if args is None:
             return None
-        value = _option_value(args, "-r", "--resume") or _option_value(args, "", "--session-id")
+        value = option_value(args, "-r", "--resume") or option_value(args, "--session-id")
         return value.lower() if value is not None and is_uuid(value) else None
 
     def process_cwd(self, proc: ProcessInfo) -> str | None:
@@ -233,23 +234,6 @@ def _options(args: list[str]) -> list[str]:
         for a in args[: args.index("--") if "--" in args else None]
         if a.startswith("-")
     ]
-
-
-def _option_value(args: list[str], short: str, long: str) -> str | None:
-    """The last value given to an option (``-r id``, ``--resume id``, ``--resume=id``)."""
-    value: str | None = None
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "--":
-            break
-        if arg in (short, long) and arg and index + 1 < len(args):
-            value = args[index + 1]
-            index += 1
-        elif arg.startswith(long + "="):
-            value = arg[len(long) + 1 :]
-        index += 1
-    return value
 
 
 def _read_text(path: Path) -> str | None:

@@ -28,6 +28,7 @@ from ...sources.base import (
     StreamParser,
     StreamSpec,
     WatchRoot,
+    option_value,
     positionals,
     program_name,
 )
@@ -227,7 +228,7 @@ class OpencodeSource:
         args = _opencode_args(proc)
         if args is None:
             return None
-        return _option_value(args, "-s", "--session")
+        return option_value(args, "-s", "--session") or None
 
     def process_cwd(self, proc: ProcessInfo) -> str | None:
         args = _opencode_args(proc)
@@ -279,15 +280,3 @@ def _opencode_args(proc: ProcessInfo) -> list[str] | None:
     if program_name(proc.name) == "opencode":
         return argv[1:]
     return None
-
-
-def _option_value(args: list[str], short: str, long: str) -> str | None:
-    value: str | None = None
-    for index, arg in enumerate(args):
-        if arg == "--":
-            break
-        if arg in (short, long) and index + 1 < len(args):
-            value = args[index + 1]
-        elif arg.startswith(long + "="):
-            value = arg[len(long) + 1 :]
-    return value or None
