@@ -124,8 +124,13 @@ class Agentbar:
         return self.engine.stats()
 
     def wait_ready(self, timeout: float = READY_SECONDS) -> bool:
-        """Wait until the first catch-up is done."""
+        """Wait until the first catch-up is done (everything on disk at start is read)."""
         return self.engine.ready.wait(timeout)
+
+    def wait_live(self, timeout: float = READY_SECONDS) -> bool:
+        """Wait until the live sessions are read and decided (the history may still be read:
+        ``progress()`` says how far)."""
+        return self.engine.live_ready.wait(timeout)
 
     def progress(self) -> IndexProgress:
         """How far the first reading of what is on disk has come."""

@@ -160,7 +160,10 @@ class Engine:
         self._unreadable = 0
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
-        self.ready = threading.Event()  # set once the first catch-up is done
+        # Set once the live sessions (a process, a registry, a file written in the last minutes)
+        # are read and decided: their snapshots are right, the history is still being read.
+        self.live_ready = threading.Event()
+        self.ready = threading.Event()  # set once everything on disk at start is read
 
     # -- public API (any thread) -------------------------------------------------------------
 
@@ -238,6 +241,7 @@ class Engine:
                 log.exception("the engine failed on a batch; continuing")
                 self._stopping.wait(ENGINE_RETRY_SECONDS)
             finally:
+                self.live_ready.set()
                 self.ready.set()
 
     # -- driving (the engine thread, or a test's thread when no engine thread runs) ----------
@@ -254,6 +258,7 @@ class Engine:
         self._writer.persist(index_now=self._caught_up)
         self._publish()
         self._caught_up = True
+        self.live_ready.set()
         self._set_progress(
             IndexProgress(
                 live_ready=True,
