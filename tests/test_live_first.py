@@ -1,0 +1,267 @@
+"""The live-first catch-up ends exactly where the serial one does (sessions, index rows, search)
+on random corpora and the recorded sessions, whatever is live and whichever files are touched
+while the history is read (real files, real SQLite; the engine on its own thread)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import random
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentbar.core import live_first
+from agentbar.core.clock import FakeClock
+from agentbar.core.config import Settings
+from agentbar.core.engine import Engine, PathTouched
+from agentbar.core.engine_messages import EngineStats, IndexProgress
+from agentbar.core.index import Index, SessionRow, StreamRow
+from agentbar.core.model import SessionKey, SessionSnapshot
+from agentbar.core.procs import FakeProcessTable
+from agentbar.core.search import Searcher
+from agentbar.core.sources.base import ProcessInfo
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+corpus: Any = importlib.import_module("corpus")  # bench/corpus.py: the generated histories
+
+RECORDED = REPO / "tests" / "data" / "recorded"
+WORDS = ("build", "test", "error", "file", "config", "the", "return", "import", "session")
+READY_SECONDS = 120.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Everything a catch-up leaves: what is published, what is saved, what is found."""
+
+    snapshots: dict[SessionKey, SessionSnapshot]
+    stats: EngineStats
+    streams: dict[str, StreamRow]
+    sessions: dict[SessionKey, SessionRow]
+    counts: dict[SessionKey, dict[str, int]]
+    hits: dict[str, list[tuple[str, str, int, str]]]
+
+
+def settings_for(home: Path, data: Path) -> Settings:
+    return Settings.from_env({"HOME": str(home), "AGENTBAR_DATA_DIR": str(data)})
+
+
+def engine_over(
+    home: Path, data: Path, processes: FakeProcessTable, now: float, *, live_first: bool
+) -> Engine:
+    settings = settings_for(home, data)
+    return Engine(
+        settings.sources(),
+        Index.open(settings.index_path),
+        processes=processes,
+        traits=settings.traits(),
+        clock=FakeClock(now),
+        read_live_first=live_first,
+    )
+
+
+def outcome(engine: Engine, data: Path, home: Path) -> Outcome:
+    """Stop ``engine`` (its search backlog indexed first) and read back what it left."""
+    snapshots = {s.key: s for s in engine.sessions()}
+    stats = engine.stats()
+    engine.stop()
+    engine.drain()  # the full-text slices still queued
+    engine.index.close()
+    settings = settings_for(home, data)
+    index = Index.open(settings.index_path)
+    streams, sessions = index.load()
+    index.close()
+    searcher = Searcher(settings.index_path)
+    try:
+        counts = searcher.counts()
+        hits = {
+            word: sorted((str(h.key), h.thread, h.offset, h.kind) for h in searcher.search(word))
+            for word in WORDS
+        }
+    finally:
+        searcher.close()
+    return Outcome(snapshots, stats, streams, sessions, counts, hits)
+
+
+def serial(home: Path, tmp: Path, processes: FakeProcessTable, now: float) -> Outcome:
+    data = tmp / "data-serial"
+    engine = engine_over(home, data, processes, now, live_first=False)
+    engine.catch_up()
+    engine.drain()
+    return outcome(engine, data, home)
+
+
+def phased(
+    home: Path, tmp: Path, processes: FakeProcessTable, now: float, touched: list[Path]
+) -> tuple[Outcome, list[IndexProgress]]:
+    """The live-first catch-up on the engine's own thread, with file events for ``touched``
+    waiting in its inbox (served between the slices of history)."""
+    data = tmp / "data-phased"
+    engine = engine_over(home, data, processes, now, live_first=True)
+    seen: list[IndexProgress] = []
+    engine.subscribe_progress(seen.append)
+    for path in touched:
+        engine.post(PathTouched(path))
+    engine.start()
+    assert engine.ready.wait(READY_SECONDS)
+    return outcome(engine, data, home), seen
+
+
+def assert_same(got: Outcome, want: Outcome) -> None:
+    assert got.snapshots.keys() == want.snapshots.keys()
+    for key, snap in want.snapshots.items():
+        assert got.snapshots[key] == snap, key
+    assert got.sessions == want.sessions
+    assert got.streams == want.streams
+    assert got.counts == want.counts
+    assert got.hits == want.hits
+    assert got.stats == want.stats
+
+
+def make_live(rng: random.Random, files: list[Path], share: float, now: float) -> list[Path]:
+    """Give a random ``share`` of ``files`` an mtime in the live window (a recent write)."""
+    chosen = [f for f in files if rng.random() < share]
+    for path in chosen:
+        moment = now - rng.uniform(0.0, live_first.LIVE_WINDOW_SECONDS * 0.9)
+        os.utime(path, (moment, moment))
+    return chosen
+
+
+def small_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slices of a few files each, so a small corpus is read in many of them."""
+    monkeypatch.setattr(live_first, "FIRST_SLICE_BYTES", 64 * 1024)
+    monkeypatch.setattr(live_first, "MAX_SLICE_BYTES", 64 * 1024)
+    monkeypatch.setattr(live_first, "MIN_SLICE_BYTES", 16 * 1024)
+
+
+def all_files(home: Path) -> list[Path]:
+    return sorted(p for p in home.rglob("*.jsonl") if p.is_file())
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_the_phased_catch_up_ends_as_the_serial_one_on_random_corpora(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small_slices(monkeypatch)
+    home = tmp_path / "home"
+    now = 1_800_000_000.0
+    made = corpus.generate(home, 16 + seed * 4, 2 * 1024 * 1024, seed=seed, now=now - 3600)
+    rng = random.Random(seed)
+    files = all_files(home)
+    live = make_live(rng, files, 0.2, now)
+    touched = rng.sample(files, min(len(files), 6))
+    # A client process in one project, started before some sessions there: the live phase must
+    # bind it as the serial catch-up does.
+    info = rng.choice(made.sessions)
+    processes = FakeProcessTable(
+        [
+            ProcessInfo(
+                pid=4242,
+                ppid=1,
+                create_time=info.started_at - 30,
+                name=info.agent,
+                cmdline=(info.agent,),
+                cwd=info.cwd,
+            )
+        ]
+    )
+    want = serial(home, tmp_path, processes, now)
+    got, progress = phased(home, tmp_path, processes, now, touched)
+    assert_same(got, want)
+    assert progress[0].live_ready and not progress[0].done
+    assert progress[0].files_total <= len(files) - len(live)  # the live ones came first
+    assert progress[-1].done
+    assert progress[-1].files_done == progress[-1].files_total > 0
+    done = [p.bytes_done for p in progress]
+    assert done == sorted(done)  # the progress only moves on
+
+
+def recorded_home(home: Path) -> list[Path]:
+    """Every recorded Claude and Codex session in one HOME (each CLI's files as it wrote
+    them), and the files."""
+    for scenario in sorted(RECORDED.glob("claude-*/*")):
+        if (scenario / "projects").is_dir():
+            shutil.copytree(
+                scenario / "projects", home / ".claude" / "projects", dirs_exist_ok=True
+            )
+    for scenario in sorted(RECORDED.glob("codex-*/*")):
+        if (scenario / "sessions").is_dir():
+            shutil.copytree(scenario / "sessions", home / ".codex" / "sessions", dirs_exist_ok=True)
+    return all_files(home)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_phased_catch_up_ends_as_the_serial_one_on_the_recorded_sessions(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small_slices(monkeypatch)
+    monkeypatch.setattr(live_first, "MAX_SLICE_BYTES", 1)  # one file per slice
+    home = tmp_path / "home"
+    files = recorded_home(home)
+    now = max(p.stat().st_mtime for p in files) + 24 * 3600
+    rng = random.Random(seed)
+    for path in files:  # the history: a day old and more
+        old = now - 86400 - rng.uniform(0, 86400)
+        os.utime(path, (old, old))
+    make_live(rng, files, 0.3, now)
+    touched = rng.sample(files, 5)
+    processes = FakeProcessTable()
+    want = serial(home, tmp_path, processes, now)
+    got, _ = phased(home, tmp_path, processes, now, touched)
+    assert_same(got, want)
+
+
+def test_a_resumed_file_naming_a_history_session_is_folded_in_the_serial_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude 1.0.x resumes into a new file whose lines carry the old session's id: when that
+    file is live and the old one is history, the session is read out of the serial order, and
+    is folded again in it at the end."""
+    small_slices(monkeypatch)
+    home = tmp_path / "home"
+    scenario = RECORDED / "claude-1.0.128" / "resume"
+    shutil.copytree(scenario / "projects", home / ".claude" / "projects")
+    (home / ".codex").mkdir()
+    files = all_files(home)
+    assert len(files) == 2
+    now = max(p.stat().st_mtime for p in files) + 7 * 86400
+    for live in files:
+        for path in files:
+            moment = now - 60 if path == live else now - 3 * 86400
+            os.utime(path, (moment, moment))
+        run = tmp_path / live.name
+        run.mkdir()
+        want = serial(home, run, FakeProcessTable(), now)
+        got, _ = phased(home, run, FakeProcessTable(), now, [])
+        assert_same(got, want)
+        assert len(want.snapshots) == 1  # one session, its two files
+
+
+def test_progress_is_published_through_the_seam_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small_slices(monkeypatch)
+    home = tmp_path / "home"
+    now = 1_800_000_000.0
+    corpus.generate(home, 12, 1024 * 1024, seed=7, now=now - 7200)
+    engine = engine_over(home, tmp_path / "data", FakeProcessTable(), now, live_first=True)
+    seen: list[tuple[IndexProgress, bool]] = []
+    engine.subscribe_progress(lambda p: seen.append((p, engine.live_ready.is_set())))
+    assert engine.progress() == IndexProgress(live_ready=False, done=False)
+    engine.catch_up()  # on this thread: everything before it returns
+    assert engine.ready.is_set() and engine.live_ready.is_set()
+    first, *middle, last = [p for p, _ in seen]
+    assert first.live_ready and not first.done and first.files_done == 0
+    assert first.files_total == len(all_files(home)) and first.bytes_total > 0
+    assert all(not p.done and p.live_ready for p in middle)
+    assert last.done and last.files_done == last.files_total
+    assert last.bytes_done == last.bytes_total and last.fraction == 1.0
+    assert all(live for _, live in seen)  # live_ready is set before the first value
+    assert engine.progress() == last
+    engine.stop()
+    engine.index.close()
