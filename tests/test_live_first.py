@@ -5,24 +5,33 @@ while the history is read (real files, real SQLite; the engine on its own thread
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import random
 import shutil
+import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+import psutil
 import pytest
+from claude_lines import ClaudeTranscript, registry, write_lines
+from polling import end_process, wait_for
 
-from agentbar.core import live_first
+from agentbar.core import cli, jsonsafe, live_first
+from agentbar.core.app import Agentbar
 from agentbar.core.clock import FakeClock
 from agentbar.core.config import Settings
 from agentbar.core.engine import Engine, PathTouched
-from agentbar.core.engine_messages import EngineStats, IndexProgress
+from agentbar.core.engine_messages import EngineStats, IndexProgress, Message
 from agentbar.core.index import Index, SessionRow, StreamRow
+from agentbar.core.listing import diagnostics, select
 from agentbar.core.model import SessionKey, SessionSnapshot
-from agentbar.core.procs import FakeProcessTable
+from agentbar.core.procs import FakeProcessTable, PsutilProcessTable
 from agentbar.core.search import Searcher
 from agentbar.core.sources.base import ProcessInfo
 
@@ -265,3 +274,132 @@ def test_progress_is_published_through_the_seam_in_order(
     assert engine.progress() == last
     engine.stop()
     engine.index.close()
+
+
+LIVE = "1f1f1f1f-2222-4333-8444-555555555555"
+
+
+def test_the_live_session_is_right_before_the_history_is_read_and_its_changes_are_reported(
+    tmp_path: Path,
+) -> None:
+    """A real agent process named by its registry, a real watcher, a real index: when the live
+    phase is published the live session is right and no history is read; the turn it ends
+    while the history is read is reported once; ``status`` at the end is the serial one's."""
+    home = tmp_path / "home"
+    now = time.time()
+    corpus.generate(home, 40, 64 * 1024 * 1024, seed=5, now=now - 7200)
+    agent = subprocess.Popen(["sleep", "300"])
+    try:
+        started = psutil.Process(agent.pid).create_time()
+        t = ClaudeTranscript(LIVE, "/work/live", start=now - 30)
+        path = home / ".claude" / "projects" / "-work-live" / f"{LIVE}.jsonl"
+        write_lines(path, [t.prompt("Run the tests"), t.bash("pytest -q")])
+        reg = home / ".claude" / "sessions" / f"{agent.pid}.json"
+        reg.parent.mkdir(parents=True, exist_ok=True)
+
+        def registry_says(status: str, at: float) -> None:
+            entry = registry(
+                agent.pid, LIVE, status=status, cwd="/work/live", started_at=started, updated_at=at
+            )
+            reg.write_bytes(orjson.dumps(entry))
+
+        registry_says("busy", now - 60)  # busy since before the prompt line
+        settings = settings_for(home, tmp_path / "data")
+        app = Agentbar.open(settings, tasks=False)
+        at_live: dict[str, Any] = {}
+        changes: list[tuple[str, str | None, str, bool]] = []
+
+        def on_progress(progress: IndexProgress) -> None:
+            if progress.live_ready and not at_live:
+                snaps = {s.key.session_id: s for s in app.sessions()}
+                at_live.update(
+                    state=str(snaps[LIVE].state.state),
+                    sessions=len(snaps),
+                    done=progress.done,
+                    ready=app.engine.ready.is_set(),
+                    live=app.engine.live_ready.is_set(),
+                )
+                # The agent ends its turn now, while the history is still to be read; the
+                # engine goes on once the watcher has told it (so the history cannot be read
+                # before the events are handled, however fast it is read).
+                write_lines(path, [t.tool_result(), t.text("All green."), t.turn_duration()])
+                registry_says("idle", time.time())
+                wait_for(lambda: {str(path), str(reg)} <= told, what="the watcher's events")
+
+        app.subscribe_progress(on_progress)
+        told: set[str] = set()
+        engine_post = app.engine.post
+
+        def post(message: Message) -> None:  # what the watcher posts, noted on its way in
+            engine_post(message)
+            if isinstance(message, PathTouched):
+                told.add(str(message.path))
+
+        app.engine.post = post  # type: ignore[method-assign]
+        app.subscribe(
+            lambda c: changes.append(
+                (
+                    c.snapshot.key.session_id,
+                    None if c.prev is None else str(c.prev.state),
+                    str(c.snapshot.state.state),
+                    app.engine.ready.is_set(),
+                )
+            )
+        )
+        try:
+            app.start()
+            assert app.wait_live(READY_SECONDS)
+            assert app.wait_ready(READY_SECONDS)
+            wait_for(lambda: changes, timeout=10.0, what="the live turn's end reported")
+            time.sleep(1.5)  # a repeat (or a history session's transition) would come now
+            snaps = {s.key.session_id: s for s in app.sessions()}
+        finally:
+            app.close()
+        assert at_live == {
+            "state": "running",
+            "sessions": 1,  # the history is not read yet
+            "done": False,
+            "ready": False,
+            "live": True,
+        }
+        assert [c[:3] for c in changes] == [(LIVE, "running", "done")]
+        assert not changes[0][3], "reported while the history was read"
+        assert str(snaps[LIVE].state.state) == "done"
+        assert len(snaps) == 41
+        # ``agentbar status`` at the end: what the serial catch-up shows.
+        out = io.StringIO()
+        cli.status(settings_for(home, tmp_path / "status"), show_all=True, as_json=True, out=out)
+        reference = serial_status(home, tmp_path / "serial")
+        assert without_times(orjson.loads(out.getvalue())) == without_times(reference)
+    finally:
+        end_process(agent)
+
+
+def serial_status(home: Path, data: Path) -> dict[str, Any]:
+    """The document ``status --json`` prints, from a serial catch-up over the real processes."""
+    settings = settings_for(home, data)
+    engine = Engine(
+        settings.sources(),
+        Index.open(settings.index_path),
+        processes=PsutilProcessTable(settings.process_names()),
+        traits=settings.traits(),
+        read_live_first=False,
+    )
+    engine.catch_up()
+    rows = select(engine.sessions(), now=time.time(), show_all=True)
+    document = {
+        "sessions": [s.to_json() for s in rows],
+        "diagnostics": diagnostics(engine.stats()),
+        "problems": [fault.to_json() for fault in engine.faults()],
+    }
+    engine.stop()
+    engine.index.close()
+    parsed: dict[str, Any] = orjson.loads(jsonsafe.dumps(document))
+    return parsed
+
+
+def without_times(document: dict[str, Any]) -> dict[str, Any]:
+    """``status --json`` without the moments each run decided at (``state_since``)."""
+    for row in document["sessions"]:
+        row.pop("state_since", None)
+    return document
