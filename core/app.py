@@ -99,7 +99,8 @@ class Agentbar:
             self.tasks.start()
 
     def catch_up(self) -> None:
-        """Read everything once, on this thread, without following (status, export)."""
+        """Read everything once, on this thread, without following (status, export): the live
+        sessions first, then the history, its progress published to ``subscribe_progress``."""
         self.engine.catch_up()
 
     def close(self, *, keep_tasks: bool = True) -> None:

@@ -300,7 +300,7 @@ class Engine:
         self._writer.persist(index_now=False)
         self._board.publish(everything=True)
         self.live_ready.set()
-        self._last_progress = self.clock.monotonic()
+        self._last_progress = self._last_full_rescan = self.clock.monotonic()
         self._set_progress(self._history_progress())
         log.info("live sessions read: %d; %s", len(self._history.live), self._progress)
         if self._history.empty:
@@ -329,12 +329,12 @@ class Engine:
         history = self._history
         if history is None:
             return
-        started = self.clock.monotonic()
+        started, planned = self.clock.monotonic(), history.bytes_done
         streams = history.next_slice()
         self._read_streams(streams)
         history.note_read(streams)
         if self.reads_live_first:
-            history.adapt(sum(s.position.offset for s in streams), self.clock.monotonic() - started)
+            history.adapt(history.bytes_done - planned, self.clock.monotonic() - started)
         self._settle_read(history, streams)
         if history.empty:
             self._finish_catch_up()
