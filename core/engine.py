@@ -380,6 +380,7 @@ class Engine:
             self._decide(session, report=self._reports(session.key))
         self._history = None
         self._caught_up = True
+        self.live_ready.set()  # (already, unless the live phase failed half-way)
         self._writer.persist(index_now=False)
         self._board.publish(everything=True)
         self._set_progress(self._history_progress(history, done=True))

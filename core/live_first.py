@@ -127,6 +127,10 @@ class History:
 
     @classmethod
     def plan(cls, live: list[Pending], history: list[Pending], serial: list[Pending]) -> History:
+        for item in history:
+            # Nothing to save of a file still waiting (its first read marks it): the live
+            # phase's save writes the live files' rows alone.
+            item.stream.unsaved = False
         waiting = {k for p in history if (k := group_of(p.stream)) is not None}
         live_keys = {group_of(p.stream) for p in live}
         return cls(
