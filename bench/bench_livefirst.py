@@ -10,7 +10,8 @@ second Claude and Codex root holding the live sessions, made fresh for each run:
 - Claude session B: waiting for an approval (its registry says so, a real process);
 - a Codex rollout written a minute ago (no process: it settles as ended).
 
-The clock starts before ``Agentbar.open``. "Live right" is the first moment a progress value
+The clock starts before ``Agentbar.open``; ``start()`` returns once the watcher watches every
+folder and the engine thread runs. "Live right" is the first moment a progress value
 (published on the engine thread, at the live phase's end and a few times a second after) finds
 every live session's published state equal to its state once everything is read; "ready" is
 ``Engine.ready``. The ratio live/ready is the figure; a serial catch-up (``read_live_first=False``,
@@ -151,6 +152,7 @@ def phased_run(history: Path, scratch: Path) -> dict[str, Any]:
         app.subscribe_progress(on_progress)
         try:
             app.start()
+            marks["started"] = time.perf_counter() - t0  # the watcher is on, the engine reads
             if not app.wait_ready(READY_SECONDS):
                 raise SystemExit("the catch-up did not end")
             marks["ready"] = time.perf_counter() - t0
@@ -163,6 +165,7 @@ def phased_run(history: Path, scratch: Path) -> dict[str, Any]:
     want = {k: final.get(k, "absent") for k in live.keys}
     right = next((at for at, seen in states if seen == want), marks["ready"])
     return {
+        "started_s": marks["started"],
         "live_ready_s": marks["live_ready"],
         "live_right_s": right,
         "ready_s": marks["ready"],
@@ -220,7 +223,8 @@ def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
             result = phased_run(home, scratch)
             runs.append(result)
             print(
-                f"  run {n + 1}: live right {result['live_right_s']:.3f} s, "
+                f"  run {n + 1}: start() {result['started_s']:.3f} s, "
+                f"live right {result['live_right_s']:.3f} s, "
                 f"ready {result['ready_s']:.2f} s ({result['ratio']:.3f}), {result['states']}"
             )
         for _ in range(args.serial_runs):
@@ -234,6 +238,7 @@ def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
         "files": built.files,
         "runs": runs,
         "live_right_s": median(r["live_right_s"] for r in runs),
+        "started_s": median(r["started_s"] for r in runs),
         "live_ready_s": median(r["live_ready_s"] for r in runs),
         "ready_s": median(r["ready_s"] for r in runs),
         "ratio": median(r["ratio"] for r in runs),
@@ -256,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         (
             r["size"],
             f"{r['corpus_mb']:,.0f}",
+            f"{r['started_s']:.3f}",
             f"{r['live_ready_s']:.3f}",
             f"{r['live_right_s']:.3f}",
             f"{r['ready_s']:.2f}",
@@ -272,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             (
                 "history",
                 "MB",
+                "start() s",
                 "live_ready s",
                 "live right s",
                 "ready s",
