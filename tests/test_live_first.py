@@ -30,7 +30,7 @@ from agentbar.core.engine import Engine, PathTouched
 from agentbar.core.engine_messages import EngineStats, IndexProgress, Message
 from agentbar.core.index import Index, SessionRow, StreamRow
 from agentbar.core.listing import diagnostics, select
-from agentbar.core.model import SessionKey, SessionSnapshot
+from agentbar.core.model import Agent, SessionKey, SessionSnapshot
 from agentbar.core.procs import FakeProcessTable, PsutilProcessTable
 from agentbar.core.search import Searcher
 from agentbar.core.sources.base import ProcessInfo
@@ -403,3 +403,49 @@ def without_times(document: dict[str, Any]) -> dict[str, Any]:
     for row in document["sessions"]:
         row.pop("state_since", None)
     return document
+
+
+def test_what_is_read_first(tmp_path: Path) -> None:
+    """The live phase's pick, from paths and mtimes alone: registries; files written in the
+    window; files written since the oldest unnamed client process of their agent started; the
+    sessions named; and a live file's whole group (its sub-agents, its parent)."""
+    home = tmp_path / "home"
+    now = 1_800_000_000.0
+    projects = home / ".claude" / "projects" / "-work"
+    ids = [f"{n}{n}{n}{n}{n}{n}{n}{n}-1111-4111-8111-111111111111" for n in range(1, 6)]
+    ages = {ids[0]: 60.0, ids[1]: 3 * 3600, ids[2]: 7200.0, ids[3]: 5 * 86400, ids[4]: 86400}
+    for session_id, age in ages.items():
+        path = projects / f"{session_id}.jsonl"
+        write_lines(path, [{"type": "summary"}])
+        os.utime(path, (now - age, now - age))
+    # A sub-agent written just now under a session last written five days ago.
+    sub = projects / ids[3] / "subagents" / "agent-abc.jsonl"
+    write_lines(sub, [{"type": "summary"}])
+    os.utime(sub, (now - 5, now - 5))
+    reg = home / ".claude" / "sessions" / "4242.json"
+    reg.parent.mkdir(parents=True)
+    reg.write_bytes(b"{}")
+    os.utime(reg, (now - 86400, now - 86400))
+    engine = engine_over(home, tmp_path / "data", FakeProcessTable(), now, live_first=True)
+    engine.streams.scan()
+    pending = live_first.changed(engine.streams)
+    rules = live_first.LiveRules(
+        now=now,
+        keys=frozenset({SessionKey(Agent("claude"), ids[4])}),  # named by a registry
+        since={Agent("claude"): now - 2 * 3600},  # a client process started two hours ago
+    )
+    live, history = live_first.split_live(pending, rules)
+    name = {str(reg): "registry", str(sub): "sub-agent"} | {
+        str(projects / f"{i}.jsonl"): i[:1] for i in ids
+    }
+    assert sorted(name[p.stream.path] for p in live) == [
+        "1",
+        "3",
+        "4",
+        "5",
+        "registry",
+        "sub-agent",
+    ]
+    assert sorted(name[p.stream.path] for p in history) == ["2"]
+    assert len(pending) == len(live) + len(history) == 7
+    engine.index.close()
