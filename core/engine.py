@@ -440,8 +440,6 @@ class Engine:
                 self._read_out_of_turn(history, stream)
                 continue
             self._read(stream, budget=LIVE_STEP_BUDGET_BYTES)
-            if history is not None:
-                history.note_read([stream])
         for folder in work.rescans:
             self._rescan(folder)
         if work.tick:
@@ -525,19 +523,19 @@ class Engine:
         new = self.streams.scan(folder)
         self._fold_snapshots(None)
         history = self._history  # while it is read, its streams wait for their turn
-        if folder is not None:
-            self._read_streams(new)
-        else:
-            self._read_streams(
-                [
-                    s
-                    for s in self.streams
-                    if (history is None or not history.waiting(s.path))
-                    and s.changed_on_disk() is not False
-                ]
-            )
+        chosen = (
+            new
+            if folder is not None
+            else [
+                s
+                for s in self.streams
+                if (history is None or not history.waiting(s.path))
+                and s.changed_on_disk() is not False
+            ]
+        )
+        self._read_streams(chosen)
         if history is not None:
-            history.note_read(new if folder is not None else [])
+            history.note_read(chosen)
 
     def _read_streams(self, streams: Sequence[Stream]) -> None:
         """Read each of ``streams`` to its end, in this order (a cold catch-up reads almost
@@ -588,6 +586,8 @@ class Engine:
             self._unreadable += 1
         if self._writer.search_chars > SEARCH_FLUSH_CHARS and not self._caught_up:
             self._writer.stage_search()  # a cold catch-up: keep what waits in memory small
+        if self._history is not None:
+            self._history.note_read([stream])  # however it came to be read (event, tick)
 
     def _read_unguarded(self, stream: Stream, budget: int | None) -> None:
         if stream.spec.kind is StreamKind.REGISTRY:
