@@ -26,7 +26,7 @@ from agentbar.core import cli, jsonsafe, live_first
 from agentbar.core.app import Agentbar
 from agentbar.core.clock import FakeClock
 from agentbar.core.config import Settings
-from agentbar.core.engine import Engine, PathTouched
+from agentbar.core.engine import Engine, PathTouched, Tick
 from agentbar.core.engine_messages import EngineStats, IndexProgress, Message
 from agentbar.core.index import Index, SessionRow, StreamRow
 from agentbar.core.listing import diagnostics, select
@@ -70,6 +70,7 @@ def engine_over(
         processes=processes,
         traits=settings.traits(),
         clock=FakeClock(now),
+        full_rescan_seconds=0.0,  # every tick walks everything (it must pass the history by)
         read_live_first=live_first,
     )
 
@@ -116,6 +117,7 @@ def phased(
     engine.subscribe_progress(seen.append)
     for path in touched:
         engine.post(PathTouched(path))
+        engine.post(Tick())
     engine.start()
     assert engine.ready.wait(READY_SECONDS)
     return outcome(engine, data, home), seen
@@ -448,4 +450,42 @@ def test_what_is_read_first(tmp_path: Path) -> None:
     ]
     assert sorted(name[p.stream.path] for p in history) == ["2"]
     assert len(pending) == len(live) + len(history) == 7
+    engine.index.close()
+
+
+def test_the_history_is_sliced_and_split_sessions_are_noticed(tmp_path: Path) -> None:
+    """``History`` alone: slices of about ``slice_bytes`` (one file at least), a group taken
+    out of turn is not read again, and a session read against the serial order is split."""
+    home = tmp_path / "home"
+    projects = home / ".claude" / "projects" / "-work"
+    a, b = "aaaaaaaa-1111-4111-8111-111111111111", "bbbbbbbb-1111-4111-8111-111111111111"
+    paths = [
+        projects / f"{a}.jsonl",
+        projects / a / "subagents" / "agent-x.jsonl",
+        projects / f"{b}.jsonl",
+        projects / b / "subagents" / "agent-y.jsonl",
+    ]
+    for n, path in enumerate(paths):
+        write_lines(path, [{"type": "summary", "summary": "x" * 1000 * (n + 1)}])
+    engine = engine_over(home, tmp_path / "data", FakeProcessTable(), 1e9, live_first=True)
+    engine.streams.scan()
+    pending = sorted(live_first.changed(engine.streams), key=lambda p: p.stream.path)
+    history = live_first.History.plan([], pending, pending)
+    assert history.files_total == 4 and history.bytes_total == sum(p.size for p in pending)
+    history.slice_bytes = 1
+    first = history.next_slice()
+    assert len(first) == 1 and history.files_done == 1
+    rest = [p.stream for p in pending if p.stream not in first]
+    taken = history.take_group(rest[-1])  # b's sub-agent: b's transcript comes along
+    assert {s.spec.session_hint for s in taken} == {b}
+    assert len(taken) == 2 and not history.waiting(taken[0].path)
+    history.slice_bytes = 10**9
+    assert history.next_slice() == [s for s in rest if s not in taken]
+    assert history.empty and history.files_done == 4
+    assert history.bytes_done == history.bytes_total
+    for stream in (s.stream for s in pending):
+        stream.session = SessionKey(Agent("claude"), stream.spec.session_hint or "")
+    history.note_read([pending[0].stream, pending[1].stream])  # in the serial order
+    history.note_read([pending[3].stream, pending[2].stream])  # against it
+    assert history.split == {SessionKey(Agent("claude"), b)}
     engine.index.close()
