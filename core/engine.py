@@ -7,7 +7,8 @@ and the ticker only put messages in the inbox. The engine keeps the loop, the re
 deciding; its parts each do one job: ``engine_messages`` (what other threads post),
 ``session_record`` (what it knows of each session), ``process_binding`` (which process serves
 which session), ``task_links`` (launched tasks' hold on their sessions), ``snapshots`` (what
-it publishes to other threads) and ``index_writer`` (the index: load, save, search staging).
+it publishes to other threads), ``index_writer`` (the index: load, save, search staging) and
+``live_first`` (what a start reads first, and the history queued behind it).
 """
 
 from __future__ import annotations
