@@ -7,12 +7,12 @@ process now: written in the last ``LIVE_WINDOW_SECONDS``; of a session a registr
 command line or the index names; or written since the oldest running client process of its
 agent that no registry names started. The last rule is what makes the live phase enough for
 ``liveness.match``: a process is only ever bound to a session written to after it started, and
-a file's mtime is never before its last line. Hook-event files follow the same rules (each event
-of a session rewrites its file, so a live session's is recent, or its process runs). A live file's
-whole session group (every file the
-paths or the index give the same session) comes along, so a session is rarely split between the
-phases; when it is (a file whose lines name another session than its path), the reading order
-is tracked and the session is folded again, in the serial order, at the end.
+a file's mtime is never before its last line. Hook-event files follow the same rules (each
+event of a session is appended to its file: a live session's is recent, or its process runs).
+A live file's whole session group (every file the paths or the index give the same session)
+comes along, so a session is rarely split between the phases; when it is (a file whose lines
+name another session than its path), the reading order is tracked and the session is folded
+again, in the serial order, at the end.
 """
 
 from __future__ import annotations
