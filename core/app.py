@@ -99,7 +99,8 @@ class Agentbar:
             self.tasks.start()
 
     def catch_up(self) -> None:
-        """Read everything once, on this thread, without following (status, export)."""
+        """Read everything once, on this thread, without following (status, export): the live
+        sessions first, then the history, its progress published to ``subscribe_progress``."""
         self.engine.catch_up()
 
     def close(self, *, keep_tasks: bool = True) -> None:
@@ -124,8 +125,13 @@ class Agentbar:
         return self.engine.stats()
 
     def wait_ready(self, timeout: float = READY_SECONDS) -> bool:
-        """Wait until the first catch-up is done."""
+        """Wait until the first catch-up is done (everything on disk at start is read)."""
         return self.engine.ready.wait(timeout)
+
+    def wait_live(self, timeout: float = READY_SECONDS) -> bool:
+        """Wait until the live sessions are read and decided (the history may still be read:
+        ``progress()`` says how far)."""
+        return self.engine.live_ready.wait(timeout)
 
     def progress(self) -> IndexProgress:
         """How far the first reading of what is on disk has come."""

@@ -7,7 +7,8 @@ and the ticker only put messages in the inbox. The engine keeps the loop, the re
 deciding; its parts each do one job: ``engine_messages`` (what other threads post),
 ``session_record`` (what it knows of each session), ``process_binding`` (which process serves
 which session), ``task_links`` (launched tasks' hold on their sessions), ``snapshots`` (what
-it publishes to other threads) and ``index_writer`` (the index: load, save, search staging).
+it publishes to other threads), ``index_writer`` (the index: load, save, search staging) and
+``live_first`` (what a start reads first, and the history queued behind it).
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ import logging
 import os
 import queue
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import facts as facts_mod
+from . import live_first
 from .clock import Clock, SystemClock
 from .engine_messages import (
     STARTING,
@@ -92,6 +96,7 @@ SEARCH_SLICE_ROWS = 2_000  # full-text indexing after a cold start, per step (~5
 # A cold catch-up saves what it read whenever this much search text waits in memory.
 SEARCH_FLUSH_CHARS = 4_000_000
 ENGINE_RETRY_SECONDS = 1.0
+PROGRESS_SECONDS = 0.25  # the history's progress is published at most this often
 CAUGHT_UP = "caught up, reporting changes from now on"  # the log line that says so
 # An ended session's hook-events file is deleted once the session and the file have been quiet
 # this long (its state is kept in the index; only the raw events go).
@@ -125,7 +130,11 @@ class Engine:
         settle_seconds: float = 1.0,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_open_files: int = 64,
+        read_live_first: bool = True,
     ) -> None:
+        """``read_live_first``: the first catch-up reads the live sessions' files before the history
+        (False: everything in one go, in the serial order; the reference the tests compare
+        with)."""
         self.sources = list(sources)
         self.traits = dict(traits)  # each agent's, from its kit (``Settings.traits()``)
         self.index = index
@@ -135,6 +144,7 @@ class Engine:
         self.full_rescan_seconds = full_rescan_seconds
         self.hot_seconds = hot_seconds
         self.settle_seconds = settle_seconds
+        self.reads_live_first = read_live_first
         self.streams = StreamTable(sources, max_line_bytes=max_line_bytes, max_open=max_open_files)
         self.snapshots = SnapshotFeed(sources)  # sessions kept in a database (opencode)
         self._inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
@@ -153,6 +163,8 @@ class Engine:
         self._progress = STARTING
         self._faults: tuple[Fault, ...] = ()
         self._caught_up = False
+        self._history: live_first.History | None = None  # while the history is read
+        self._last_progress = 0.0
         self._last_full_rescan = 0.0
         self._lines = 0
         self._bytes = 0
@@ -160,7 +172,10 @@ class Engine:
         self._unreadable = 0
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
-        self.ready = threading.Event()  # set once the first catch-up is done
+        # Set once the live sessions (a process, a registry, a file written in the last minutes)
+        # are read and decided: their snapshots are right, the history is still being read.
+        self.live_ready = threading.Event()
+        self.ready = threading.Event()  # set once everything on disk at start is read
 
     # -- public API (any thread) -------------------------------------------------------------
 
@@ -230,40 +245,146 @@ class Engine:
     def _run(self) -> None:
         while not self._stopping.is_set():
             try:
-                if not self._caught_up:
-                    self.catch_up()
-                self.step(timeout=None)
+                if not self._caught_up and self._history is None:
+                    self._catch_up_live()
+                if self._history is not None:
+                    self.step(timeout=0.0)  # file events and tasks are served between slices
+                    self._read_history_slice()
+                else:
+                    self.step(timeout=None)
             except Exception:
                 # A bug must not silence every session: log it, breathe, carry on.
                 log.exception("the engine failed on a batch; continuing")
                 self._stopping.wait(ENGINE_RETRY_SECONDS)
-            finally:
-                self.ready.set()
+                if not self._caught_up and self._history is None:
+                    self.live_ready.set()  # no waiter hangs on a start that failed
+                    self.ready.set()
 
     # -- driving (the engine thread, or a test's thread when no engine thread runs) ----------
 
     def catch_up(self) -> None:
-        """Load the index, read whatever changed since, and settle every state without
-        reporting it (a transition that happened while nobody watched is not news)."""
+        """Read everything on disk at start, on this thread, the live sessions first, and settle
+        every state without reporting it (a transition that happened while nobody watched is
+        not news); the progress is published as the history is read."""
+        if self._history is None:
+            self._catch_up_live()
+        while self._history is not None:
+            self._read_history_slice()
+
+    def _catch_up_live(self) -> None:
+        """Phase one: load the index, find every file (a stat each, no reading), read and decide
+        the live sessions' files, publish them and set ``live_ready``; the rest is queued in
+        ``_history`` (``live_first``), read by ``_read_history_slice``."""
         self._load_index()
-        self._rescan()
+        self.streams.scan()
+        self._fold_snapshots(None)
         self.processes.refresh()
+        serial = live_first.changed(self.streams)  # the order a serial catch-up reads them
+        registries = [p.stream for p in serial if p.stream.spec.kind is StreamKind.REGISTRY]
+        self._read_streams(registries)
+        if self.reads_live_first:
+            live, history = live_first.split_live(serial, self._live_rules())
+        else:
+            live = [p for p in serial if p.stream.spec.kind is StreamKind.REGISTRY]
+            history = [p for p in serial if p.stream.spec.kind is not StreamKind.REGISTRY]
+        self._history = live_first.History.plan(live, history, serial)
+        if not self.reads_live_first:
+            self._history.slice_bytes = sys.maxsize  # one slice: the serial catch-up
+        rest = [p.stream for p in live if p.stream.spec.kind is not StreamKind.REGISTRY]
+        self._read_streams(rest)
+        self._history.note_read(rest)
         self._binder.check(full=True)
         for session in self._sessions:
             self._decide(session, report=False)
-        self._writer.persist(index_now=self._caught_up)
-        self._publish()
+            if session.key not in self._history.quiet:
+                self._history.live.add(session.key)
+        self._writer.persist(index_now=False)
+        self._board.publish(everything=True)
+        self.live_ready.set()
+        self._last_progress = self._last_full_rescan = self.clock.monotonic()
+        self._set_progress(self._history_progress())
+        log.info("live sessions read: %d; %s", len(self._history.live), self._progress)
+        if self._history.empty:
+            self._finish_catch_up()
+
+    def _live_rules(self) -> live_first.LiveRules:
+        """What makes a stream live now (``live_first``), from the registries just read, the
+        index's bound sessions and the process table."""
+        keys = {s.key for s in self._sessions if s.registry is not None or s.process is not None}
+        named = {s.registry.pid for s in self._sessions if s.registry is not None}
+        since: dict[Agent, float] = {}
+        for agent, source in _one_per_agent(self.sources).items():
+            for proc in self.processes.candidates():
+                if proc.pid in named or not source.is_client_process(proc):
+                    continue
+                hint = source.process_session_hint(proc)
+                if hint is not None:
+                    keys.add(SessionKey(agent, hint))
+                else:
+                    since[agent] = min(since.get(agent, proc.create_time), proc.create_time)
+        return live_first.LiveRules(now=self.clock.time(), keys=frozenset(keys), since=since)
+
+    def _read_history_slice(self) -> None:
+        """Phase two, one slice: read the next few hundred milliseconds of the history and
+        settle its sessions silently; publish the progress; finish after the last slice."""
+        history = self._history
+        if history is None:
+            return
+        started, planned = self.clock.monotonic(), history.bytes_done
+        streams = history.next_slice()
+        self._read_streams(streams)
+        history.note_read(streams)
+        if self.reads_live_first:
+            history.adapt(history.bytes_done - planned, self.clock.monotonic() - started)
+        self._settle_read(history, streams)
+        if history.empty:
+            self._finish_catch_up()
+        elif self.clock.monotonic() - self._last_progress >= PROGRESS_SECONDS:
+            self._last_progress = self.clock.monotonic()
+            self._set_progress(self._history_progress())
+
+    def _settle_read(self, history: live_first.History, streams: Sequence[Stream]) -> None:
+        """Decide the sessions just read from the history without reporting (the live ones
+        among them too: what the history adds to them is not news), and publish them."""
+        keys = {s.session for s in streams if s.session is not None}
+        history.quiet |= keys - history.live
+        history.settling = keys
+        try:
+            self._after_batch()
+        finally:
+            history.settling = set()
+
+    def _read_out_of_turn(self, history: live_first.History, stream: Stream) -> None:
+        """A file event came for a stream still waiting in the history: its session is live.
+        Read its whole group now, settle it silently (as the catch-up would have), and report
+        its transitions from now on."""
+        group = history.take_group(stream)
+        self._read_streams(group)
+        history.note_read(group)
+        keys = {s.session for s in group if s.session is not None}
+        history.quiet -= keys
+        history.live |= keys
+        history.settling |= keys  # cleared by the batch's ``_settle_read`` or below
+
+    def _finish_catch_up(self) -> None:
+        """The last of the history is read: fold the sessions read out of order again in the
+        serial order, bind and decide everything as a serial catch-up would, and say so."""
+        history = self._history
+        assert history is not None
+        for key in history.split:
+            if key in self._sessions:
+                self._rebuild(key, order=history.serial_place)
+        history.settling = set(history.split)
+        self.processes.refresh()
+        self._binder.check(full=True)
+        for session in self._sessions:
+            self._decide(session, report=self._reports(session.key))
+        self._history = None
         self._caught_up = True
-        self._set_progress(
-            IndexProgress(
-                live_ready=True,
-                done=True,
-                files_done=self._progress.files_total,
-                files_total=self._progress.files_total,
-                bytes_done=self._progress.bytes_total,
-                bytes_total=self._progress.bytes_total,
-            )
-        )
+        self.live_ready.set()  # (already, unless the live phase failed half-way)
+        self._writer.persist(index_now=False)
+        self._board.publish(everything=True)
+        self._set_progress(self._history_progress(history, done=True))
         self._last_full_rescan = self.clock.monotonic()
         with contextlib.suppress(sqlite3.Error):
             if self.index.search_backlog():
@@ -272,6 +393,27 @@ class Engine:
         # Said once per start: what changes before this line is settled silently, what changes
         # after it is reported (`agentbar watch -v` readers wait for it).
         log.info("%s: %d sessions", CAUGHT_UP, len(self._board))
+
+    def _history_progress(
+        self, history: live_first.History | None = None, *, done: bool = False
+    ) -> IndexProgress:
+        history = history or self._history
+        assert history is not None
+        return IndexProgress(
+            live_ready=True,
+            done=done,
+            files_done=history.files_total if done else history.files_done,
+            files_total=history.files_total,
+            bytes_done=history.bytes_total if done else history.bytes_done,
+            bytes_total=history.bytes_total,
+        )
+
+    def _reports(self, key: SessionKey) -> bool:
+        """Whether a transition of ``key`` is news now: always once caught up; while the
+        history is read, only for the live sessions (and those new since the start)."""
+        if self._caught_up:
+            return True
+        return self._history is not None and self._history.reports(key)
 
     def _load_index(self) -> None:
         self._writer.load()
@@ -290,15 +432,22 @@ class Engine:
                 batch.append(self._inbox.get_nowait())
         work = self._sort(batch)
         self._fold_snapshots(list(work.touched.values()))
+        history = self._history
         for path in work.touched.values():
             stream = self.streams.lookup_or_add(path)
-            if stream is not None:
-                self._read(stream, budget=LIVE_STEP_BUDGET_BYTES)
+            if stream is None:
+                continue
+            if history is not None and history.waiting(stream.path):
+                self._read_out_of_turn(history, stream)
+                continue
+            self._read(stream, budget=LIVE_STEP_BUDGET_BYTES)
         for folder in work.rescans:
             self._rescan(folder)
         if work.tick:
             self._on_tick()
         self._after_batch()
+        if history is not None:
+            history.settling = set()
         if work.index_search:
             self._index_search()
         return True
@@ -348,10 +497,9 @@ class Engine:
 
     def _after_batch(self) -> None:
         self._binder.check(full=False)
-        report = self._caught_up
         for session in self._sessions:
             if session.undecided or session.hold_until is not None:
-                self._decide(session, report=report)
+                self._decide(session, report=self._reports(session.key))
         self._writer.persist(index_now=self._caught_up)
         self._publish()
 
@@ -375,10 +523,20 @@ class Engine:
         stats every known file and reads the changed ones (and so notices the gone ones)."""
         new = self.streams.scan(folder)
         self._fold_snapshots(None)
-        if folder is not None:
-            self._read_streams(new)
-            return
-        self._read_streams([s for s in self.streams if s.changed_on_disk() is not False])
+        history = self._history  # while it is read, its streams wait for their turn
+        chosen = (
+            new
+            if folder is not None
+            else [
+                s
+                for s in self.streams
+                if (history is None or not history.waiting(s.path))
+                and s.changed_on_disk() is not False
+            ]
+        )
+        self._read_streams(chosen)
+        if history is not None:
+            history.note_read(chosen)
 
     def _read_streams(self, streams: Sequence[Stream]) -> None:
         """Read each of ``streams`` to its end, in this order (a cold catch-up reads almost
@@ -391,11 +549,13 @@ class Engine:
         sessions that are live or were written in the last hour (cheap); everything else waits
         for the full rescan."""
         horizon = self.clock.time() - self.hot_seconds
+        history = self._history
         hot = [
             path
             for session in self._sessions
             if session.alive is not False or (session.facts.last_activity or 0.0) >= horizon
             for path in session.streams
+            if history is None or not history.waiting(path)
         ]
         for registry in self.streams.registries():
             self._read_if_changed(registry)
@@ -427,6 +587,8 @@ class Engine:
             self._unreadable += 1
         if self._writer.search_chars > SEARCH_FLUSH_CHARS and not self._caught_up:
             self._writer.stage_search()  # a cold catch-up: keep what waits in memory small
+        if self._history is not None:
+            self._history.note_read([stream])  # however it came to be read (event, tick)
 
     def _read_unguarded(self, stream: Stream, budget: int | None) -> None:
         if stream.spec.kind is StreamKind.REGISTRY:
@@ -510,17 +672,18 @@ class Engine:
             self._tasks.on_new_session(session)
         return session
 
-    def _rebuild(self, key: SessionKey) -> None:
-        """Fold the session again from the top of every one of its files."""
+    def _rebuild(self, key: SessionKey, order: Callable[[str], Any] = str) -> None:
+        """Fold the session again from the top of every one of its files (in ``order``)."""
         session = self._sessions[key]
         session.turn, session.facts, session.hooks = TurnState(), SessionFacts(), HookState()
         session.mark()
-        for path in sorted(session.streams):
+        paths = sorted(session.streams, key=order)
+        for path in paths:
             stream = self.streams.get(path)
             if stream is not None:
                 stream.restart()
                 stream.session = key
-        for path in sorted(session.streams):
+        for path in paths:
             stream = self.streams.get(path)
             if stream is not None:
                 outcome = self.streams.read(stream, budget=None)
@@ -663,7 +826,9 @@ class Engine:
                 log.exception("a state-change subscriber failed")
 
     def _publish(self) -> None:
-        self._board.publish(everything=not self._caught_up)
+        # Everything once, at the first publish (the sessions loaded from the index were never
+        # marked); then what changed.
+        self._board.publish(everything=not self.live_ready.is_set())
 
     def _set_progress(self, progress: IndexProgress) -> None:
         self._progress = progress
