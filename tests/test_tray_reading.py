@@ -20,10 +20,11 @@ from agentbar.core.engine_messages import STARTING, IndexProgress
 from agentbar.core.index import Index
 from agentbar.core.model import Agent
 from agentbar.core.procs import FakeProcessTable
+from agentbar.core.progress_text import tooltip_part
 from agentbar.tray.notify import FakeNotifier
 from agentbar.tray.pause import PauseStore
 from agentbar.tray.preferences import Preferences, PreferencesFile
-from agentbar.tray.presenter import TrayState, present
+from agentbar.tray.presenter import TrayState, present, tooltip
 from agentbar.tray.reading import ReadingShown
 from agentbar.tray.view import Badge, TrayView
 from agentbar.tray.worker import TrayWorker
@@ -85,6 +86,8 @@ def test_the_menu_has_a_disabled_line_and_the_tooltip_says_it() -> None:
     assert not any("Reading" in e.label for e in done.entries())
     assert reading.menu[1:] == done.menu  # the rest is as it was
     assert view(DONE) == done
+    busy = tooltip(12, 30, 4, "Notifications paused until tomorrow 08:00", tooltip_part(step(1.3)))
+    assert len(busy) == 127 and busy.endswith("…")  # Windows' bound
 
 
 # -- the worker on its thread over a real engine ------------------------------------------------

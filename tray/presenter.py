@@ -32,6 +32,7 @@ LABEL_CHARS = 72
 MAX_NEEDS = 10
 MAX_RUNNING = 6
 MAX_RECENT = 6
+TOOLTIP_CHARS = 127  # Windows' notification-area tooltip holds 128 UTF-16 units, its end included
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +129,7 @@ def tooltip(needs: int, running: int, failed: int, paused: str, reading: str | N
         parts.append(f"{failed} failed")
     text = "agentbar: " + ", ".join(parts)
     text = f"{text} ({paused.lower()})" if paused else text
-    return f"{text}; {reading}" if reading else text
+    return shorten(f"{text}; {reading}" if reading else text, TOOLTIP_CHARS)
 
 
 def _section(
