@@ -78,6 +78,7 @@ def test_the_board_shows_the_reading_until_it_is_done(
     page.goto(world.url("/"))
     page.wait_for_selector(f"{LINE}:visible")
     assert line_text(page) == "Reading live sessions…"
+    assert page.locator(".empty").is_hidden()  # not "no sessions yet": they are being read
     assert page.locator(f"{LINE} progress").evaluate("el => el.hasAttribute('value')") is False
 
     # The live sessions are read; the history goes on behind them (the seam's own publisher,

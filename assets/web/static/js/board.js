@@ -103,7 +103,9 @@ export class BoardView {
       : (hidden ? `Show ${plural(hidden, 'older ended session')}` : '');
     this.toggle.hidden = !this.showAll && !hidden;
     const ready = this.app.events.status === 'live' || this.app.events.sessions.size > 0;
-    this.empty.hidden = !ready || shown.length > 0;
+    // "No sessions yet" would be wrong while the first reading still looks for them.
+    const reading = readingText(this.app.events.progress) !== null;
+    this.empty.hidden = !ready || reading || shown.length > 0;
     if (ready) this.root.dataset.ready = 'true';
 
     const focusedKey = document.activeElement && document.activeElement.dataset
