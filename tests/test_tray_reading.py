@@ -41,26 +41,26 @@ def step(done: float, total: float = 3.1) -> IndexProgress:
 def test_a_step_a_second_at_most_and_the_end_at_once() -> None:
     shown = ReadingShown(now=100.0)
     shown.offer(STARTING, 100.0)
-    assert shown.shown is None  # not in the first second: a warm start never flashes
-    assert shown.deadline() == 101.0
-    shown.settle(101.0)
+    assert shown.shown is None  # not in the first half second: a warm start never flashes
+    assert shown.deadline() == 100.5
+    shown.settle(100.5)
     assert shown.shown == STARTING and shown.deadline() is None
-    for n in range(1, 10):  # ten steps in the next 0.9 s: held back, the latest kept
-        shown.offer(step(n / 10), 101.0 + n / 10)
+    for n in range(1, 10):  # nine steps in the next 0.9 s: held back, the latest kept
+        shown.offer(step(n / 10), 100.5 + n / 10)
     assert shown.shown == STARTING
-    assert shown.deadline() == 102.0
-    shown.settle(102.0)
+    assert shown.deadline() == 101.5
+    shown.settle(101.5)
     assert shown.shown == step(0.9)
-    shown.offer(step(1.0), 102.2)
-    shown.offer(DONE, 102.3)  # the end shows at once
+    shown.offer(step(1.0), 101.7)
+    shown.offer(DONE, 101.8)  # the end shows at once
     assert shown.shown is None and shown.deadline() is None
 
 
-def test_a_reading_that_ends_within_the_first_second_shows_nothing() -> None:
+def test_a_reading_that_ends_within_the_first_half_second_shows_nothing() -> None:
     shown = ReadingShown(now=0.0)
     shown.offer(STARTING, 0.0)
-    shown.offer(step(1.0), 0.4)
-    shown.offer(DONE, 0.8)
+    shown.offer(step(1.0), 0.2)
+    shown.offer(DONE, 0.4)
     shown.settle(5.0)
     assert shown.shown is None and shown.deadline() is None
 
