@@ -209,7 +209,8 @@ def state_label(s: SessionSnapshot) -> str:
 
 def watch(settings: Settings, *, as_json: bool, out: TextIO, err: TextIO | None = None) -> int:
     """Print each change until interrupted. Once the start's silent catch-up is done, one line
-    on ``err`` says so: from then on every change is printed (a script can wait for it)."""
+    on ``err`` says so: from then on every change is printed (a script can wait for it). A long
+    catch-up draws the progress bar on ``err`` meanwhile when it is a terminal."""
     err = sys.stderr if err is None else err
     app = Agentbar.open(settings, tasks=False)
     finished = threading.Event()
@@ -220,13 +221,15 @@ def watch(settings: Settings, *, as_json: bool, out: TextIO, err: TextIO | None 
         signal.signal(signum, lambda *_: finished.set())
     try:
         app.start()
-        announced = False
-        while not finished.wait(0.05 if not announced else 0.5):
-            if not announced and app.engine.ready.is_set():
-                count = len(app.sessions())
-                print(f"agentbar: watching {count} sessions; changes from now on", file=err)
-                err.flush()
-                announced = True
+        with ProgressBar(app.progress, err):  # a long first reading, on a terminal
+            while not app.engine.ready.is_set() and not finished.wait(0.05):
+                pass
+        if not finished.is_set():
+            count = len(app.sessions())
+            print(f"agentbar: watching {count} sessions; changes from now on", file=err)
+            err.flush()
+        while not finished.wait(0.5):
+            pass
     finally:
         app.close()
     return 0

@@ -1,6 +1,7 @@
 """The progress of the first reading in ``agentbar status``: a bar on a terminal's stderr while a
 cold status reads a large history (a real PTY), nothing when stderr is piped, stdout the same
-either way; ``status --json`` carries the ``progress`` object. The bar's line and its drawing
+either way; ``status --json`` carries the ``progress`` object; ``agentbar watch`` draws it too
+until it says it watches. The bar's line and its drawing
 are checked on their own with set values."""
 
 from __future__ import annotations
@@ -8,12 +9,14 @@ from __future__ import annotations
 import io
 import os
 import re
+import signal
 import sys
 import time
 from pathlib import Path
 
 import orjson
 import pytest
+from big_history import SESSIONS
 from cli_runner import agentbar
 from ptyprocess import PtyProcess
 
@@ -136,6 +139,25 @@ def test_a_cold_status_draws_a_bar_on_a_terminal_and_nothing_when_piped(
     progress = orjson.loads(as_json.stdout)["progress"]
     assert progress["done"] is True and progress["live_ready"] is True
     assert progress["fraction"] == 1.0
+
+
+@pytest.mark.slow
+def test_watch_draws_the_bar_until_it_watches(big_history: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_"))}
+    env.update(HOME=str(big_history), TERM="xterm", AGENTBAR_DATA_DIR=str(tmp_path / "data"))
+    child = PtyProcess.spawn(
+        [sys.executable, "-m", "agentbar.tray", "watch"], env=env, dimensions=(24, COLUMNS)
+    )
+    shown = ""
+    try:
+        while "changes from now on" not in shown:
+            shown += child.read(65536).decode()
+    finally:
+        child.kill(signal.SIGINT)
+        child.wait()
+    before, watching = shown.rsplit(CLEAR, 1)
+    assert any(f.startswith("agentbar: reading") for f in before.split(CLEAR))
+    assert watching.startswith(f"agentbar: watching {SESSIONS} sessions; changes from now on")
 
 
 def without_ages(table: str) -> str:
