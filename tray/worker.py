@@ -234,13 +234,13 @@ class TrayWorker:
                     self._problem(fault, lasting=lasting)
                 case _Stop():
                     self._stopping = True
-        self.reading.settle(now)  # a step held back may be due by now
         fronts = self.in_front()
         for notice in self.policy.due(lambda key: actions.session_path(key) in fronts):
             self.notifier.send(notice)
         self.refresh_view()
 
     def refresh_view(self) -> None:
+        self.reading.settle(self.clock.monotonic())  # a step held back may be due by now
         view = present(
             self.engine.sessions(),
             now=self.clock.time(),
