@@ -44,11 +44,11 @@ def size(count: int) -> str:
 
 
 def sizes(done: int, total: int) -> str:
-    """``1.3 of 3.1 GB``: the unit said once when both share it."""
+    """``1.3 of 3.1 GB``: the unit said once when both share it (``0 of 3.1 GB``)."""
     whole = size(total)
     part = size(done)
     unit = whole.rsplit(" ", 1)[-1]
-    if part.endswith(" " + unit) and unit != "bytes":
+    if (part.endswith(" " + unit) and unit != "bytes") or done == 0:
         part = part.rsplit(" ", 1)[0]
     return f"{part} of {whole}"
 

@@ -46,6 +46,7 @@ def test_the_words_say_what_is_read_and_how_far() -> None:
     assert reading_line(IndexProgress(live_ready=True, done=True)) is None
     assert sizes(640 * MB, 3 * GB) == "640 MB of 3.0 GB"
     assert sizes(12, 900) == "12 bytes of 900 bytes"
+    assert sizes(0, 646 * MB) == "0 of 646 MB"
     assert tooltip_part(reading(GB, 2 * GB)) == (
         "reading history: 50 % (1.0 of 2.0 GB), live sessions are up to date"
     )

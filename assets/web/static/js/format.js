@@ -105,12 +105,12 @@ export function bytes(n) {
   return `${n} bytes`;
 }
 
-// `1.3 of 3.1 GB`: the unit said once when both share it.
+// `1.3 of 3.1 GB`: the unit said once when both share it (`0 of 3.1 GB`).
 export function bytesOf(done, total) {
   const whole = bytes(total);
   const unit = whole.split(' ').pop();
   let part = bytes(done);
-  if (unit !== 'bytes' && part.endsWith(` ${unit}`)) part = part.slice(0, -unit.length - 1);
+  if ((unit !== 'bytes' && part.endsWith(` ${unit}`)) || done === 0) part = part.split(' ')[0];
   return `${part} of ${whole}`;
 }
 
