@@ -26,6 +26,8 @@ from .hooks import cli as hooks_cli
 from .launch import cli as launch_cli
 from .listing import diagnostics, select
 from .model import SessionSnapshot, StateChange
+from .progress_bar import ProgressBar
+from .progress_text import progress_json
 from .server import cli as server_cli
 from .text import ago, natural_widths, short_path, table
 
@@ -134,13 +136,19 @@ def setup_logging(settings: Settings, *, verbose: bool, detached: bool = False) 
 # -- status --------------------------------------------------------------------------------
 
 
-def status(settings: Settings, *, show_all: bool, as_json: bool, out: TextIO) -> int:
+def status(
+    settings: Settings, *, show_all: bool, as_json: bool, out: TextIO, err: TextIO | None = None
+) -> int:
+    """The sessions once read. A long first reading draws a progress bar on ``err`` (stderr)
+    when it is a terminal; ``out`` gets the same either way."""
     app = Agentbar.open(settings, tasks=False)
     try:
-        app.catch_up()
+        with ProgressBar(app.progress, sys.stderr if err is None else err):
+            app.catch_up()
         snapshots = app.sessions()
         stats = app.stats()
         problems = app.problems()
+        progress = app.progress()
     finally:
         app.close()
     now = time.time()
@@ -150,6 +158,7 @@ def status(settings: Settings, *, show_all: bool, as_json: bool, out: TextIO) ->
             "sessions": [s.to_json() for s in rows],
             "diagnostics": diagnostics(stats),
             "problems": [fault.to_json() for fault in problems],
+            "progress": progress_json(progress),
         }
         out.write(jsonsafe.dumps(document, orjson.OPT_INDENT_2).decode() + "\n")
         return 0
@@ -200,7 +209,8 @@ def state_label(s: SessionSnapshot) -> str:
 
 def watch(settings: Settings, *, as_json: bool, out: TextIO, err: TextIO | None = None) -> int:
     """Print each change until interrupted. Once the start's silent catch-up is done, one line
-    on ``err`` says so: from then on every change is printed (a script can wait for it)."""
+    on ``err`` says so: from then on every change is printed (a script can wait for it). A long
+    catch-up draws the progress bar on ``err`` meanwhile when it is a terminal."""
     err = sys.stderr if err is None else err
     app = Agentbar.open(settings, tasks=False)
     finished = threading.Event()
@@ -211,13 +221,15 @@ def watch(settings: Settings, *, as_json: bool, out: TextIO, err: TextIO | None 
         signal.signal(signum, lambda *_: finished.set())
     try:
         app.start()
-        announced = False
-        while not finished.wait(0.05 if not announced else 0.5):
-            if not announced and app.engine.ready.is_set():
-                count = len(app.sessions())
-                print(f"agentbar: watching {count} sessions; changes from now on", file=err)
-                err.flush()
-                announced = True
+        with ProgressBar(app.progress, err):  # a long first reading, on a terminal
+            while not app.engine.ready.is_set() and not finished.wait(0.05):
+                pass
+        if not finished.is_set():
+            count = len(app.sessions())
+            print(f"agentbar: watching {count} sessions; changes from now on", file=err)
+            err.flush()
+        while not finished.wait(0.5):
+            pass
     finally:
         app.close()
     return 0

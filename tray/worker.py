@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..core.clock import Clock
+from ..core.engine_messages import IndexProgress
 from ..core.errors import Fault
 from ..core.model import SessionSnapshot, StateChange
 from . import actions, pause
@@ -27,6 +28,7 @@ from .pause import PauseStore
 from .policy import Buttons, Policy
 from .preferences import PreferencesFile
 from .presenter import AgentNames, TrayState, present
+from .reading import ReadingShown
 from .view import Entry, TrayView
 
 log = logging.getLogger(__name__)
@@ -43,6 +45,12 @@ class Engine(Protocol):
 
     def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]: ...
 
+    def progress(self) -> IndexProgress: ...
+
+    def subscribe_progress(
+        self, callback: Callable[[IndexProgress], None]
+    ) -> Callable[[], None]: ...
+
 
 class Autostart(Protocol):
     def status(self) -> bool | None:
@@ -57,6 +65,11 @@ class Autostart(Protocol):
 @dataclass(frozen=True, slots=True)
 class _Changed:
     change: StateChange
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    progress: IndexProgress
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +91,7 @@ class _Stop:
     pass
 
 
-Message = _Changed | _Do | _Wake | _Problem | _Stop
+Message = _Changed | _Reading | _Do | _Wake | _Problem | _Stop
 
 
 class TrayWorker:
@@ -133,7 +146,12 @@ class TrayWorker:
         self._next_refresh = 0.0
         self._thread: threading.Thread | None = None
         self._stopping = False
+        # The first reading of the history: a line in the menu and words in the tooltip while
+        # it goes on, changed once a second at most.
+        self.reading = ReadingShown(clock.monotonic())
+        self.reading.offer(engine.progress(), clock.monotonic())
         self._unsubscribe = engine.subscribe(self._on_change)
+        self._unsubscribe_progress = engine.subscribe_progress(self._on_progress)
 
     # -- any thread ------------------------------------------------------------------------
 
@@ -155,12 +173,17 @@ class TrayWorker:
         """The engine's subscriber, on the engine thread: hand it over and return."""
         self._inbox.put(_Changed(change))
 
+    def _on_progress(self, progress: IndexProgress) -> None:
+        """The engine's progress subscriber, on the engine thread: hand it over and return."""
+        self._inbox.put(_Reading(progress))
+
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="agentbar-tray", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
         self._unsubscribe()
+        self._unsubscribe_progress()
         self._inbox.put(_Stop())
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
@@ -177,9 +200,9 @@ class TrayWorker:
     def _timeout(self) -> float:
         now = self.clock.monotonic()
         wake = self._next_refresh
-        deadline = self.policy.deadline()
-        if deadline is not None:
-            wake = min(wake, deadline)
+        for deadline in (self.policy.deadline(), self.reading.deadline()):
+            if deadline is not None:
+                wake = min(wake, deadline)
         return max(0.0, wake - now)
 
     def step(self, timeout: float | None = 0.0) -> None:
@@ -201,6 +224,8 @@ class TrayWorker:
             match message:
                 case _Changed(change=change):
                     self.policy.offer(Transition.of(change, self.names))
+                case _Reading(progress=progress):
+                    self.reading.offer(progress, now)
                 case _Do(action=action):
                     self.router.run(action)
                 case _Wake():
@@ -215,6 +240,7 @@ class TrayWorker:
         self.refresh_view()
 
     def refresh_view(self) -> None:
+        self.reading.settle(self.clock.monotonic())  # a step held back may be due by now
         view = present(
             self.engine.sessions(),
             now=self.clock.time(),
@@ -226,6 +252,7 @@ class TrayWorker:
                 tasks_running=self.tasks_running(),
                 problems=tuple(p.title for p in self.problems),
                 names=self.names,
+                reading=self.reading.shown,
             ),
         )
         if view != self.view:

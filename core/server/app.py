@@ -23,9 +23,11 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from .. import jsonsafe
+from ..engine_messages import IndexProgress
 from ..launch.task import TaskInfo
 from ..listing import diagnostics, select
 from ..model import SessionKey, StateChange
+from ..progress_text import progress_json
 from ..replay.export import MEDIA_TYPES, Format, Options, export, filename
 from ..replay.model import MAIN_THREAD
 from ..replay.pages import PAGE_ITEMS, NotFound
@@ -50,7 +52,7 @@ from .security import Guard, error
 
 __all__ = [
     "CONTEXT", "AgentEntry", "Context", "Gate", "GatedSite", "Guard", "Sessions", "broadcast",
-    "broadcast_task", "build_app", "quiet_library_logs", "web",
+    "broadcast_progress", "broadcast_task", "build_app", "quiet_library_logs", "web",
 ]  # fmt: skip
 
 log = logging.getLogger(__name__)
@@ -155,6 +157,7 @@ async def health(request: web.Request) -> web.Response:
             "sessions": len(ctx.engine.sessions()),
             "search": ctx.searcher is not None,
             "problems": [fault.to_json() for fault in ctx.engine.faults()],
+            "progress": progress_json(ctx.engine.progress()),
         }
     )
 
@@ -317,7 +320,8 @@ def _html(path: Path) -> web.StreamResponse:
 
 
 async def events(request: web.Request) -> web.StreamResponse:
-    """Sends the sessions on connect, then every state change as it happens."""
+    """Sends the sessions (and how far the first reading has come) on connect, then every
+    state change and every step of that reading as it happens."""
     ctx = context_of(request)
     ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=64 * 1024)
     await ws.prepare(request)
@@ -325,7 +329,11 @@ async def events(request: web.Request) -> web.StreamResponse:
     ctx.clients.add(queue)
     try:
         rows = select(ctx.engine.sessions(), now=time.time(), show_all=True)
-        hello = {"type": "sessions", "sessions": [session_json(s, None) for s in rows]}
+        hello = {
+            "type": "sessions",
+            "sessions": [session_json(s, None) for s in rows],
+            "progress": progress_json(ctx.engine.progress()),
+        }
         await ws.send_str(jsonsafe.dumps(hello).decode())
         sender = asyncio.create_task(_send_all(ws, queue))
         async for message in ws:
@@ -358,6 +366,12 @@ def broadcast(ctx: Context, change: StateChange) -> None:
         }
     )
     _fan_out(ctx, message)
+
+
+def broadcast_progress(ctx: Context, progress: IndexProgress) -> None:
+    """On the server's loop: queue a step of the first reading for every client (the engine
+    publishes a few a second at most)."""
+    _fan_out(ctx, orjson.dumps({"type": "progress", "progress": progress_json(progress)}))
 
 
 def broadcast_task(ctx: Context, info: TaskInfo) -> None:

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from ..agents.base import AgentKit, ToolVocabulary
-from ..engine_messages import EngineStats
+from ..engine_messages import EngineStats, IndexProgress
 from ..errors import Fault
 from ..launch.manager import TaskManager
 from ..model import Agent, SessionKey, SessionSnapshot, StateChange
@@ -44,6 +44,12 @@ class Sessions(Protocol):
     def stats(self) -> EngineStats: ...
 
     def faults(self) -> tuple[Fault, ...]: ...
+
+    def progress(self) -> IndexProgress: ...
+
+    def subscribe_progress(
+        self, callback: Callable[[IndexProgress], None]
+    ) -> Callable[[], None]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ import orjson
 from ... import assets
 from ..agents.base import AgentKit, replay_adapters, tool_vocabularies
 from ..config import Settings
+from ..engine_messages import IndexProgress
 from ..model import StateChange
 from ..privacy import write_private
 from ..replay.files import AgentRoots
@@ -111,6 +112,7 @@ class LoopbackServer:
         self._failed: BaseException | None = None
         self._stopped: asyncio.Event | None = None
         self._unsubscribe: Callable[[], None] | None = None
+        self._unsubscribe_progress: Callable[[], None] | None = None
         self._unsubscribe_tasks: Callable[[], None] | None = None
 
     @property
@@ -146,16 +148,17 @@ class LoopbackServer:
         if self._failed is not None:
             raise RuntimeError(f"the server failed to start: {self._failed}")
         self._unsubscribe = self.engine.subscribe(self._on_change)
+        self._unsubscribe_progress = self.engine.subscribe_progress(self._on_progress)
         if self.tasks is not None:
             self._unsubscribe_tasks = self.tasks.subscribe(self._on_task)
         return self.url
 
     def stop(self, timeout: float = 5.0) -> None:
-        for unsubscribe in (self._unsubscribe, self._unsubscribe_tasks):
+        for unsubscribe in (self._unsubscribe, self._unsubscribe_progress, self._unsubscribe_tasks):
             if unsubscribe is not None:
                 with contextlib.suppress(ValueError):
                     unsubscribe()
-        self._unsubscribe = self._unsubscribe_tasks = None
+        self._unsubscribe = self._unsubscribe_progress = self._unsubscribe_tasks = None
         loop, stopped = self._loop, self._stopped
         if loop is not None and stopped is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
@@ -172,6 +175,13 @@ class LoopbackServer:
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._app.broadcast, self.context, change)
+
+    def _on_progress(self, progress: IndexProgress) -> None:
+        """On the engine thread: hand a step of the first reading to the server's loop."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._app.broadcast_progress, self.context, progress)
 
     def _on_task(self, info: TaskInfo) -> None:
         """On a task's thread: hand the task's change to the server's loop."""

@@ -77,6 +77,7 @@ export class Events {
     this.listeners = new Set();
     this.statusListeners = new Set();
     this.sessions = new Map(); // key "agent:id" -> SESSION, kept current from the socket
+    this.progress = null; // the engine's first reading (docs/api.md PROGRESS), from the socket
     this.status = 'connecting';
     this.delay = 500;
     this.socket = null;
@@ -157,6 +158,9 @@ export class Events {
     }
     if (message.type === 'sessions') {
       this.sessions = new Map(message.sessions.map((s) => [`${s.agent}:${s.session_id}`, s]));
+      if (message.progress) this.progress = message.progress;
+    } else if (message.type === 'progress' && message.progress) {
+      this.followReading(message.progress);
     } else if (message.type === 'change' && message.session) {
       const s = message.session;
       this.sessions.set(`${s.agent}:${s.session_id}`, s);
@@ -166,14 +170,38 @@ export class Events {
     this.emit(message);
   }
 
+  // A step of the first reading. The sessions it settles are not pushed one by one (a change
+  // that happened while nobody watched is not news): once the live ones are read, and again
+  // once everything is, the list is fetched anew.
+  followReading(progress) {
+    const before = this.progress;
+    this.progress = progress;
+    const settled = (before && !before.live_ready && progress.live_ready)
+      || (before && !before.done && progress.done);
+    if (settled) this.refetch();
+  }
+
+  async refetch() {
+    try {
+      const body = await getJSON('/api/sessions', { all: 1 });
+      this.receive(JSON.stringify({ type: 'sessions', sessions: body.sessions }));
+    } catch (err) {
+      // the server is away: the socket's retries bring it back
+    }
+  }
+
   // Without the socket (a proxy in the way, a server restarting) the sessions are polled.
   startPolling() {
     if (this.pollTimer !== null) return;
     const poll = async () => {
       try {
-        const body = await getJSON('/api/sessions', { all: 1 });
+        const [body, health] = await Promise.all([
+          getJSON('/api/sessions', { all: 1 }), getJSON('/api/health'),
+        ]);
         if (this.status === 'live') return;
-        this.receive(JSON.stringify({ type: 'sessions', sessions: body.sessions, polled: true }));
+        this.receive(JSON.stringify({
+          type: 'sessions', sessions: body.sessions, progress: health.progress, polled: true,
+        }));
       } catch (err) {
         // the server is away: the socket's retries bring it back
       }

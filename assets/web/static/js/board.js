@@ -4,7 +4,7 @@
 import { TasksPanel } from './actions.js';
 import { h, clear } from './dom.js';
 import {
-  ago, epoch, sessionHref, sessionKey, shortPath, stateLabel, number, plural,
+  ago, epoch, sessionHref, sessionKey, shortPath, stateLabel, number, plural, readingText,
 } from './format.js';
 
 const RECENT_MS = 24 * 3600 * 1000;
@@ -46,17 +46,24 @@ export class BoardView {
       type: 'button', class: 'link-button', onclick: () => this.toggleAll(),
     });
     this.summary = h('p', { class: 'board-summary', 'aria-live': 'polite' });
+    // While the engine's first reading goes on: how far it is (gone once done).
+    this.readingText = h('span', { class: 'reading-text' });
+    this.readingBar = h('progress', { max: 1, 'aria-hidden': 'true' });
+    this.reading = h('p', { class: 'board-progress', role: 'status', hidden: true },
+      this.readingBar, this.readingText);
     this.tasks = new TasksPanel(app);
     root.append(
       h('header', { class: 'view-header' },
         h('h1', null, 'Sessions'),
         this.summary,
         this.toggle),
+      this.reading,
       this.tasks.el,
       this.empty,
       this.sections,
     );
-    this.unsubscribe = app.events.on(() => this.render());
+    this.unsubscribe = app.events.on((message) => (
+      message && message.type === 'progress' ? this.renderReading() : this.render()));
     this.timer = window.setInterval(() => this.refreshTimes(), 30000);
     this.render();
   }
@@ -76,7 +83,18 @@ export class BoardView {
     this.render();
   }
 
+  renderReading() {
+    const progress = this.app.events.progress;
+    const text = readingText(progress);
+    this.reading.hidden = text === null;
+    if (text === null) return;
+    this.readingText.textContent = text;
+    if (progress.live_ready && progress.bytes_total > 0) this.readingBar.value = progress.fraction;
+    else this.readingBar.removeAttribute('value'); // indeterminate: the total is not known yet
+  }
+
   render() {
+    this.renderReading();
     const now = Date.now();
     const all = [...this.app.events.sessions.values()];
     const shown = all.filter((s) => visible(s, this.showAll, now));
@@ -85,7 +103,9 @@ export class BoardView {
       : (hidden ? `Show ${plural(hidden, 'older ended session')}` : '');
     this.toggle.hidden = !this.showAll && !hidden;
     const ready = this.app.events.status === 'live' || this.app.events.sessions.size > 0;
-    this.empty.hidden = !ready || shown.length > 0;
+    // "No sessions yet" would be wrong while the first reading still looks for them.
+    const reading = readingText(this.app.events.progress) !== null;
+    this.empty.hidden = !ready || reading || shown.length > 0;
     if (ready) this.root.dataset.ready = 'true';
 
     const focusedKey = document.activeElement && document.activeElement.dataset

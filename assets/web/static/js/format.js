@@ -93,3 +93,34 @@ export function subUsage(a, b) {
 export function plural(n, one, many) {
   return `${n} ${n === 1 ? one : (many || `${one}s`)}`;
 }
+
+// `1.3 GB`, `640 MB` (powers of 1024, as the tray and `agentbar status` say it).
+export function bytes(n) {
+  for (const [unit, name] of [[2 ** 30, 'GB'], [2 ** 20, 'MB'], [2 ** 10, 'KB']]) {
+    if (n >= unit) {
+      const value = n / unit;
+      return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${name}`;
+    }
+  }
+  return `${n} bytes`;
+}
+
+// `1.3 of 3.1 GB`: the unit said once when both share it (`0 of 3.1 GB`).
+export function bytesOf(done, total) {
+  const whole = bytes(total);
+  const unit = whole.split(' ').pop();
+  let part = bytes(done);
+  if ((unit !== 'bytes' && part.endsWith(` ${unit}`)) || done === 0) part = part.split(' ')[0];
+  return `${part} of ${whole}`;
+}
+
+// How far the engine's first reading has come (docs/api.md PROGRESS), in words; null once done.
+export function readingText(progress) {
+  if (!progress || progress.done) return null;
+  if (!progress.live_ready) return 'Reading live sessions…';
+  const live = 'live sessions are up to date';
+  if (!(progress.bytes_total > 0)) return `Reading history… ${live}`;
+  const percent = Math.min(99, Math.floor((progress.fraction || 0) * 100));
+  return `Reading history… ${percent} % (${bytesOf(progress.bytes_done, progress.bytes_total)}), `
+    + live;
+}
