@@ -8,6 +8,7 @@ the protocols they fill and the helpers they share.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -20,6 +21,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
+import msgspec
 import orjson
 
 from .. import jsonsafe
@@ -182,6 +184,71 @@ _LENIENT_DEPTH = 1024
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+class Decoding(threading.local):
+    """Whether this thread's parsers may decode only the fields they read (``load_fields``)."""
+
+    def __init__(self) -> None:
+        self.fast = True
+
+
+DECODING = Decoding()
+
+
+@contextlib.contextmanager
+def full_decode() -> Iterator[None]:
+    """Every line decoded whole on this thread while inside: the reference the fast decoding
+    must equal, record for record (tests/test_fast_decode.py, bench/bench_parse.py)."""
+    before, DECODING.fast = DECODING.fast, False
+    try:
+        yield
+    finally:
+        DECODING.fast = before
+
+
+def load_fields(line: bytes, decoder: msgspec.json.Decoder[Any]) -> dict[str, Any] | None:
+    """The fields of a JSONL line that ``decoder``'s typed dict names, decoded without building
+    the rest (tool outputs, file contents: most of the bytes); None whenever this cannot be
+    sure to equal ``load_json_object`` for those fields (then the caller decodes the line whole).
+
+    msgspec checks the whole line's syntax, skipped parts included, as strictly as orjson, and
+    more strictly in what could differ (a lone surrogate escape anywhere). What it lets through
+    and orjson refuses (invalid UTF-8, a number past a float's range or nesting past orjson's
+    1024 levels, in skipped parts) sends the full decode down ``_load_leniently``, which only
+    changes values the typed dict cannot hold: integers past 64 bits and containers that deep
+    (the typed dicts bound their integers and nest a few levels; ``json_value`` guards the rest).
+    """
+    if not DECODING.fast:
+        return None
+    try:
+        fields: dict[str, Any] = decoder.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        return None  # not JSON, not an object, a field of a type the typed dict does not take
+    return fields
+
+
+class Unsure(Exception):
+    """A field ``load_fields`` left raw cannot be decoded here exactly as in the whole line."""
+
+
+def json_value(raw: msgspec.Raw) -> Any:
+    """A field left raw by ``load_fields`` (a tool's input), decoded as ``orjson.loads`` of the
+    whole line would have; raises ``Unsure`` when that cannot be known from the field alone.
+
+    msgspec reads integers of any width exactly, where ``orjson`` reads one past 64 bits as a
+    float and the lenient path as text (which of them the whole line takes depends on bytes
+    outside the field): ``orjson.dumps`` refuses exactly those integers, and nesting past 254
+    levels, so a value it writes back holds none and is what ``orjson.loads`` would give."""
+    try:
+        value = _RAW_DECODER.decode(raw)
+        orjson.dumps(value)
+    except (msgspec.DecodeError, RecursionError, orjson.JSONEncodeError):
+        raise Unsure from None
+    return value
+
+
+_RAW_DECODER: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
 
 
 def is_uuid(text: str) -> bool:

@@ -70,6 +70,7 @@ from ...sources.base import (
     size_text,
     token_count,
 )
+from .fields import line_fields
 
 log = logging.getLogger(__name__)
 
@@ -468,7 +469,9 @@ class CodexRolloutParser:
         return {"v": _CHECKPOINT_VERSION, **asdict(self._s)}
 
     def parse(self, line: bytes) -> list[Record]:
-        obj = load_json_object(line)
+        obj = line_fields(line) if self._s.format == _ENVELOPE else None
+        if obj is None:
+            obj = load_json_object(line)
         if self._s.format is None:
             self._s.format = _detect_format(obj)
         if self._s.format == _LEGACY:
