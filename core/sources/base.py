@@ -222,10 +222,45 @@ def load_fields(line: bytes, decoder: msgspec.json.Decoder[Any]) -> dict[str, An
     if not DECODING.fast:
         return None
     try:
-        fields: dict[str, Any] = decoder.decode(line)
+        fields: dict[str, Any] = _decode_below(_FRAMES_BELOW, decoder, line)
     except (msgspec.DecodeError, RecursionError):
         return None  # not JSON, not an object, a field of a type the typed dict does not take
     return fields
+
+
+def _decode_below(frames: int, decoder: msgspec.json.Decoder[Any], line: bytes) -> Any:
+    """``decoder.decode(line)`` called ``frames`` calls deeper (see ``_FRAMES_BELOW``)."""
+    if frames:
+        return _decode_below(frames - 1, decoder, line)
+    return decoder.decode(line)
+
+
+def _deepest(decode: Any) -> int:
+    """The deepest nesting ``decode`` accepts when called from here."""
+    low, high = 1, 100_000
+    while low < high:
+        middle = (low + high + 1) // 2
+        try:
+            decode(b"[" * middle + b"]" * middle)
+        except (RecursionError, ValueError, msgspec.DecodeError):
+            high = middle - 1
+        else:
+            low = middle
+    return low
+
+
+def _frames_below() -> int:
+    """How much deeper ``load_fields`` must call msgspec so that it refuses nesting a little
+    shallower than the lenient path's ``json.loads`` does (both count Python's recursion
+    budget; both are called at the same depth below a parser's ``parse``). Otherwise a line
+    nested just past json's limit, with a number orjson refuses elsewhere in it, would be
+    refused by the full decode and read by the fast one."""
+    msgspec_deepest = _deepest(msgspec.json.Decoder().decode)
+    json_deepest = _deepest(lambda data: json.loads(data.decode(), parse_constant=_no_constant))
+    return max(0, msgspec_deepest - json_deepest + 1)
+
+
+_FRAMES_BELOW = _frames_below()
 
 
 class Unsure(Exception):
