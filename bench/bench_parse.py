@@ -87,7 +87,10 @@ def stream_table(home: Path, data_dir: Path) -> Any:
 
 def parse_all(home: Path, data_dir: Path, *, full: bool, digest: bool = True) -> Run:
     """Read every stream of ``home`` to its end through a fresh stream table."""
-    from agentbar.core.sources.base import full_decode
+    try:
+        from agentbar.core.sources.base import full_decode
+    except ImportError:  # a tree before the fast decoding: its only decoding is the full one
+        full_decode = nullcontext  # type: ignore[assignment]
 
     table_ = stream_table(home, data_dir)
     streams = table_.scan()

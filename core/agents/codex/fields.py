@@ -92,19 +92,8 @@ _WHOLE_KINDS = frozenset({"session_meta", "turn_context"})
 _WHOLE_ITEMS = frozenset({"local_shell_call"})
 
 
-# Tool calls and their outputs are mostly text the parser reads (the output's exit code and
-# refusal wording, the call's input), which orjson decodes faster than msgspec: told apart by
-# their first bytes, they are decoded whole. (A line these words merely occur in early is
-# decoded whole too: the same result, a little slower.)
-_WHOLE_AT_START = (b'call_output"', b'"custom_tool_call"')
-_START_BYTES = 200
-
-
 def line_fields(line: bytes) -> dict[str, Any] | None:
     """The fields of an envelope-format ``line`` the parser reads, or None: decode it whole."""
-    start = line[:_START_BYTES]
-    if _WHOLE_AT_START[0] in start or _WHOLE_AT_START[1] in start:
-        return None
     obj = load_fields(line, _DECODER)
     if obj is None or obj.get("type") in _WHOLE_KINDS:
         return None

@@ -495,6 +495,8 @@ class CodexRolloutParser:
         this call and nobody else holds them yet, so they are filled in place rather than
         copied: ``dataclasses.replace`` per record was a large share of indexing time."""
         agent_id = self._s.agent_id
+        if ts is None and agent_id is None:
+            return records  # what the handlers built them with
         for record in records:
             object.__setattr__(record, "ts", ts)
             object.__setattr__(record, "agent_id", agent_id)
