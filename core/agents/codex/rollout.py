@@ -416,6 +416,10 @@ class _State:
 
 
 _Handler = Callable[[_Json], list[Record]]
+# Every record's ``ts`` and ``agent_id`` slots, set straight through their descriptors (what
+# ``object.__setattr__`` ends up calling, without looking them up for each record).
+_SET_TS = Record.__dict__["ts"].__set__
+_SET_AGENT = Record.__dict__["agent_id"].__set__
 
 
 class CodexRolloutParser:
@@ -495,12 +499,13 @@ class CodexRolloutParser:
         this call and nobody else holds them yet, so they are filled in place rather than
         copied: ``dataclasses.replace`` per record was a large share of indexing time."""
         agent_id = self._s.agent_id
-        if ts is None and agent_id is None:
-            return records  # what the handlers built them with
-        for record in records:
-            object.__setattr__(record, "ts", ts)
-            object.__setattr__(record, "agent_id", agent_id)
-        return records
+        if ts is not None:
+            for record in records:
+                _SET_TS(record, ts)
+        if agent_id is not None:
+            for record in records:
+                _SET_AGENT(record, agent_id)
+        return records  # (the handlers build them with neither)
 
     def _oversized(self, prefix: bytes, length: int) -> list[Record]:
         if _RE_CALL_OUTPUT.search(prefix) and (call_id := _RE_CALL_ID.search(prefix)):
