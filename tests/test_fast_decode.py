@@ -167,6 +167,29 @@ def test_generated_corpora(tmp_path: Path, seed: int) -> None:
     assert fast_share(claude, claude_fields.line_fields) > 0.9
 
 
+@pytest.mark.parametrize("seed", [4, 5])
+def test_generated_corpora_mutated(tmp_path: Path, seed: int) -> None:
+    """A generated corpus with a mutant after about one line in eight."""
+    corpus = _corpus_module()
+    home = tmp_path / "home"
+    corpus.generate(home, 8, 2 * 1024 * 1024, seed=seed, now=1_796_178_343.0)
+    rng = random.Random(seed)
+    for path in corpus.transcript_files(home):
+        lines: list[bytes] = []
+        for index, line in enumerate(path.read_bytes().splitlines()):
+            lines.append(line)
+            if index and rng.random() < 0.125:
+                mutant = (
+                    mutate(rng, line).line
+                    if rng.random() < 0.5
+                    else rng.choice(EXTRA_MUTATORS)(rng, line)
+                )
+                lines.append(mutant.replace(b"\n", b" "))
+        path.write_bytes(b"".join(line + b"\n" for line in lines))
+    seen = assert_same(home, tmp_path / "data")
+    assert any(s["counters"][0] for s in seen.values())  # malformed mutants among them
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_mutated_lines(tmp_path: Path, seed: int) -> None:
     """The fixtures with mutants between their lines: the fuzzer's mutators and this file's."""
