@@ -12,7 +12,6 @@ the newline, and reports an ``Oversized`` line so the adapter can still say what
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import time
 from collections.abc import Iterator
@@ -244,20 +243,30 @@ class FileTailer:
         if len(fingerprint) < FINGERPRINT_BYTES:
             seen = self._cursor.fingerprint + self._held_tail + fingerprint
             fingerprint = seen[-FINGERPRINT_BYTES:]
-        # One split of the whole chunk: the first piece continues whatever was held back, the
-        # last is the start of a line still being written. (No other copy of a chunk's
-        # bytes: this runs for every line of every transcript.)
-        pieces = chunk.split(b"\n")
-        rest = pieces.pop()
-        self._finish_line(pieces[0], result)
-        start = self._scan_pos + len(pieces[0]) + 1
-        for line in itertools.islice(pieces, 1, None):
-            self._emit(line, start, result)
-            start += len(line) + 1
+        # The first line continues whatever was held back, the bytes after the last newline
+        # start a line still being written. Lines are cut with ``find`` (memchr) rather than
+        # ``split``, whose one-byte separator is compared byte by byte: this runs for every
+        # line of every transcript, and a slice is the line's only copy.
+        first_nl = chunk.find(b"\n")
+        self._finish_line(chunk[:first_nl], result)
+        base = self._scan_pos
+        lines, offsets = result.lines, result.offsets
+        max_line = self._max_line
+        begin = first_nl + 1
+        while begin <= last_nl:
+            stop = chunk.find(b"\n", begin, last_nl + 1)
+            if stop - begin > max_line:
+                self._emit(chunk[begin:stop], base + begin, result)
+            elif stop > begin:
+                line = chunk[begin:stop]
+                if not line.isspace():
+                    lines.append(line)
+                    offsets.append(base + begin)
+            begin = stop + 1
         self._cursor = Cursor(self._cursor.dev, self._cursor.ino, end, fingerprint)
         self._scan_pos += len(chunk)
-        if rest:
-            self._hold(rest)
+        if last_nl + 1 < len(chunk):
+            self._hold(chunk[last_nl + 1 :])
 
     def _finish_line(self, head: bytes, result: TailResult) -> None:
         """Complete the held line with ``head``, its bytes up to the newline."""

@@ -8,6 +8,7 @@ the protocols they fill and the helpers they share.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -20,6 +21,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
+import msgspec
 import orjson
 
 from .. import jsonsafe
@@ -182,6 +184,106 @@ _LENIENT_DEPTH = 1024
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+class Decoding(threading.local):
+    """Whether this thread's parsers may decode only the fields they read (``load_fields``)."""
+
+    def __init__(self) -> None:
+        self.fast = True
+
+
+DECODING = Decoding()
+
+
+@contextlib.contextmanager
+def full_decode() -> Iterator[None]:
+    """Every line decoded whole on this thread while inside: the reference the fast decoding
+    must equal, record for record (tests/test_fast_decode.py, bench/bench_parse.py)."""
+    before, DECODING.fast = DECODING.fast, False
+    try:
+        yield
+    finally:
+        DECODING.fast = before
+
+
+def load_fields(line: bytes, decoder: msgspec.json.Decoder[Any]) -> dict[str, Any] | None:
+    """The fields of a JSONL line that ``decoder``'s typed dict names, decoded without building
+    the rest (tool outputs, file contents: most of the bytes); None whenever this cannot be
+    sure to equal ``load_json_object`` for those fields (then the caller decodes the line whole).
+
+    msgspec checks the whole line's syntax, skipped parts included, as strictly as orjson, and
+    more strictly in what could differ (a lone surrogate escape anywhere). What it lets through
+    and orjson refuses (invalid UTF-8, a number past a float's range or nesting past orjson's
+    1024 levels, in skipped parts) sends the full decode down ``_load_leniently``, which only
+    changes values the typed dict cannot hold: integers past 64 bits and containers that deep
+    (the typed dicts bound their integers and nest a few levels; ``json_value`` guards the rest).
+    """
+    if not DECODING.fast:
+        return None
+    try:
+        fields: dict[str, Any] = _decode_below(_FRAMES_BELOW, decoder, line)
+    except (msgspec.DecodeError, RecursionError):
+        return None  # not JSON, not an object, a field of a type the typed dict does not take
+    return fields
+
+
+def _decode_below(frames: int, decoder: msgspec.json.Decoder[Any], line: bytes) -> Any:
+    """``decoder.decode(line)`` called ``frames`` calls deeper (see ``_FRAMES_BELOW``)."""
+    if frames:
+        return _decode_below(frames - 1, decoder, line)
+    return decoder.decode(line)
+
+
+def _deepest(decode: Any) -> int:
+    """The deepest nesting ``decode`` accepts when called from here."""
+    low, high = 1, 100_000
+    while low < high:
+        middle = (low + high + 1) // 2
+        try:
+            decode(b"[" * middle + b"]" * middle)
+        except (RecursionError, ValueError, msgspec.DecodeError):
+            high = middle - 1
+        else:
+            low = middle
+    return low
+
+
+def _frames_below() -> int:
+    """How much deeper ``load_fields`` must call msgspec so that it refuses nesting a little
+    shallower than the lenient path's ``json.loads`` does (both count Python's recursion
+    budget; both are called at the same depth below a parser's ``parse``). Otherwise a line
+    nested just past json's limit, with a number orjson refuses elsewhere in it, would be
+    refused by the full decode and read by the fast one."""
+    msgspec_deepest = _deepest(msgspec.json.Decoder().decode)
+    json_deepest = _deepest(lambda data: json.loads(data.decode(), parse_constant=_no_constant))
+    return max(0, msgspec_deepest - json_deepest + 1)
+
+
+_FRAMES_BELOW = _frames_below()
+
+
+class Unsure(Exception):
+    """A field ``load_fields`` left raw cannot be decoded here exactly as in the whole line."""
+
+
+def json_value(raw: msgspec.Raw) -> Any:
+    """A field left raw by ``load_fields`` (a tool's input), decoded as ``orjson.loads`` of the
+    whole line would have; raises ``Unsure`` when that cannot be known from the field alone.
+
+    msgspec reads integers of any width exactly, where ``orjson`` reads one past 64 bits as a
+    float and the lenient path as text (which of them the whole line takes depends on bytes
+    outside the field): ``orjson.dumps`` refuses exactly those integers, and nesting past 254
+    levels, so a value it writes back holds none and is what ``orjson.loads`` would give."""
+    try:
+        value = _RAW_DECODER.decode(raw)
+        orjson.dumps(value)
+    except (msgspec.DecodeError, RecursionError, orjson.JSONEncodeError):
+        raise Unsure from None
+    return value
+
+
+_RAW_DECODER: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
 
 
 def is_uuid(text: str) -> bool:

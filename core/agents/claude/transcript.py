@@ -51,6 +51,7 @@ from ...sources.base import (
     small_int,
     token_count,
 )
+from .fields import line_fields
 
 _BOOKKEEPING_TYPES = frozenset(
     {
@@ -122,7 +123,8 @@ class ClaudeTranscriptParser:
         }
 
     def parse(self, line: bytes) -> list[Record]:
-        return self.parse_object(load_json_object(line))
+        obj = line_fields(line)
+        return self.parse_object(load_json_object(line) if obj is None else obj)
 
     def parse_object(self, obj: dict[str, Any]) -> list[Record]:
         """The records of one line already decoded (replay decodes it once for both uses)."""

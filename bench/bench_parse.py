@@ -1,0 +1,244 @@
+"""Measure the per-line parse step alone on one core: the stream table reading every transcript.
+
+The parse step is what ``StreamTable.read`` does for each stream of the corpus: tail the file
+(``FileTailer``), decode each line, turn it into records (the agents' parsers), pick the search
+rows and count what was odd. No engine, no index, no SQLite: what is left of a cold catch-up when
+those are taken away, on this thread.
+
+Figures, all as CPU seconds and MB/s of transcript bytes per CPU second, in one run:
+
+1. ``orjson.loads`` of every line (files read in 8 MiB chunks and split), the baseline: what a
+   parser that decodes every byte pays before doing anything with the values.
+2. The parse step with the full decode (``full_decode()``: every line through ``orjson.loads``
+   into the same parsers): the parse step as it was before the fast decoding.
+3. The parse step as the engine runs it (the fast decoding: only the fields the parsers read).
+
+Each is run ``--runs`` times (interleaved), the median reported, with its ratio to the
+baseline. Both parse modes must produce the same records, search rows and counters: the script
+checks a digest of them and fails loudly when they differ.
+
+    python bench/bench_parse.py --size 1G
+    python bench/bench_parse.py --corpus bench/corpus/index-1G-600-s1 --profile
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import logging
+import os
+import pstats
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import corpus
+import orjson
+from benchlib import CORPUS_DIR, MB, OUT_DIR, machine, table, write_json
+
+READ_CHUNK = 8 * 1024 * 1024
+
+
+@dataclass
+class Run:
+    cpu_s: float
+    wall_s: float
+    bytes: int
+    lines: int
+    records: int = 0
+    search_rows: int = 0
+    digest: str = ""
+
+
+def baseline_orjson(files: list[Path]) -> Run:
+    """Read each file in 8 MiB chunks, split it into lines and ``orjson.loads`` every one."""
+    loads = orjson.loads
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    lines = size = 0
+    for path in files:
+        held = b""
+        with open(path, "rb") as fh:
+            while chunk := fh.read(READ_CHUNK):
+                size += len(chunk)
+                pieces = (held + chunk).split(b"\n")
+                held = pieces.pop()
+                for line in pieces:
+                    if line:
+                        loads(line)
+                        lines += 1
+        if held:
+            loads(held)
+            lines += 1
+    return Run(time.process_time() - cpu0, time.perf_counter() - wall0, size, lines)
+
+
+def stream_table(home: Path, data_dir: Path) -> Any:
+    from agentbar.core.config import Settings
+    from agentbar.core.streams import StreamTable
+
+    settings = Settings.from_env({"HOME": str(home), "AGENTBAR_DATA_DIR": str(data_dir)})
+    return StreamTable(settings.sources(), max_open=8)
+
+
+def parse_all(home: Path, data_dir: Path, *, full: bool, digest: bool = True) -> Run:
+    """Read every stream of ``home`` to its end through a fresh stream table."""
+    try:
+        from agentbar.core.sources.base import full_decode
+    except ImportError:  # a tree before the fast decoding: its only decoding is the full one
+        full_decode = nullcontext  # type: ignore[assignment]
+
+    table_ = stream_table(home, data_dir)
+    streams = table_.scan()
+    mode: AbstractContextManager[Any] = full_decode() if full else nullcontext()
+    sha = hashlib.sha256()
+    size = lines = records = rows = 0
+    outcomes = []
+    with mode:
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        for stream in streams:
+            outcome = table_.read(stream, None)
+            size += outcome.bytes_read
+            lines += outcome.lines
+            records += len(outcome.records)
+            rows += len(outcome.search)
+            if digest:  # kept, as the engine keeps them until it applies them
+                outcomes.append(outcome)
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    for stream, outcome in zip(streams, outcomes, strict=False):  # the digest: not timed
+        counters = (stream.malformed, stream.oversized, stream.unknown, stream.odd_times)
+        sha.update(repr((stream.path, outcome.records, outcome.search)).encode())
+        sha.update(repr((counters, stream.clamped, stream.parser.checkpoint())).encode())
+    table_.close_all()
+    return Run(cpu, wall, size, lines, records, rows, sha.hexdigest()[:16])
+
+
+def profile_parse(home: Path, data_dir: Path, out: Path, top: int) -> list[str]:
+    """cProfile one fast parse of the corpus; the top rows by own time."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    parse_all(home, data_dir, full=False, digest=False)
+    profiler.disable()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    profiler.dump_stats(out)
+    stats = pstats.Stats(str(out))
+    total = stats.total_tt  # type: ignore[attr-defined]
+    entries = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)  # type: ignore[attr-defined]
+    repo = str(Path(__file__).resolve().parents[1]) + "/"
+    rows = []
+    for (filename, line, func), (_cc, ncalls, tottime, cumtime, _callers) in entries[:top]:
+        where = filename.replace(repo, "")
+        rows.append(
+            f"{tottime:7.2f}s {100 * tottime / total:5.1f}%  cum {cumtime:7.2f}s  "
+            f"{ncalls:>9}  {where}:{line}({func})"
+        )
+    return rows
+
+
+def _median(runs: list[Run]) -> Run:
+    return sorted(runs, key=lambda r: r.cpu_s)[len(runs) // 2]
+
+
+def _modes(runs: int) -> Iterator[str]:
+    for _ in range(runs):
+        yield from ("orjson", "full", "fast")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=corpus.parse_size, default=corpus.parse_size("1G"))
+    parser.add_argument("--sessions", type=int, default=600)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--corpus", type=Path, default=None, help="corpus HOME to reuse or create")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--profile", action="store_true", help="also profile one fast parse")
+    parser.add_argument("--top", type=int, default=25, help="profile rows to print")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+
+    info = machine()
+    home = (
+        args.corpus or CORPUS_DIR / f"index-{_size_label(args.size)}-{args.sessions}-s{args.seed}"
+    )
+    print(f"corpus: {home}")
+    if args.corpus is not None and (home / corpus.MANIFEST).exists():
+        built = corpus.Corpus.load(home)
+    else:
+        built, _ = corpus.ensure(home, args.sessions, args.size, seed=args.seed, progress=True)
+    print(f"  {built.summary()}")
+    files = corpus.transcript_files(home)
+    results: dict[str, list[Run]] = {"orjson": [], "full": [], "fast": []}
+    with tempfile.TemporaryDirectory(prefix="agentbar-bench-parse-") as scratch:
+        data_dir = Path(scratch) / "data"
+        baseline_orjson(files)  # warms the page cache
+        for mode in _modes(args.runs):
+            if mode == "orjson":
+                run = baseline_orjson(files)
+            else:
+                run = parse_all(home, data_dir, full=mode == "full")
+            results[mode].append(run)
+            print(
+                f"  {mode:6}  {run.cpu_s:6.2f} s CPU  {run.wall_s:6.2f} s wall  "
+                f"{run.bytes / MB / run.cpu_s:7.1f} MB/CPU-s  {run.lines:,} lines  "
+                f"{run.records:,} records  {run.search_rows:,} search rows  {run.digest}"
+            )
+        hotspots: list[str] = []
+        if args.profile:
+            prof_path = OUT_DIR / "bench_parse.fast.prof"
+            hotspots = profile_parse(home, data_dir, prof_path, args.top)
+            print(f"\ncProfile of a fast parse (own time; saved to {prof_path}):")
+            for row in hotspots:
+                print("  " + row)
+    digests = {r.digest for mode in ("full", "fast") for r in results[mode]}
+    if len(digests) != 1:
+        raise SystemExit(f"the fast and the full decode differ: digests {sorted(digests)}")
+    medians = {mode: _median(runs) for mode, runs in results.items()}
+    base = medians["orjson"]
+    rows = []
+    for mode, name in (
+        ("orjson", "orjson.loads of every line"),
+        ("full", "parse step, full decode (before)"),
+        ("fast", "parse step, fast decode (after)"),
+    ):
+        run = medians[mode]
+        rows.append(
+            [
+                name,
+                f"{run.cpu_s:.2f}",
+                f"{run.bytes / MB / run.cpu_s:.0f}",
+                f"{run.cpu_s / base.cpu_s:.2f}",
+            ]
+        )
+    print()
+    print(table(rows, ["step", "CPU s", "MB/CPU-s", "CPU vs orjson.loads"]))
+    speedup = medians["full"].cpu_s / medians["fast"].cpu_s
+    print(f"fast vs full: {speedup:.2f}x less CPU; load average {os.getloadavg()[0]:.2f}")
+    result = {
+        "benchmark": "parse",
+        "machine": info,
+        "loadavg_1m_end": round(os.getloadavg()[0], 2),
+        "corpus": {"home": str(home), "files": len(files), "bytes": base.bytes},
+        "runs": {mode: [vars(r) for r in runs] for mode, runs in results.items()},
+        "median": {mode: vars(r) for mode, r in medians.items()},
+        "ratio_to_orjson": {m: medians[m].cpu_s / base.cpu_s for m in ("full", "fast")},
+        "fast_vs_full": speedup,
+        "hotspots": hotspots,
+    }
+    write_json(args.json or OUT_DIR / "bench_parse.json", result)
+    return 0
+
+
+def _size_label(size: int) -> str:
+    for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("k", 1 << 10)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor}{unit}"
+    return str(size)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
