@@ -24,6 +24,7 @@ from pathlib import Path
 
 from . import facts as facts_mod
 from .clock import Clock, SystemClock
+from .cold_read import ColdReader, FileRead, FoldedRecords, adopt
 from .engine_messages import (
     STARTING,
     EngineStats,
@@ -136,6 +137,9 @@ class Engine:
         self.hot_seconds = hot_seconds
         self.settle_seconds = settle_seconds
         self.streams = StreamTable(sources, max_line_bytes=max_line_bytes, max_open=max_open_files)
+        # Reads a large list of streams on every core (a cold catch-up); ``cold.workers = 0``
+        # reads serially.
+        self.cold = ColdReader(sources, max_line_bytes=max_line_bytes)
         self.snapshots = SnapshotFeed(sources)  # sessions kept in a database (opencode)
         self._inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
         self._sessions = SessionTable()
@@ -382,9 +386,31 @@ class Engine:
 
     def _read_streams(self, streams: Sequence[Stream]) -> None:
         """Read each of ``streams`` to its end, in this order (a cold catch-up reads almost
-        every byte here)."""
-        for stream in streams:
-            self._read(stream, budget=None)
+        every byte here): on every core when there is much to read (``cold_read``)."""
+        for stream, read in self.cold.read(streams, self._sessions.keys()):
+            if read is None:
+                self._read(stream, budget=None)
+            else:
+                self._take(stream, read)
+
+    def _take(self, stream: Stream, read: FileRead) -> None:
+        """What a worker read of ``stream``, merged as if this thread had read it."""
+        owner = read.owner
+        key = None if owner is None else SessionKey(stream.spec.agent, owner.session_id)
+        if not read.records.foldable_into(self._sessions.get(key)):
+            self._read(stream, budget=None)  # its records were not sent: read it here
+            return
+        try:
+            adopt(stream, read)
+            self._lines += read.lines
+            self._bytes += read.bytes_read
+            if read.records or owner is not None:
+                self._apply(stream, owner, read.records, read.search)
+        except Exception as exc:
+            log.exception("failed to merge what was read of %s", stream.path)
+            stream.last_error = f"internal error: {exc!r}"
+            self._unreadable += 1
+        self._stage_if_cold()
 
     def _stat_hot_streams(self) -> None:
         """Catch writes whose file events were dropped: stat the registries and the files of
@@ -425,6 +451,9 @@ class Engine:
             log.exception("failed to read %s", stream.path)
             stream.last_error = f"internal error: {exc!r}"
             self._unreadable += 1
+        self._stage_if_cold()
+
+    def _stage_if_cold(self) -> None:
         if self._writer.search_chars > SEARCH_FLUSH_CHARS and not self._caught_up:
             self._writer.stage_search()  # a cold catch-up: keep what waits in memory small
 
@@ -452,9 +481,11 @@ class Engine:
         self,
         stream: Stream,
         owner: Owner | None,
-        records: list[Record],
+        records: list[Record] | FoldedRecords,
         search: list[SearchEntry] | None = None,
     ) -> None:
+        """Fold a stream's new ``records`` into its session (``FoldedRecords``: as a worker
+        read and folded them)."""
         if owner is None:
             self._orphaned += len(records)
             return
@@ -476,7 +507,11 @@ class Engine:
         if (
             is_main
             and session.transcript != stream.path
-            and any(not isinstance(r, Bookkeeping | TitleSet | Unknown) for r in records)
+            and (
+                records.conversational
+                if isinstance(records, FoldedRecords)
+                else any(not isinstance(r, Bookkeeping | TitleSet | Unknown) for r in records)
+            )
         ):
             # A file of bookkeeping alone is no conversation (Claude 2.0.x's resume leaves one
             # with just a summary line under a fresh id): it makes no session of its own.
@@ -484,11 +519,14 @@ class Engine:
             session.mark()
         if not records:
             return
-        if stream.spec.kind is StreamKind.HOOKS:
-            session.hooks = hooks.reduce_all(session.hooks, records)
+        if isinstance(records, FoldedRecords):
+            records.fold_into(session)  # a transcript's: no hook events go to the workers
         else:
-            session.turn = turns.reduce_all(session.turn, records)
-        session.facts = facts_mod.fold_all(session.facts, records)  # times: hooks count too
+            if stream.spec.kind is StreamKind.HOOKS:
+                session.hooks = hooks.reduce_all(session.hooks, records)
+            else:
+                session.turn = turns.reduce_all(session.turn, records)
+            session.facts = facts_mod.fold_all(session.facts, records)  # times: hooks too
         self._sessions.changed(session)
 
     def _move_stream_from(self, old: SessionRecord, path: str) -> None:
