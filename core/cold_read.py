@@ -27,6 +27,7 @@ threads (watchdog's, the server's), and the same on Windows and macOS, where it 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
@@ -35,7 +36,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from multiprocessing import get_context
+from multiprocessing import active_children, get_context
 from typing import Any
 
 from . import facts as facts_mod
@@ -247,7 +248,8 @@ def _read_file(worker: _Worker, task: FileTask) -> FileRead | None:
     records = outcome.records
     owner = outcome.owner
     keep = task.keep_records or (
-        owner is not None and (owner.agent_id is not None or owner.session_id != task.spec.session_hint)
+        owner is not None
+        and (owner.agent_id is not None or owner.session_id != task.spec.session_hint)
     )
     folded = FoldedRecords(
         count=len(records),
@@ -278,6 +280,34 @@ def _read_file(worker: _Worker, task: FileTask) -> FileRead | None:
     )
 
 
+# -- multiprocessing's resource tracker ------------------------------------------------------
+# A 'spawn' pool starts multiprocessing's resource tracker, a process that would otherwise idle
+# until agentbar exits. When the cold read started it and no other multiprocessing child lives
+# (the tray's window process uses it too), it is stopped with the pool.
+
+
+def _tracker() -> Any:
+    try:
+        from multiprocessing import resource_tracker
+    except ImportError:  # Windows has none
+        return None
+    return getattr(resource_tracker, "_resource_tracker", None)
+
+
+def _tracker_running() -> bool:
+    tracker = _tracker()
+    return tracker is None or getattr(tracker, "_fd", None) is not None
+
+
+def _stop_tracker() -> None:
+    tracker = _tracker()
+    stop = getattr(tracker, "_stop", None)
+    if stop is None or active_children():
+        return
+    with contextlib.suppress(Exception):
+        stop()
+
+
 # -- the engine's side ------------------------------------------------------------------------
 
 
@@ -299,6 +329,9 @@ class ColdReader:
         self.min_bytes = POOL_MIN_BYTES
         self.min_files = POOL_MIN_FILES
         self.window_bytes = WINDOW_BYTES
+        self.task_bytes = TASK_BYTES
+        self.task_files = TASK_FILES
+        self.merged = 0  # files read by workers (since start; for the diagnostics and tests)
         self._warned = False
 
     def read(
@@ -383,8 +416,8 @@ class ColdReader:
                 continue
             if (
                 open_batch is None
-                or open_batch.bytes + todo > TASK_BYTES
-                or len(open_batch.streams) >= TASK_FILES
+                or open_batch.bytes + todo > self.task_bytes
+                or len(open_batch.streams) >= self.task_files
             ):
                 open_batch = _Planned([], [], 0)
                 plan.append(open_batch)
@@ -397,6 +430,7 @@ class ColdReader:
         self, streams: Sequence[Stream], chosen: dict[int, int]
     ) -> Iterator[tuple[Stream, FileRead | None]]:
         plan = self._batches(streams, chosen)
+        tracker_was_running = _tracker_running()
         pool = self._start()
         if pool is None:
             for stream in streams:
@@ -429,9 +463,12 @@ class ColdReader:
                     in_flight -= step.bytes
                 reads = self._results(step)
                 for stream, read in zip(step.streams, reads, strict=True):
+                    self.merged += read is not None
                     yield stream, read
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            if not tracker_was_running:
+                _stop_tracker()
 
     def _results(self, step: _Planned) -> list[FileRead | None]:
         none: list[FileRead | None] = [None] * len(step.streams)
@@ -464,4 +501,3 @@ class ColdReader:
         except (OSError, ValueError, RuntimeError, pickle.PicklingError) as exc:
             self._broken(f"cannot start reading processes ({exc})")
             return None
-
