@@ -36,7 +36,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from multiprocessing import active_children, get_context
+from multiprocessing import active_children, get_context, resource_tracker
 from typing import Any
 
 from . import facts as facts_mod
@@ -198,18 +198,16 @@ class _LogFlag(logging.Handler):
         self.raised = True
 
 
-_WORKER: _Worker | None = None
+_WORKER: list[_Worker] = []  # this process's, once the pool's initializer ran
 
 
 def _start_worker(sources: list[AgentSource], max_line_bytes: int) -> None:
-    global _WORKER
-    _WORKER = _Worker(sources, max_line_bytes)
+    _WORKER[:] = [_Worker(sources, max_line_bytes)]
 
 
 def _read_files(tasks: list[FileTask]) -> list[FileRead | None]:
     """A worker's task: each file read to its end (None: the engine must read it itself)."""
-    worker = _WORKER
-    assert worker is not None, "the pool's initializer did not run"
+    (worker,) = _WORKER  # the pool's initializer made it
     return [_read_file(worker, task) for task in tasks]
 
 
@@ -287,10 +285,6 @@ def _read_file(worker: _Worker, task: FileTask) -> FileRead | None:
 
 
 def _tracker() -> Any:
-    try:
-        from multiprocessing import resource_tracker
-    except ImportError:  # Windows has none
-        return None
     return getattr(resource_tracker, "_resource_tracker", None)
 
 

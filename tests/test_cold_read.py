@@ -26,7 +26,7 @@ from agentbar.core.procs import FakeProcessTable
 from agentbar.core.search import Searcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import corpus  # noqa: E402
+import corpus
 
 DATA = Path(__file__).parent / "data"
 NOW = 1_800_000_000.0
@@ -119,7 +119,7 @@ def index_rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         return {
-            table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()  # noqa: S608
+            table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
             for table in ("streams", "sessions", "search_files", "search_docs", "search_staging")
         }
     finally:
@@ -171,8 +171,8 @@ def touch_all(engine: Engine, paths: list[Path]) -> None:
 
 
 def assert_same(serial: dict[str, Any], pooled: dict[str, Any]) -> None:
-    for part in serial:
-        assert pooled[part] == serial[part], part
+    for part, value in serial.items():
+        assert pooled[part] == value, part
 
 
 @pytest.fixture
