@@ -32,7 +32,7 @@ import logging
 import os
 import pickle
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -327,10 +327,26 @@ class ColdReader:
         self.task_files = TASK_FILES
         self.merged = 0  # files read by workers (since start; for the diagnostics and tests)
         self._warned = False
+        self._pool: ProcessPoolExecutor | None = None
+        self._tracker_was_running = True
+        self._holds = 0
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Keep the workers one read starts for the reads that follow, until the block ends: a
+        catch-up that reads its history in parts pays their start once. (Without it, each read
+        shuts its workers down when it ends.)"""
+        self._holds += 1
+        try:
+            yield
+        finally:
+            self._holds -= 1
+            if not self._holds:
+                self._close()
 
     def read(
         self, streams: Sequence[Stream], sessions: Any = None
-    ) -> Iterator[tuple[Stream, FileRead | None]]:
+    ) -> Generator[tuple[Stream, FileRead | None], None, None]:
         """Each of ``streams`` in order, with what a worker read of it, or None when the
         caller must read it itself (small reads, streams the pool does not take, failures).
         ``sessions`` (keys the engine knows) says which files' records will be wanted."""
@@ -424,8 +440,8 @@ class ColdReader:
         self, streams: Sequence[Stream], chosen: dict[int, int]
     ) -> Iterator[tuple[Stream, FileRead | None]]:
         plan = self._batches(streams, chosen)
-        tracker_was_running = _tracker_running()
-        pool = self._start()
+        self._warned = False  # said once per read
+        pool = self._pool or self._start()
         if pool is None:
             for stream in streams:
                 yield stream, None
@@ -460,9 +476,16 @@ class ColdReader:
                     self.merged += read is not None
                     yield stream, read
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-            if not tracker_was_running:
-                _stop_tracker()
+            if broken or self._warned or not self._holds:
+                self._close()  # (a pool that failed once is not used again)
+
+    def _close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        pool.shutdown(wait=True, cancel_futures=True)
+        if not self._tracker_was_running:
+            _stop_tracker()
 
     def _results(self, step: _Planned) -> list[FileRead | None]:
         none: list[FileRead | None] = [None] * len(step.streams)
@@ -485,8 +508,9 @@ class ColdReader:
         return True
 
     def _start(self) -> ProcessPoolExecutor | None:
+        self._tracker_was_running = _tracker_running()
         try:
-            return ProcessPoolExecutor(
+            self._pool = ProcessPoolExecutor(
                 max_workers=self.workers,
                 mp_context=get_context("spawn"),
                 initializer=_start_worker,
@@ -495,3 +519,4 @@ class ColdReader:
         except (OSError, ValueError, RuntimeError, pickle.PicklingError) as exc:
             self._broken(f"cannot start reading processes ({exc})")
             return None
+        return self._pool

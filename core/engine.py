@@ -387,11 +387,12 @@ class Engine:
     def _read_streams(self, streams: Sequence[Stream]) -> None:
         """Read each of ``streams`` to its end, in this order (a cold catch-up reads almost
         every byte here): on every core when there is much to read (``cold_read``)."""
-        for stream, read in self.cold.read(streams, self._sessions.keys()):
-            if read is None:
-                self._read(stream, budget=None)
-            else:
-                self._take(stream, read)
+        with contextlib.closing(self.cold.read(streams, self._sessions.keys())) as reads:
+            for stream, read in reads:
+                if read is None:
+                    self._read(stream, budget=None)
+                else:
+                    self._take(stream, read)
 
     def _take(self, stream: Stream, read: FileRead) -> None:
         """What a worker read of ``stream``, merged as if this thread had read it."""

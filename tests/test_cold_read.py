@@ -303,6 +303,33 @@ def test_a_worker_killed_mid_read_loses_nothing(
     assert_same(picture(serial), picture(pooled))
 
 
+def _workers() -> list[int]:
+    return [c.pid for c in psutil.Process().children() if "spawn_main" in " ".join(c.cmdline())]
+
+
+def test_held_workers_serve_several_reads_and_go_after(
+    tmp_path: Path, engines: list[Engine]
+) -> None:
+    """A catch-up that reads its history in parts starts its workers once."""
+    home = tmp_path / "home"
+    corpus.generate(home, 12, 2 * corpus.MB, seed=8, now=NOW)
+    serial = open_engine(home, tmp_path / "serial", workers=0)
+    pooled = open_engine(home, tmp_path / "pooled", workers=2)
+    engines += [serial, pooled]
+    caught_up(serial)
+    streams = pooled.streams.scan()
+    half = len(streams) // 2
+    with pooled.cold.held():
+        pooled._read_streams(streams[:half])
+        first = _workers()
+        pooled._read_streams(streams[half:])
+        assert first and _workers() == first
+    assert _workers() == []
+    assert pooled.cold.merged == len(streams)
+    caught_up(pooled)  # nothing left to read: decide, save, publish
+    assert_same(picture(serial), picture(pooled))
+
+
 def test_no_worker_outlives_the_cold_read(tmp_path: Path, engines: list[Engine]) -> None:
     home = tmp_path / "home"
     corpus.generate(home, 10, 2 * corpus.MB, seed=6, now=NOW)
