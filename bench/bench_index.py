@@ -264,21 +264,51 @@ def ccusage_run(binary: Path, home: Path) -> dict[str, Any]:
     }
 
 
-def ccusage_baselines(home: Path, runs: int) -> dict[str, dict[str, Any]]:
-    found: dict[str, dict[str, Any]] = {}
-    for major in CCUSAGE:
-        binary = ccusage_bin(major)
-        if binary is None:
-            continue
-        done = [ccusage_run(binary, home) for _ in range(runs)]
-        for run in done:
-            print(
-                f"ccusage {major}:     {run['wall_s']:6.2f} s wall  {run['cpu_s']:6.2f} s CPU  "
-                f"{run['rss_mb']:6.0f} MB peak RSS  (rc {run['rc']}, agents {run['agents']})"
-            )
-        median = sorted(done, key=lambda r: r["wall_s"])[len(done) // 2]
-        found[major] = {**median, "runs_wall_s": [r["wall_s"] for r in done]}
-    return found
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        **sorted(runs, key=lambda r: r["wall_s"])[len(runs) // 2],
+        "runs_wall_s": [r["wall_s"] for r in runs],
+    }
+
+
+def interleaved(
+    home: Path, data_dir: Path, args: argparse.Namespace
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """The cold runs on workers, the serial ones and ccusage's, taken in turns (round n runs
+    the n-th of each), so that a load that comes and goes weighs on each alike."""
+    binaries = {}
+    for major, runs in (("20", args.ccusage_runs), ("17", args.ccusage17_runs)):
+        binary = ccusage_bin(major) if runs else None
+        if binary is not None:
+            binaries[major] = (binary, runs)
+    colds: list[dict[str, Any]] = []
+    serials: list[dict[str, Any]] = []
+    ccusage: dict[str, list[dict[str, Any]]] = {major: [] for major in binaries}
+    rounds = max([args.cold_runs, args.serial_runs, *(n for _, n in binaries.values())])
+    for n in range(rounds):
+        for major, (binary, runs) in binaries.items():
+            if n < runs:
+                run = ccusage_run(binary, home)
+                ccusage[major].append(run)
+                print(
+                    f"ccusage {major}:  {run['wall_s']:6.2f} s wall  {run['cpu_s']:6.2f} s CPU  "
+                    f"{run['rss_mb']:6.0f} MB peak RSS  (rc {run['rc']}, agents {run['agents']})"
+                )
+        for runs, wanted, workers in (
+            (colds, args.cold_runs, None),
+            (serials, args.serial_runs, 0),
+        ):
+            if n < wanted:
+                runs.append(cold_run(home, data_dir, workers=workers))
+                run = runs[-1]
+                print(
+                    f"cold catch_up:   {run['wall_s']:6.2f} s wall  {run['cpu_s']:6.2f} s CPU "
+                    f"(+{run['workers_cpu_s']:.2f} s in {run['workers']} workers)  "
+                    f"{run['stats']['bytes_read'] / MB / run['wall_s']:8.1f} MB/s  "
+                    f"{run['stats']['lines'] / run['wall_s']:,.0f} lines/s; "
+                    f"searchable after {run['searchable_s']:.2f} s"
+                )
+    return colds, serials, ccusage
 
 
 def warm_run(home: Path, data_dir: Path) -> dict[str, Any]:
@@ -411,7 +441,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=None, help="corpus HOME to reuse or create")
     parser.add_argument("--cold-runs", type=int, default=3)
     parser.add_argument("--serial-runs", type=int, default=1, help="cold runs with no workers")
-    parser.add_argument("--ccusage-runs", type=int, default=3, help="0: no ccusage baselines")
+    parser.add_argument("--ccusage-runs", type=int, default=3, help="ccusage 20 runs (0: none)")
+    parser.add_argument("--ccusage17-runs", type=int, default=3, help="ccusage 17 runs (0: none)")
     parser.add_argument("--warm-runs", type=int, default=5)
     parser.add_argument("--no-rss", action="store_true", help="skip the child-process RSS runs")
     parser.add_argument(
@@ -433,6 +464,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     info = machine()
+    load_start = os.getloadavg()
     home = args.corpus or CORPUS_DIR / f"index-{size_label(args.size)}-{args.sessions}-s{args.seed}"
     print(f"corpus: {home}")
     t0 = time.perf_counter()
@@ -467,18 +499,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{corpus_bytes / MB / parse.wall:8.0f} MB/s  {lines / parse.wall:,.0f} lines/s"
         )
 
-        ccusage = ccusage_baselines(home, args.ccusage_runs) if args.ccusage_runs else {}
         data_dir = scratch / "data"
-        colds = [cold_run(home, data_dir) for _ in range(args.cold_runs)]
-        serials = [cold_run(home, data_dir, workers=0) for _ in range(args.serial_runs)]
-        for run in [*colds, *serials]:
-            print(
-                f"cold catch_up:   {run['wall_s']:6.2f} s wall  {run['cpu_s']:6.2f} s CPU "
-                f"(+{run['workers_cpu_s']:.2f} s in {run['workers']} workers)  "
-                f"{corpus_bytes / MB / run['wall_s']:8.1f} MB/s  "
-                f"{run['stats']['lines'] / run['wall_s']:,.0f} lines/s; "
-                f"searchable after {run['searchable_s']:.2f} s"
-            )
+        colds, serials, ccusage_runs = interleaved(home, data_dir, args)
+        ccusage = {major: median_run(runs) for major, runs in ccusage_runs.items()}
         cold = sorted(colds, key=lambda r: r["wall_s"])[len(colds) // 2]
         serial = sorted(serials, key=lambda r: r["wall_s"])[len(serials) // 2] if serials else None
         stats = cold["stats"]
@@ -556,6 +579,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "index",
         "machine": info,
         "loadavg_1m_end": round(os.getloadavg()[0], 2),
+        "loadavg_start": [round(v, 2) for v in load_start],
         "corpus": {
             "home": str(home),
             "sessions": len(built.sessions),
@@ -703,7 +727,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     if serial:
         print(f"cold on workers / serial: {cold['wall_s'] / serial['wall_s']:.2f}x the wall time")
-    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
+    print(
+        f"load average (1 min): {load_start[0]:.2f} at the start, "
+        f"{os.getloadavg()[0]:.2f} at the end"
+    )
     write_json(args.json, result)
     return 0
 
