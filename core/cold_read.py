@@ -31,12 +31,15 @@ import contextlib
 import logging
 import os
 import pickle
+import sys
+import types
 from collections import deque
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from multiprocessing import active_children, get_context, resource_tracker
+from multiprocessing import active_children, resource_tracker
+from multiprocessing.context import SpawnContext, SpawnProcess
 from typing import Any
 
 from . import facts as facts_mod
@@ -302,6 +305,32 @@ def _stop_tracker() -> None:
         stop()
 
 
+# -- starting workers --------------------------------------------------------------------------
+
+
+class _WorkerProcess(SpawnProcess):
+    """A spawned worker that does not import the program's main script first. (Spawn runs
+    the parent's ``__main__`` again in each child, so that its functions can be unpickled
+    there: for the ``agentbar`` command that imports the tray and the CLI, about three times
+    what a worker needs, and nothing of it is sent here.) The main module is hidden only while
+    the child's start is prepared, on this thread."""
+
+    def start(self) -> None:
+        main = sys.modules["__main__"]
+        sys.modules["__main__"] = _BARE_MAIN
+        try:
+            super().start()
+        finally:
+            sys.modules["__main__"] = main
+
+
+_BARE_MAIN = types.ModuleType("__main__")
+
+
+class _WorkerContext(SpawnContext):
+    Process = _WorkerProcess
+
+
 # -- the engine's side ------------------------------------------------------------------------
 
 
@@ -512,7 +541,7 @@ class ColdReader:
         try:
             self._pool = ProcessPoolExecutor(
                 max_workers=self.workers,
-                mp_context=get_context("spawn"),
+                mp_context=_WorkerContext(),
                 initializer=_start_worker,
                 initargs=(self.sources, self.max_line_bytes),
             )
