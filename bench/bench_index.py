@@ -440,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--corpus", type=Path, default=None, help="corpus HOME to reuse or create")
     parser.add_argument("--cold-runs", type=int, default=3)
-    parser.add_argument("--serial-runs", type=int, default=1, help="cold runs with no workers")
+    parser.add_argument("--serial-runs", type=int, default=3, help="cold runs with no workers")
     parser.add_argument("--ccusage-runs", type=int, default=3, help="ccusage 20 runs (0: none)")
     parser.add_argument("--ccusage17-runs", type=int, default=3, help="ccusage 17 runs (0: none)")
     parser.add_argument("--warm-runs", type=int, default=5)
