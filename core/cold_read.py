@@ -346,7 +346,8 @@ class ColdReader:
     """Reads a list of streams on every core when there is enough to read (engine thread)."""
 
     def __init__(self, sources: Sequence[AgentSource], *, max_line_bytes: int) -> None:
-        self.sources = list(sources)
+        # Only the sources whose files workers read go to them (the others need not pickle).
+        self.sources = [s for s in sources if getattr(s, CHECKPOINT_IS_STATE, False) is True]
         self.max_line_bytes = max_line_bytes
         self.workers = default_workers()
         self.min_bytes = POOL_MIN_BYTES
@@ -398,7 +399,6 @@ class ColdReader:
             if (
                 stream.reader is not None
                 or stream.spec.kind not in _POOLED_KINDS
-                or getattr(stream.source, CHECKPOINT_IS_STATE, False) is not True
                 or id(stream.source) not in index
             ):
                 continue
@@ -492,8 +492,8 @@ class ColdReader:
                         continue
                     try:
                         ahead.future = pool.submit(_read_files, ahead.tasks)
-                    except (BrokenProcessPool, RuntimeError):
-                        broken = self._broken("could not hand files to a reading process")
+                    except Exception as exc:  # a broken pool, a process that cannot start
+                        broken = self._broken(f"could not hand files to a reading process ({exc})")
                         continue
                     pending.append(ahead)
                     in_flight += ahead.bytes
