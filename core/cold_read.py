@@ -142,6 +142,7 @@ def _empty(session: SessionRecord) -> bool:
 class FileRead:
     """What a worker made of one file: the stream's new state and what it read."""
 
+    started: tuple[Cursor, tuple[int, int, int, int, int, int]]  # the stream as it was sent
     cursor: Cursor
     size: int
     mtime_ns: int
@@ -153,6 +154,23 @@ class FileRead:
     bytes_read: int
     records: FoldedRecords
     search: list[SearchEntry]
+
+
+def still_as_sent(stream: Stream, read: FileRead) -> bool:
+    """Whether ``stream`` is where it was when its file went to a worker (a session rebuilt
+    since, by an earlier file's merge, restarts its streams: then the engine reads it)."""
+    return stream.reader is None and read.started == (stream.cursor, _counters(stream))
+
+
+def _counters(stream: Stream) -> tuple[int, int, int, int, int, int]:
+    return (
+        stream.malformed,
+        stream.oversized,
+        stream.unknown,
+        stream.odd_times,
+        stream.clamped,
+        stream.bugs,
+    )
 
 
 def adopt(stream: Stream, read: FileRead) -> None:
@@ -260,18 +278,12 @@ def _read_file(worker: _Worker, task: FileTask) -> FileRead | None:
         pickled=pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL) if keep else None,
     )
     return FileRead(
+        started=(task.cursor, task.counters),
         cursor=stream.cursor,
         size=stream.size,
         mtime_ns=stream.mtime_ns,
         checkpoint=checkpoint,
-        counters=(
-            stream.malformed,
-            stream.oversized,
-            stream.unknown,
-            stream.odd_times,
-            stream.clamped,
-            stream.bugs,
-        ),
+        counters=_counters(stream),
         last_error=stream.last_error,
         owner=owner,
         lines=outcome.lines,
@@ -429,14 +441,7 @@ class ColdReader:
             cursor=stream.cursor,
             checkpoint=stream.parser.checkpoint(),
             session=stream.session,
-            counters=(
-                stream.malformed,
-                stream.oversized,
-                stream.unknown,
-                stream.odd_times,
-                stream.clamped,
-                stream.bugs,
-            ),
+            counters=_counters(stream),
             last_error=stream.last_error,
             keep_records=keep,
         )

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from . import facts as facts_mod
 from .clock import Clock, SystemClock
-from .cold_read import ColdReader, FileRead, FoldedRecords, adopt
+from .cold_read import ColdReader, FileRead, FoldedRecords, adopt, still_as_sent
 from .engine_messages import (
     STARTING,
     EngineStats,
@@ -398,8 +398,9 @@ class Engine:
         """What a worker read of ``stream``, merged as if this thread had read it."""
         owner = read.owner
         key = None if owner is None else SessionKey(stream.spec.agent, owner.session_id)
-        if not read.records.foldable_into(self._sessions.get(key)):
-            self._read(stream, budget=None)  # its records were not sent: read it here
+        session = self._sessions.get(key)
+        if not (still_as_sent(stream, read) and read.records.foldable_into(session)):
+            self._read(stream, budget=None)  # moved since, or its records were not sent
             return
         try:
             adopt(stream, read)

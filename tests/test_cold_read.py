@@ -20,7 +20,7 @@ import pytest
 
 from agentbar.core.clock import FakeClock
 from agentbar.core.config import Settings
-from agentbar.core.engine import Engine, PathTouched
+from agentbar.core.engine import Engine, PathTouched, Rescan
 from agentbar.core.index import Index
 from agentbar.core.procs import FakeProcessTable
 from agentbar.core.search import Searcher
@@ -243,6 +243,41 @@ def test_a_second_file_of_a_session_is_folded_on_top_of_the_first(
         shutil.copytree(folder, projects / f"{folder.name}-copy")
     pooled = compare(home, tmp_path, engines)
     assert pooled.cold.merged > 0
+
+
+def test_a_session_rebuilt_mid_read_has_its_other_files_read_again_here(
+    tmp_path: Path, engines: list[Engine]
+) -> None:
+    """A warm rescan where a session's main transcript was rewritten (its session is rebuilt
+    from the top of every file, sub-agents' too) while its sub-agents' files, grown, were
+    already with the workers: what they read is stale and read again on the engine thread."""
+    home = tmp_path / "home"
+    corpus.generate(home, 16, 6 * corpus.MB, seed=9, now=NOW, projects=2)
+    mains = sorted((home / ".claude" / "projects").glob("*/*.jsonl"))[:4]
+    for main in mains:  # a sub-agent's file beside each: its lines name the parent session
+        subagents = main.with_suffix("") / "subagents"
+        subagents.mkdir(parents=True, exist_ok=True)
+        shutil.copy(main, subagents / "agent-a1b2c3.jsonl")
+    parents = [main.with_suffix("") for main in mains]
+    serial = open_engine(home, tmp_path / "serial", workers=0)
+    pooled = open_engine(home, tmp_path / "pooled", workers=2)
+    engines += [serial, pooled]
+    caught_up(serial)
+    caught_up(pooled)
+    for folder in parents:
+        main = folder.with_suffix(".jsonl")
+        lines = main.read_bytes().splitlines(keepends=True)
+        main.write_bytes(b"".join(lines[: len(lines) // 2]))  # truncated: read again
+        for sub in (folder / "subagents").glob("agent-*.jsonl"):
+            grown = sub.read_bytes().splitlines(keepends=True)
+            with sub.open("ab") as fh:
+                fh.writelines(grown[-3:])
+    merged = pooled.cold.merged
+    for engine in (serial, pooled):
+        engine.post(Rescan())
+        engine.drain()
+    assert pooled.cold.merged > merged
+    assert_same(picture(serial), picture(pooled))
 
 
 # -- failures lose nothing ---------------------------------------------------------------------
