@@ -45,7 +45,7 @@ from typing import Any
 from . import facts as facts_mod
 from .facts import SessionFacts
 from .model import SessionKey
-from .records import Bookkeeping, Record, TitleSet, Unknown
+from .records import Record, conversational
 from .search import SearchEntry
 from .session_record import SessionRecord
 from .sources.base import AgentSource, Owner, StreamKind, StreamSpec
@@ -272,7 +272,7 @@ def _read_file(worker: _Worker, task: FileTask) -> FileRead | None:
     )
     folded = FoldedRecords(
         count=len(records),
-        conversational=any(not isinstance(r, Bookkeeping | TitleSet | Unknown) for r in records),
+        conversational=conversational(records),
         turn=turns.reduce_all(_EMPTY_TURN, records),
         facts=facts_mod.fold_all(_EMPTY_FACTS, records),
         pickled=pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL) if keep else None,

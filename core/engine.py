@@ -7,7 +7,8 @@ and the ticker only put messages in the inbox. The engine keeps the loop, the re
 deciding; its parts each do one job: ``engine_messages`` (what other threads post),
 ``session_record`` (what it knows of each session), ``process_binding`` (which process serves
 which session), ``task_links`` (launched tasks' hold on their sessions), ``snapshots`` (what
-it publishes to other threads) and ``index_writer`` (the index: load, save, search staging).
+it publishes to other threads), ``index_writer`` (the index: load, save, search staging) and
+``cold_read`` (a large list of files read on every core, merged here in order).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from .model import (
 )
 from .process_binding import ProcessBinder
 from .procs import ProcessTable
-from .records import Bookkeeping, Record, TitleSet, Unknown
+from .records import Record, conversational
 from .search import SEARCHABLE, SearchEntry, search_entry
 from .session_record import SessionRecord, SessionTable
 from .snapshots import SnapshotBoard
@@ -512,7 +513,7 @@ class Engine:
             and (
                 records.conversational
                 if isinstance(records, FoldedRecords)
-                else any(not isinstance(r, Bookkeeping | TitleSet | Unknown) for r in records)
+                else conversational(records)
             )
         ):
             # A file of bookkeeping alone is no conversation (Claude 2.0.x's resume leaves one
