@@ -31,16 +31,10 @@ import contextlib
 import logging
 import os
 import pickle
-import sys
-import types
 from collections import deque
 from collections.abc import Generator, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from multiprocessing import active_children, resource_tracker
-from multiprocessing.context import SpawnContext, SpawnProcess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import facts as facts_mod
 from .facts import SessionFacts
@@ -53,6 +47,9 @@ from .state import turns
 from .state.turns import TurnState
 from .streams import Stream, StreamTable
 from .tail import Cursor
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 log = logging.getLogger(__name__)
 
@@ -293,56 +290,6 @@ def _read_file(worker: _Worker, task: FileTask) -> FileRead | None:
     )
 
 
-# -- multiprocessing's resource tracker ------------------------------------------------------
-# A 'spawn' pool starts multiprocessing's resource tracker, a process that would otherwise idle
-# until agentbar exits. When the cold read started it and no other multiprocessing child lives
-# (the tray's window process uses it too), it is stopped with the pool.
-
-
-def _tracker() -> Any:
-    return getattr(resource_tracker, "_resource_tracker", None)
-
-
-def _tracker_running() -> bool:
-    tracker = _tracker()
-    return tracker is None or getattr(tracker, "_fd", None) is not None
-
-
-def _stop_tracker() -> None:
-    tracker = _tracker()
-    stop = getattr(tracker, "_stop", None)
-    if stop is None or active_children():
-        return
-    with contextlib.suppress(Exception):
-        stop()
-
-
-# -- starting workers --------------------------------------------------------------------------
-
-
-class _WorkerProcess(SpawnProcess):
-    """A spawned worker that does not import the program's main script first. (Spawn runs
-    the parent's ``__main__`` again in each child, so that its functions can be unpickled
-    there: for the ``agentbar`` command that imports the tray and the CLI, about three times
-    what a worker needs, and nothing of it is sent here.) The main module is hidden only while
-    the child's start is prepared, on this thread."""
-
-    def start(self) -> None:
-        main = sys.modules["__main__"]
-        sys.modules["__main__"] = _BARE_MAIN
-        try:
-            super().start()
-        finally:
-            sys.modules["__main__"] = main
-
-
-_BARE_MAIN = types.ModuleType("__main__")
-
-
-class _WorkerContext(SpawnContext):
-    Process = _WorkerProcess
-
-
 # -- the engine's side ------------------------------------------------------------------------
 
 
@@ -519,7 +466,9 @@ class ColdReader:
             return
         pool.shutdown(wait=True, cancel_futures=True)
         if not self._tracker_was_running:
-            _stop_tracker()
+            from . import cold_pool  # noqa: PLC0415 - loaded by ``_start`` already
+
+            cold_pool.stop_tracker()
 
     def _results(self, step: _Planned) -> list[FileRead | None]:
         none: list[FileRead | None] = [None] * len(step.streams)
@@ -527,10 +476,10 @@ class ColdReader:
             return none
         try:
             return step.future.result()
-        except BrokenProcessPool:
-            self._broken("a reading process died")
-        except Exception:
-            if not self._warned:
+        except Exception as exc:
+            if type(exc).__name__ == "BrokenProcessPool":
+                self._broken("a reading process died")
+            elif not self._warned:
                 log.exception("a reading process failed on %d files", len(step.streams))
                 self._warned = True
         return none
@@ -542,15 +491,14 @@ class ColdReader:
         return True
 
     def _start(self) -> ProcessPoolExecutor | None:
-        self._tracker_was_running = _tracker_running()
         try:
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.workers,
-                mp_context=_WorkerContext(),
-                initializer=_start_worker,
-                initargs=(self.sources, self.max_line_bytes),
+            from . import cold_pool  # noqa: PLC0415 - multiprocessing only where it is used
+
+            self._tracker_was_running = cold_pool.tracker_running()
+            self._pool = cold_pool.start_pool(
+                self.workers, _start_worker, (self.sources, self.max_line_bytes)
             )
-        except (OSError, ValueError, RuntimeError, pickle.PicklingError) as exc:
+        except (ImportError, OSError, ValueError, RuntimeError) as exc:
             self._broken(f"cannot start reading processes ({exc})")
             return None
         return self._pool
