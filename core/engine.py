@@ -7,8 +7,9 @@ and the ticker only put messages in the inbox. The engine keeps the loop, the re
 deciding; its parts each do one job: ``engine_messages`` (what other threads post),
 ``session_record`` (what it knows of each session), ``process_binding`` (which process serves
 which session), ``task_links`` (launched tasks' hold on their sessions), ``snapshots`` (what
-it publishes to other threads), ``index_writer`` (the index: load, save, search staging) and
-``live_first`` (what a start reads first, and the history queued behind it).
+it publishes to other threads), ``index_writer`` (the index: load, save, search staging),
+``live_first`` (what a start reads first, and the history queued behind it) and ``cold_read``
+(a large list of files read on every core, merged here in order).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from . import facts as facts_mod
 from . import live_first
 from .clock import Clock, SystemClock
+from .cold_read import ColdReader, FileRead, FoldedRecords, adopt, still_as_sent
 from .engine_messages import (
     STARTING,
     EngineStats,
@@ -56,7 +58,7 @@ from .model import (
 )
 from .process_binding import ProcessBinder
 from .procs import ProcessTable
-from .records import Bookkeeping, Record, TitleSet, Unknown
+from .records import Record, conversational
 from .search import SEARCHABLE, SearchEntry, search_entry
 from .session_record import SessionRecord, SessionTable
 from .snapshots import SnapshotBoard
@@ -146,6 +148,10 @@ class Engine:
         self.settle_seconds = settle_seconds
         self.reads_live_first = read_live_first
         self.streams = StreamTable(sources, max_line_bytes=max_line_bytes, max_open=max_open_files)
+        # Reads a large list of streams on every core (a cold catch-up); ``cold.workers = 0``
+        # reads serially.
+        self.cold = ColdReader(sources, max_line_bytes=max_line_bytes)
+        self._cold_hold = contextlib.ExitStack()  # holds ``cold``'s workers while history is read
         self.snapshots = SnapshotFeed(sources)  # sessions kept in a database (opencode)
         self._inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
         self._sessions = SessionTable()
@@ -240,6 +246,8 @@ class Engine:
         self.post(Stop())
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
+        if self._thread is None or not self._thread.is_alive():
+            self._cold_hold.close()  # (a thread still reading keeps its workers till it ends)
         self.streams.close_all()
 
     def _run(self) -> None:
@@ -288,6 +296,8 @@ class Engine:
             live = [p for p in serial if p.stream.spec.kind is StreamKind.REGISTRY]
             history = [p for p in serial if p.stream.spec.kind is not StreamKind.REGISTRY]
         self._history = live_first.History.plan(live, history, serial)
+        # One pool of workers for all the history's slices, when it is worth one.
+        self._cold_hold.enter_context(self.cold.held(self._history.bytes_total))
         if not self.reads_live_first:
             self._history.slice_bytes = sys.maxsize  # one slice: the serial catch-up
         rest = [p.stream for p in live if p.stream.spec.kind is not StreamKind.REGISTRY]
@@ -380,6 +390,7 @@ class Engine:
         for session in self._sessions:
             self._decide(session, report=self._reports(session.key))
         self._history = None
+        self._cold_hold.close()  # the workers go: nothing is left to read in bulk
         self._caught_up = True
         self.live_ready.set()  # (already, unless the live phase failed half-way)
         self._writer.persist(index_now=False)
@@ -540,9 +551,33 @@ class Engine:
 
     def _read_streams(self, streams: Sequence[Stream]) -> None:
         """Read each of ``streams`` to its end, in this order (a cold catch-up reads almost
-        every byte here)."""
-        for stream in streams:
-            self._read(stream, budget=None)
+        every byte here): on every core when there is much to read (``cold_read``)."""
+        with contextlib.closing(self.cold.read(streams, self._sessions.keys())) as reads:
+            for stream, read in reads:
+                if read is None:
+                    self._read(stream, budget=None)
+                else:
+                    self._take(stream, read)
+
+    def _take(self, stream: Stream, read: FileRead) -> None:
+        """What a worker read of ``stream``, merged as if this thread had read it."""
+        owner = read.owner
+        key = None if owner is None else SessionKey(stream.spec.agent, owner.session_id)
+        session = self._sessions.get(key)
+        if not (still_as_sent(stream, read) and read.records.foldable_into(session)):
+            self._read(stream, budget=None)  # moved since, or its records were not sent
+            return
+        try:
+            adopt(stream, read)
+            self._lines += read.lines
+            self._bytes += read.bytes_read
+            if read.records or owner is not None:
+                self._apply(stream, owner, read.records, read.search)
+        except Exception as exc:
+            log.exception("failed to merge what was read of %s", stream.path)
+            stream.last_error = f"internal error: {exc!r}"
+            self._unreadable += 1
+        self._stage_if_cold()
 
     def _stat_hot_streams(self) -> None:
         """Catch writes whose file events were dropped: stat the registries and the files of
@@ -585,10 +620,13 @@ class Engine:
             log.exception("failed to read %s", stream.path)
             stream.last_error = f"internal error: {exc!r}"
             self._unreadable += 1
-        if self._writer.search_chars > SEARCH_FLUSH_CHARS and not self._caught_up:
-            self._writer.stage_search()  # a cold catch-up: keep what waits in memory small
+        self._stage_if_cold()
         if self._history is not None:
             self._history.note_read([stream])  # however it came to be read (event, tick)
+
+    def _stage_if_cold(self) -> None:
+        if self._writer.search_chars > SEARCH_FLUSH_CHARS and not self._caught_up:
+            self._writer.stage_search()  # a cold catch-up: keep what waits in memory small
 
     def _read_unguarded(self, stream: Stream, budget: int | None) -> None:
         if stream.spec.kind is StreamKind.REGISTRY:
@@ -614,9 +652,11 @@ class Engine:
         self,
         stream: Stream,
         owner: Owner | None,
-        records: list[Record],
+        records: list[Record] | FoldedRecords,
         search: list[SearchEntry] | None = None,
     ) -> None:
+        """Fold a stream's new ``records`` into its session (``FoldedRecords``: as a worker
+        read and folded them)."""
         if owner is None:
             self._orphaned += len(records)
             return
@@ -638,7 +678,11 @@ class Engine:
         if (
             is_main
             and session.transcript != stream.path
-            and any(not isinstance(r, Bookkeeping | TitleSet | Unknown) for r in records)
+            and (
+                records.conversational
+                if isinstance(records, FoldedRecords)
+                else conversational(records)
+            )
         ):
             # A file of bookkeeping alone is no conversation (Claude 2.0.x's resume leaves one
             # with just a summary line under a fresh id): it makes no session of its own.
@@ -646,11 +690,14 @@ class Engine:
             session.mark()
         if not records:
             return
-        if stream.spec.kind is StreamKind.HOOKS:
-            session.hooks = hooks.reduce_all(session.hooks, records)
+        if isinstance(records, FoldedRecords):
+            records.fold_into(session)  # a transcript's: no hook events go to the workers
         else:
-            session.turn = turns.reduce_all(session.turn, records)
-        session.facts = facts_mod.fold_all(session.facts, records)  # times: hooks count too
+            if stream.spec.kind is StreamKind.HOOKS:
+                session.hooks = hooks.reduce_all(session.hooks, records)
+            else:
+                session.turn = turns.reduce_all(session.turn, records)
+            session.facts = facts_mod.fold_all(session.facts, records)  # times: hooks too
         self._sessions.changed(session)
 
     def _move_stream_from(self, old: SessionRecord, path: str) -> None:

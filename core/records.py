@@ -9,6 +9,7 @@ thread).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -231,3 +232,10 @@ TITLE_RANK_PROMPT = 0
 TITLE_RANK_SUMMARY = 1
 TITLE_RANK_AGENT = 2
 TITLE_RANK_USER = 3
+
+
+def conversational(records: Iterable[Record]) -> bool:
+    """Whether ``records`` hold anything but bookkeeping, titles and unknown lines: a file of
+    those alone is no conversation (Claude 2.0.x's resume leaves one with just a summary line
+    under a fresh id)."""
+    return any(not isinstance(r, Bookkeeping | TitleSet | Unknown) for r in records)

@@ -69,6 +69,9 @@ class CodexSource:
 
     agent: Agent = AGENT
     finds_processes = True
+    # Its parsers keep nothing their checkpoint leaves out: another process may read its
+    # files and hand back the checkpoint (``core/cold_read.py``).
+    checkpoint_is_state = True
 
     def __init__(self, home: Path) -> None:
         self.home = home

@@ -1,0 +1,515 @@
+"""Reading many transcripts at once on every core: a cold catch-up's files parsed in worker
+processes and handed back in the serial order (engine thread; the workers are processes of
+their own, started for one cold read and shut down after it).
+
+``ColdReader.read(streams)`` yields each stream with what a worker made of it (a ``FileRead``)
+or None: the engine then reads that stream itself, as it always did. A worker reads a file with
+the very code the engine uses (``StreamTable.read``), starting from the stream's cursor and its
+parser's checkpoint, to the end of the file. It sends back the stream's new position (a cursor:
+the reader is left closed, as after the stream table's own eviction, and an unfinished last line
+is read again from the file by the next read), the parser's checkpoint, the counters, the search
+rows, and the records folded into an empty turn and facts (``FoldedRecords``). The records
+themselves are pickled only when the worker or the engine expects that the session will not be
+empty when they are applied (a sub-agent's file, a second file of a session): unpickling every
+record of a large history costs the engine thread more than folding them.
+
+A file goes back to the engine thread, untouched, whenever the worker's read is anything but
+plain (a reset, a file gone, a read error, a log line it would have written: malformed or
+oversized lines, an adapter bug), so the serial read logs and counts it exactly as before. A
+worker that dies, or a pool that cannot start, sends every file not yet merged the same way
+(said once in the log). Results are merged in the order of ``streams``; at most
+``WINDOW_BYTES`` of files are in flight, so what waits in memory stays bounded whatever the
+history's size.
+
+Workers are started with 'spawn' on every platform: never a plain fork of a process that has
+threads (watchdog's, the server's), and the same on Windows and macOS, where it is the default.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import pickle
+from collections import deque
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import facts as facts_mod
+from .facts import SessionFacts
+from .model import SessionKey
+from .records import Record, conversational
+from .search import SearchEntry
+from .session_record import SessionRecord
+from .sources.base import AgentSource, Owner, StreamKind, StreamSpec
+from .state import turns
+from .state.turns import TurnState
+from .streams import Stream, StreamTable
+from .tail import Cursor
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+log = logging.getLogger(__name__)
+
+# Below this many bytes to read, starting processes costs more than it saves: a spawned worker
+# takes 0.2-0.25 s of a core to start and one core parses ~150 MB/s; on two cores 96 MB read
+# faster serially (0.8 s against 0.9 s), 160 MB on workers (0.89 s against 1.05-1.13 s).
+POOL_MIN_BYTES = 128 * 1024 * 1024
+# With workers already running (``held``), only handing the files over is left to pay for.
+HELD_MIN_BYTES = 8 * 1024 * 1024
+POOL_MIN_FILES = 4
+WINDOW_BYTES = 256 * 1024 * 1024  # bytes of files handed to workers and not yet merged
+TASK_BYTES = 8 * 1024 * 1024  # small files go to a worker together, up to this many bytes
+TASK_FILES = 64
+WORKERS_ENV = "AGENTBAR_READ_WORKERS"  # 0 or 1: read serially; unset: every core
+
+# A source says its parsers' checkpoint is their whole state with this attribute set True: a
+# worker's parser is rebuilt from the checkpoint, so a parser keeping anything else (or hook
+# events, whose reducer is not the transcript's) stays on the engine thread.
+CHECKPOINT_IS_STATE = "checkpoint_is_state"
+_POOLED_KINDS = frozenset({StreamKind.TRANSCRIPT, StreamKind.SUBAGENT})
+_EMPTY_TURN = TurnState()
+_EMPTY_FACTS = SessionFacts()
+
+
+def default_workers() -> int:
+    """The processes a cold read uses: ``AGENTBAR_READ_WORKERS``, else one per usable core."""
+    configured = os.environ.get(WORKERS_ENV, "").strip()
+    if configured.isdigit():
+        return int(configured)
+    try:
+        return len(os.sched_getaffinity(0))  # type: ignore[attr-defined,unused-ignore]
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+# -- what goes to a worker and back ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FileTask:
+    """One file for a worker: where its stream stands."""
+
+    source: int  # index into the sources the worker was started with
+    spec: StreamSpec
+    cursor: Cursor
+    checkpoint: dict[str, Any]
+    session: SessionKey | None
+    counters: tuple[int, int, int, int, int, int]  # malformed .. bugs, as in ``Stream``
+    last_error: str | None
+    keep_records: bool  # the engine expects the session to hold something already
+
+
+@dataclass(slots=True)
+class FoldedRecords:
+    """A file's records as a worker folded them into an empty turn and empty facts; the
+    records themselves (pickled) only when asked for or when the file is a sub-agent's or
+    names another session than its path does."""
+
+    count: int
+    conversational: bool  # a record that is not bookkeeping, a title or unknown
+    turn: TurnState
+    facts: SessionFacts
+    pickled: bytes | None
+
+    def __len__(self) -> int:
+        return self.count
+
+    def foldable_into(self, session: SessionRecord | None) -> bool:
+        """Whether these records can be folded into ``session`` as it is now."""
+        return self.pickled is not None or session is None or _empty(session)
+
+    def fold_into(self, session: SessionRecord) -> None:
+        """Fold into a transcript's session what the serial read's ``reduce_all`` and
+        ``fold_all`` would: the worker's result when the session is still empty."""
+        if _empty(session):
+            session.turn, session.facts = self.turn, self.facts
+            return
+        assert self.pickled is not None, "foldable_into said no"
+        records: list[Record] = pickle.loads(self.pickled)
+        session.turn = turns.reduce_all(session.turn, records)
+        session.facts = facts_mod.fold_all(session.facts, records)
+
+
+def _empty(session: SessionRecord) -> bool:
+    # (Hook events fold into the facts too: a session with some has facts already.)
+    return session.turn == _EMPTY_TURN and session.facts == _EMPTY_FACTS
+
+
+@dataclass(slots=True)
+class FileRead:
+    """What a worker made of one file: the stream's new state and what it read."""
+
+    started: tuple[Cursor, tuple[int, int, int, int, int, int]]  # the stream as it was sent
+    cursor: Cursor
+    size: int
+    mtime_ns: int
+    checkpoint: dict[str, Any]
+    counters: tuple[int, int, int, int, int, int]
+    last_error: str | None
+    owner: Owner | None
+    lines: int
+    bytes_read: int
+    records: FoldedRecords
+    search: list[SearchEntry]
+
+
+def still_as_sent(stream: Stream, read: FileRead) -> bool:
+    """Whether ``stream`` is where it was when its file went to a worker (a session rebuilt
+    since, by an earlier file's merge, restarts its streams: then the engine reads it)."""
+    return stream.reader is None and read.started == (stream.cursor, _counters(stream))
+
+
+def _counters(stream: Stream) -> tuple[int, int, int, int, int, int]:
+    return (
+        stream.malformed,
+        stream.oversized,
+        stream.unknown,
+        stream.odd_times,
+        stream.clamped,
+        stream.bugs,
+    )
+
+
+def adopt(stream: Stream, read: FileRead) -> None:
+    """Leave ``stream`` where the serial read of the same bytes would have left it."""
+    seen_before = (stream.size, stream.mtime_ns)
+    assert stream.reader is None, "only streams without an open reader are read elsewhere"
+    stream.cursor = read.cursor
+    stream.parser = stream.source.parser(stream.spec, read.checkpoint)
+    stream.size, stream.mtime_ns = read.size, read.mtime_ns
+    (
+        stream.malformed,
+        stream.oversized,
+        stream.unknown,
+        stream.odd_times,
+        stream.clamped,
+        stream.bugs,
+    ) = read.counters
+    stream.last_error = read.last_error
+    if read.bytes_read or (stream.size, stream.mtime_ns) != seen_before:
+        stream.unsaved = True
+
+
+# -- the worker's side ------------------------------------------------------------------------
+
+
+class _Worker:
+    """A worker process's sources and stream table (one per process)."""
+
+    def __init__(self, sources: list[AgentSource], max_line_bytes: int) -> None:
+        self.sources = sources
+        self.table = StreamTable([], max_line_bytes=max_line_bytes, max_open=1)
+        self.logged = _LogFlag()
+        root = logging.getLogger()
+        root.handlers[:] = [self.logged]
+        root.setLevel(logging.WARNING)
+
+
+class _LogFlag(logging.Handler):
+    """Notes that the read being done would have written to the log."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.raised = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.raised = True
+
+
+_WORKER: list[_Worker] = []  # this process's, once the pool's initializer ran
+
+
+def _start_worker(sources: list[AgentSource], max_line_bytes: int) -> None:
+    _WORKER[:] = [_Worker(sources, max_line_bytes)]
+
+
+def _read_files(tasks: list[FileTask]) -> list[FileRead | None]:
+    """A worker's task: each file read to its end (None: the engine must read it itself)."""
+    (worker,) = _WORKER  # the pool's initializer made it
+    return [_read_file(worker, task) for task in tasks]
+
+
+def _read_file(worker: _Worker, task: FileTask) -> FileRead | None:
+    source = worker.sources[task.source]
+    malformed, oversized, unknown, odd_times, clamped, bugs = task.counters
+    stream = Stream(
+        spec=task.spec,
+        source=source,
+        parser=source.parser(task.spec, task.checkpoint),
+        cursor=task.cursor,
+        session=task.session,
+        malformed=malformed,
+        oversized=oversized,
+        unknown=unknown,
+        odd_times=odd_times,
+        clamped=clamped,
+        bugs=bugs,
+        last_error=task.last_error,
+    )
+    worker.logged.raised = False
+    outcome = worker.table.read(stream, None)
+    worker.table.close(stream)
+    if (
+        outcome.reset
+        or outcome.gone
+        or outcome.more
+        or outcome.failed
+        or worker.logged.raised
+        or stream.reader is not None
+    ):
+        return None
+    checkpoint = stream.parser.checkpoint()
+    if source.parser(task.spec, checkpoint).checkpoint() != checkpoint:
+        return None  # not all of its state is in its checkpoint: the engine reads it
+    records = outcome.records
+    owner = outcome.owner
+    keep = task.keep_records or (
+        owner is not None
+        and (owner.agent_id is not None or owner.session_id != task.spec.session_hint)
+    )
+    folded = FoldedRecords(
+        count=len(records),
+        conversational=conversational(records),
+        turn=turns.reduce_all(_EMPTY_TURN, records),
+        facts=facts_mod.fold_all(_EMPTY_FACTS, records),
+        pickled=pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL) if keep else None,
+    )
+    return FileRead(
+        started=(task.cursor, task.counters),
+        cursor=stream.cursor,
+        size=stream.size,
+        mtime_ns=stream.mtime_ns,
+        checkpoint=checkpoint,
+        counters=_counters(stream),
+        last_error=stream.last_error,
+        owner=owner,
+        lines=outcome.lines,
+        bytes_read=outcome.bytes_read,
+        records=folded,
+        search=outcome.search,
+    )
+
+
+# -- the engine's side ------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Planned:
+    streams: list[Stream]
+    tasks: list[FileTask]
+    bytes: int
+    future: Future[list[FileRead | None]] | None = None
+
+
+class ColdReader:
+    """Reads a list of streams on every core when there is enough to read (engine thread)."""
+
+    def __init__(self, sources: Sequence[AgentSource], *, max_line_bytes: int) -> None:
+        # Only the sources whose files workers read go to them (the others need not pickle).
+        self.sources = [s for s in sources if getattr(s, CHECKPOINT_IS_STATE, False) is True]
+        self.max_line_bytes = max_line_bytes
+        self.workers = default_workers()
+        self.min_bytes = POOL_MIN_BYTES
+        self.min_bytes_held = HELD_MIN_BYTES
+        self.min_files = POOL_MIN_FILES
+        self.window_bytes = WINDOW_BYTES
+        self.task_bytes = TASK_BYTES
+        self.task_files = TASK_FILES
+        self.merged = 0  # files read by workers (since start; for the diagnostics and tests)
+        self._warned = False
+        self._pool: ProcessPoolExecutor | None = None
+        self._tracker_was_running = True
+        self._holds = 0
+        self._expected = 0  # bytes the reads of a ``held`` block take together
+
+    @contextlib.contextmanager
+    def held(self, expected_bytes: int = 0) -> Iterator[None]:
+        """Keep the workers one read starts for the reads that follow, until the block ends: a
+        catch-up that reads its history in parts pays their start once. (Without it, each read
+        shuts its workers down when it ends.) ``expected_bytes``: what the reads in the block
+        take together; when that is worth a pool, the first part starts one, however small it
+        is by itself."""
+        self._holds += 1
+        self._expected = max(self._expected, expected_bytes)
+        try:
+            yield
+        finally:
+            self._holds -= 1
+            if not self._holds:
+                self._expected = 0
+                self._close()
+
+    def read(
+        self, streams: Sequence[Stream], sessions: Any = None
+    ) -> Generator[tuple[Stream, FileRead | None], None, None]:
+        """Each of ``streams`` in order, with what a worker read of it, or None when the
+        caller must read it itself (small reads, streams the pool does not take, failures).
+        ``sessions`` (keys the engine knows) says which files' records will be wanted."""
+        pooled = self._plan(streams, set(sessions or ()))
+        if pooled is None:
+            for stream in streams:
+                yield stream, None
+            return
+        yield from self._pooled(streams, pooled)
+
+    def _plan(self, streams: Sequence[Stream], known: set[SessionKey]) -> dict[int, int] | None:
+        """Which streams go to workers (index in ``streams`` -> bytes to read), or None when
+        the read is too small for a pool."""
+        if self.workers < 2 or len(streams) < self.min_files:
+            return None
+        index = {id(source): n for n, source in enumerate(self.sources)}
+        chosen: dict[int, int] = {}
+        total = 0
+        for n, stream in enumerate(streams):
+            if (
+                stream.reader is not None
+                or stream.spec.kind not in _POOLED_KINDS
+                or id(stream.source) not in index
+            ):
+                continue
+            try:
+                size = os.stat(stream.spec.path).st_size
+            except OSError:
+                continue  # gone: the serial read says so
+            todo = max(0, size - stream.cursor.offset) if not stream.spec.compressed else size
+            chosen[n] = todo
+            total += todo
+        worth_a_pool = self._pool is not None or self._expected >= self.min_bytes
+        least = min(self.min_bytes, self.min_bytes_held) if worth_a_pool else self.min_bytes
+        if total < least or len(chosen) < self.min_files:
+            return None
+        self._known = known
+        self._source_index = index
+        return chosen
+
+    def _task(self, stream: Stream, claimed: set[SessionKey]) -> FileTask:
+        spec = stream.spec
+        hinted = None if spec.session_hint is None else SessionKey(spec.agent, spec.session_hint)
+        # The records are wanted when the session will hold something already: it is known,
+        # or another file of this read claims it (a sub-agent's file names its parent).
+        keep = hinted is None or hinted in self._known or hinted in claimed
+        if hinted is not None:
+            claimed.add(hinted)
+        return FileTask(
+            source=self._source_index[id(stream.source)],
+            spec=spec,
+            cursor=stream.cursor,
+            checkpoint=stream.parser.checkpoint(),
+            session=stream.session,
+            counters=_counters(stream),
+            last_error=stream.last_error,
+            keep_records=keep,
+        )
+
+    def _batches(self, streams: Sequence[Stream], chosen: dict[int, int]) -> list[_Planned | int]:
+        """The read in order: batches of files for workers, and indexes of streams the engine
+        reads itself."""
+        plan: list[_Planned | int] = []
+        claimed: set[SessionKey] = set()
+        open_batch: _Planned | None = None
+        for n, stream in enumerate(streams):
+            todo = chosen.get(n)
+            if todo is None:
+                plan.append(n)
+                open_batch = None
+                continue
+            if (
+                open_batch is None
+                or open_batch.bytes + todo > self.task_bytes
+                or len(open_batch.streams) >= self.task_files
+            ):
+                open_batch = _Planned([], [], 0)
+                plan.append(open_batch)
+            open_batch.streams.append(stream)
+            open_batch.tasks.append(self._task(stream, claimed))
+            open_batch.bytes += todo
+        return plan
+
+    def _pooled(
+        self, streams: Sequence[Stream], chosen: dict[int, int]
+    ) -> Iterator[tuple[Stream, FileRead | None]]:
+        plan = self._batches(streams, chosen)
+        self._warned = False  # said once per read
+        pool = self._pool or self._start()
+        if pool is None:
+            for stream in streams:
+                yield stream, None
+            return
+        pending: deque[_Planned] = deque()
+        in_flight = 0
+        submitted = 0
+        broken = False
+        try:
+            for step in plan:
+                if isinstance(step, int):
+                    yield streams[step], None
+                    continue
+                # Keep the workers fed up to the window before waiting on this batch.
+                while submitted < len(plan) and (not pending or in_flight < self.window_bytes):
+                    ahead = plan[submitted]
+                    submitted += 1
+                    if isinstance(ahead, int) or broken:
+                        continue
+                    try:
+                        ahead.future = pool.submit(_read_files, ahead.tasks)
+                    except Exception as exc:  # a broken pool, a process that cannot start
+                        broken = self._broken(f"could not hand files to a reading process ({exc})")
+                        continue
+                    pending.append(ahead)
+                    in_flight += ahead.bytes
+                if pending and pending[0] is step:
+                    pending.popleft()
+                    in_flight -= step.bytes
+                reads = self._results(step)
+                for stream, read in zip(step.streams, reads, strict=True):
+                    self.merged += read is not None
+                    yield stream, read
+        finally:
+            if broken or self._warned or not self._holds:
+                self._close()  # (a pool that failed once is not used again)
+
+    def _close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        pool.shutdown(wait=True, cancel_futures=True)
+        if not self._tracker_was_running:
+            from . import cold_pool  # noqa: PLC0415 - loaded by ``_start`` already
+
+            cold_pool.stop_tracker()
+
+    def _results(self, step: _Planned) -> list[FileRead | None]:
+        none: list[FileRead | None] = [None] * len(step.streams)
+        if step.future is None:
+            return none
+        try:
+            return step.future.result()
+        except Exception as exc:
+            if type(exc).__name__ == "BrokenProcessPool":
+                self._broken("a reading process died")
+            elif not self._warned:
+                log.exception("a reading process failed on %d files", len(step.streams))
+                self._warned = True
+        return none
+
+    def _broken(self, why: str) -> bool:
+        if not self._warned:
+            log.warning("%s; reading the rest of the history on this thread", why)
+            self._warned = True
+        return True
+
+    def _start(self) -> ProcessPoolExecutor | None:
+        try:
+            from . import cold_pool  # noqa: PLC0415 - multiprocessing only where it is used
+
+            self._tracker_was_running = cold_pool.tracker_running()
+            self._pool = cold_pool.start_pool(
+                self.workers, _start_worker, (self.sources, self.max_line_bytes)
+            )
+        except (ImportError, OSError, ValueError, RuntimeError) as exc:
+            self._broken(f"cannot start reading processes ({exc})")
+            return None
+        return self._pool
