@@ -358,7 +358,10 @@ class ColdReader:
     def _plan(self, streams: Sequence[Stream], known: set[SessionKey]) -> dict[int, int] | None:
         """Which streams go to workers (index in ``streams`` -> bytes to read), or None when
         the read is too small for a pool."""
-        if self.workers < 2 or len(streams) < self.min_files:
+        worth_a_pool = self._pool is not None or self._expected >= self.min_bytes
+        # A held pool takes a part of a large read however few files it has (one big file).
+        fewest = 1 if worth_a_pool else self.min_files
+        if self.workers < 2 or len(streams) < fewest:
             return None
         index = {id(source): n for n, source in enumerate(self.sources)}
         chosen: dict[int, int] = {}
@@ -377,9 +380,8 @@ class ColdReader:
             todo = max(0, size - stream.cursor.offset) if not stream.spec.compressed else size
             chosen[n] = todo
             total += todo
-        worth_a_pool = self._pool is not None or self._expected >= self.min_bytes
         least = min(self.min_bytes, self.min_bytes_held) if worth_a_pool else self.min_bytes
-        if total < least or len(chosen) < self.min_files:
+        if total < least or len(chosen) < fewest:
             return None
         self._known = known
         self._source_index = index
