@@ -148,6 +148,8 @@ class Engine:
         )
         self._board = SnapshotBoard(self._sessions, self.streams, self._tasks, self.clock)
         self._subscribers: list[Callable[[StateChange], None]] = []
+        # The changes decided in this batch, told once the batch's state is published.
+        self._untold: list[StateChange] = []
         self._fault_subscribers: list[Callable[[Fault], None]] = []
         self._progress_subscribers: list[Callable[[IndexProgress], None]] = []
         self._progress = STARTING
@@ -165,8 +167,10 @@ class Engine:
     # -- public API (any thread) -------------------------------------------------------------
 
     def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]:
-        """Call ``callback`` on the engine thread for every state change after catch-up. It
-        must return quickly (hand work to its own thread)."""
+        """Call ``callback`` on the engine thread for every state change after catch-up, once
+        the change is published: ``sessions()`` read from then on (by the callback, or by a
+        thread it wakes) shows the new state, never the one before. It must return quickly
+        (hand work to its own thread)."""
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback)
 
@@ -653,7 +657,10 @@ class Engine:
         session.hold_until = None
         previous, session.reported = session.reported, new
         if session.visible:
-            self._notify(StateChange(ts=now, snapshot=self._board.snapshot(session), prev=previous))
+            # Told by ``_publish``, after the state it announces is there for every reader.
+            self._untold.append(
+                StateChange(ts=now, snapshot=self._board.snapshot(session), prev=previous)
+            )
 
     def _notify(self, change: StateChange) -> None:
         for callback in list(self._subscribers):
@@ -663,7 +670,13 @@ class Engine:
                 log.exception("a state-change subscriber failed")
 
     def _publish(self) -> None:
+        """Publish the batch's state, then tell its changes: publishing first means a
+        subscriber that re-reads ``sessions()`` (the tray, the board) never sees the state from
+        before the change it was just told of."""
         self._board.publish(everything=not self._caught_up)
+        untold, self._untold = self._untold, []
+        for change in untold:
+            self._notify(change)
 
     def _set_progress(self, progress: IndexProgress) -> None:
         self._progress = progress
