@@ -30,6 +30,7 @@ from agentbar.tray.worker import TrayWorker
 A = "aaaaaaaa-1111-4111-8111-111111111111"
 B = "bbbbbbbb-2222-4222-8222-222222222222"
 C = "cccccccc-3333-4333-8333-333333333333"
+D = "dddddddd-4444-4444-8444-444444444444"
 
 
 class FakeAutostart:
@@ -126,9 +127,7 @@ def test_a_session_that_starts_waiting_changes_the_badge_and_notifies_once(
     tray.step()
     assert tray.view.badge == Badge(needs=1)
     assert tray.view.tooltip == "agentbar: 1 needs you"
-    assert tray.notifier.sent == []  # the coalescing window is open
-    tray.step(1.0)
-    (notice,) = tray.notifier.sent
+    (notice,) = tray.notifier.sent  # a lone change: at once, no coalescing window to wait for
     assert (notice.title, notice.body) == (
         "Claude Code in demo needs your approval",
         "Bash: rm -rf build",
@@ -154,7 +153,6 @@ def test_a_restart_tells_nothing_again(rig: Rig, tmp_path: Path) -> None:
     tray = Tray(rig, tmp_path)
     start_waiting(rig, A, 4242)
     tray.step()
-    tray.step(1.0)
     assert len(tray.notifier.sent) == 1
     tray.worker.stop()
     # The tray quits and starts again: the engine catches up from its index silently, the new
@@ -179,17 +177,22 @@ def test_no_notice_for_the_session_in_front_and_a_burst_is_one_summary(
     assert tray.notifier.sent == []  # its window is in front
     tray.front = frozenset()
     start_waiting(rig, B, 4343, "/work/other")
-    start_waiting(rig, C, 4444, "/work/third")
     tray.step()
-    tray.step(1.0)
-    (notice,) = tray.notifier.sent
+    # The first of a burst is told at once, the ones that follow it inside the window together.
+    assert [n.title for n in tray.notifier.sent] == ["Claude Code in other needs your approval"]
+    start_waiting(rig, C, 4444, "/work/third")
+    start_waiting(rig, D, 4545, "/work/fourth")
+    tray.step(0.5)
+    assert len(tray.notifier.sent) == 1
+    tray.step(0.5)
+    notice = tray.notifier.sent[-1]
     assert notice.title == "2 agent sessions: 2 need you"
     assert notice.body.splitlines() == [
-        "Claude Code · other: needs approval",
         "Claude Code · third: needs approval",
+        "Claude Code · fourth: needs approval",
     ]
     assert notice.click == actions.BOARD
-    assert tray.view.badge == Badge(needs=3)
+    assert tray.view.badge == Badge(needs=4)
 
 
 def test_the_menu_actions(rig: Rig, tmp_path: Path) -> None:
