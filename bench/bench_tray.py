@@ -354,6 +354,10 @@ def latency_run(
     found: dict[str, Any] = {f"lone_{k}": distribution(v) for k, v in lone.items()}
     found |= {f"burst_{k}": distribution(v) for k, v in burst.items() if k != "notices"}
     found["burst_notices"] = burst["notices"]
+    # Every sample, in order, so an outlier can be told from a trend (and from the machine).
+    found["samples_ms"] = {f"lone_{k}": v for k, v in lone.items()} | {
+        f"burst_{k}": v for k, v in burst.items() if k != "notices"
+    }
     return found
 
 
