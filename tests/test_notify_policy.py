@@ -145,6 +145,18 @@ def test_a_session_that_moves_on_before_it_is_told_is_not_told(clock: FakeClock)
     assert policy.due() == [] and policy.deadline() is None
 
 
+def test_a_silenced_change_holds_nothing_back(clock: FakeClock) -> None:
+    policy = Policy(clock, Preferences(muted_projects=("/work/noisy",)))
+    policy.offer(t(approval("a", project="/work/noisy")))
+    assert policy.due() == [] and policy.deadline() is None
+    clock.advance(0.2)
+    policy.offer(t(approval("b")))
+    assert len(policy.due(in_front=lambda key: key.session_id == "b")) == 0
+    clock.advance(0.2)
+    policy.offer(t(approval("c")))
+    assert [n.sessions for n in policy.due()] == [(SessionKey(Agent("claude"), "c"),)]
+
+
 def test_preferences_mute_and_the_window_in_front(clock: FakeClock) -> None:
     policy = Policy(clock, Preferences(coalesce_seconds=0, muted_projects=("/work/noisy",)))
     policy.offer(t(approval("a", project="/work/noisy/sub")))

@@ -11,9 +11,10 @@ driven by the tray's worker thread).
   once (``due`` right away) and opens a window of ``coalesce_seconds``. The transitions that
   come while it is open are held, and told together when it closes (one notice, or one summary
   for several); a summary told opens the next window, so notices come at most one per window
-  after the first. A held session that moves on (answered in its terminal at once) drops out;
-  one that moves twice is told once, in its latest state. ``coalesce_seconds = 0``: every
-  transition at once.
+  after the first. A window whose notice was silenced (muted, paused, in front) closes at
+  once: only what is shown holds back what follows. A held session that moves on (answered in
+  its terminal at once) drops out; one that moves twice is told once, in its latest state.
+  ``coalesce_seconds = 0``: every transition at once.
 - Preferences, mute, pause and the window in front are applied when a notice is told (at once
   for the first, when the window closes for the held ones), so a change to any of them counts
   from then on.
@@ -93,7 +94,9 @@ class Policy:
         found: list[Notice] = []
         if self._first is not None:
             first, self._first = self._first, None
-            found += self._tell([first], in_front)
+            found = self._tell([first], in_front)
+            if not found and not self._held:
+                self._window_ends = None  # nothing was said: the next change is first again
         now = self.clock.monotonic()
         if self._window_ends is not None and now >= self._window_ends:
             held = list(self._held.values())
