@@ -21,7 +21,9 @@ over a temporary HOME.
    worker, desktop-notifier, D-Bus: the baseline), for this tree ("after") and for the
    commit ``--before`` ("before": the engine told a change before publishing it and the tray
    held even a lone change for the whole window), run from a ``git archive`` of it on
-   ``PYTHONPATH``, in the same run.
+   ``PYTHONPATH``, in the same run. dunst closes what it shows after each measure, so every
+   run and every sample meets the same notification server (one holding hundreds of
+   notifications answers its first calls seconds late).
 2. Idle. ``--sessions`` generated sessions (bench/corpus.py) in a HOME; ``agentbar serve``
    (engine + server: the baseline) and then the tray (engine + server + icon + worker +
    notifier) on each Linux backend: the StatusNotifierItem in a real host
@@ -310,6 +312,7 @@ def latency_run(
     for folder in (".claude/projects", ".claude/sessions"):
         (home / folder).mkdir(parents=True)
     data = root / f"data-latency-{name}-{coalesce}"
+    desktop.run("dunstctl", "close-all")  # every run starts with an empty screen
     tray = Agentbar(desktop, home, data, code=code, coalesce=str(coalesce))
     bus = BusTimes(desktop)
     sessions = LiveSessions(home, tray)
@@ -331,6 +334,7 @@ def latency_run(
             lone["view"].append((viewed - t0) * 1000.0)
             lone["change"].append((changed - t0) * 1000.0)
             lone["change_to_view"].append((viewed - changed) * 1000.0)
+            desktop.run("dunstctl", "close-all")  # a server holding hundreds answers slowly
             time.sleep(args.gap)  # past the window the notice opened: the next change is lone
         for _ in range(args.bursts):
             ready = [sessions.running() for _ in range(args.burst)]
@@ -344,6 +348,7 @@ def latency_run(
             burst["first"].append((told[0] - t0) * 1000.0)
             burst["last"].append((told[-1] - t0) * 1000.0)
             burst["notices"].append(float(len(told)))
+            desktop.run("dunstctl", "close-all")
             time.sleep(args.gap)
     finally:
         if changes is not None:

@@ -109,13 +109,15 @@ class LiveTray:
         assert engine.ready.wait(WAIT)
         self.worker.start()
 
-    def shows(self, heading: str) -> Callable[[], bool]:
-        """Whether the tray's view has a menu section ``heading`` (or a re-read was stale)."""
+    def shows(self, heading: str, checked: int) -> Callable[[], bool]:
+        """Whether the worker has re-read the sessions after each of the first ``checked``
+        changes it was told of and its view has a menu section ``heading`` (or a re-read was
+        stale: the test fails at once)."""
 
         def check() -> bool:
             view = self.worker.view
             found = view is not None and any(e.label.startswith(heading) for e in view.menu)
-            return found or bool(self.witness.stale)
+            return (found and self.witness.checked >= checked) or bool(self.witness.stale)
 
         return check
 
@@ -137,11 +139,11 @@ def test_the_view_shows_each_change_as_soon_as_the_tray_is_told(live: LiveTray) 
     for n in range(ROUNDS):
         write_lines(path, [t.prompt(f"round {n}")])
         assert live.witness.next_state() == "running"
-        wait_for(live.shows("Running (1)"), WAIT, "the running session in the menu")
+        wait_for(live.shows("Running (1)", 2 * n + 1), WAIT, "the running session in the menu")
         assert live.witness.stale == []
         write_lines(path, [t.text(f"Round {n} done."), t.turn_duration()])
         assert live.witness.next_state() == "done"
-        wait_for(live.shows("Recently finished (1)"), WAIT, "the finished session in the menu")
+        wait_for(live.shows("Recently finished (1)", 2 * n + 2), WAIT, "the finished session")
         assert live.witness.stale == []
-    # Every change was held against a re-read made after it was told.
+    # Every change was held against a re-read made after it was told, none of them stale.
     assert live.witness.checked == 2 * ROUNDS
