@@ -164,6 +164,8 @@ class Engine:
         )
         self._board = SnapshotBoard(self._sessions, self.streams, self._tasks, self.clock)
         self._subscribers: list[Callable[[StateChange], None]] = []
+        # The changes decided in this batch, told once the batch's state is published.
+        self._untold: list[StateChange] = []
         self._fault_subscribers: list[Callable[[Fault], None]] = []
         self._progress_subscribers: list[Callable[[IndexProgress], None]] = []
         self._progress = STARTING
@@ -186,8 +188,10 @@ class Engine:
     # -- public API (any thread) -------------------------------------------------------------
 
     def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]:
-        """Call ``callback`` on the engine thread for every state change after catch-up. It
-        must return quickly (hand work to its own thread)."""
+        """Call ``callback`` on the engine thread for every state change after catch-up, once
+        the change is published: ``sessions()`` read from then on (by the callback, or by a
+        thread it wakes) shows the new state, never the one before. It must return quickly
+        (hand work to its own thread)."""
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback)
 
@@ -309,7 +313,7 @@ class Engine:
             if session.key not in self._history.quiet:
                 self._history.live.add(session.key)
         self._writer.persist(index_now=False)
-        self._board.publish(everything=True)
+        self._publish(everything=True)
         self.live_ready.set()
         self._last_progress = self._last_full_rescan = self.clock.monotonic()
         self._set_progress(self._history_progress())
@@ -394,7 +398,7 @@ class Engine:
         self._caught_up = True
         self.live_ready.set()  # (already, unless the live phase failed half-way)
         self._writer.persist(index_now=False)
-        self._board.publish(everything=True)
+        self._publish(everything=True)
         self._set_progress(self._history_progress(history, done=True))
         self._last_full_rescan = self.clock.monotonic()
         with contextlib.suppress(sqlite3.Error):
@@ -863,7 +867,10 @@ class Engine:
         session.hold_until = None
         previous, session.reported = session.reported, new
         if session.visible:
-            self._notify(StateChange(ts=now, snapshot=self._board.snapshot(session), prev=previous))
+            # Told by ``_publish``, after the state it announces is there for every reader.
+            self._untold.append(
+                StateChange(ts=now, snapshot=self._board.snapshot(session), prev=previous)
+            )
 
     def _notify(self, change: StateChange) -> None:
         for callback in list(self._subscribers):
@@ -872,10 +879,16 @@ class Engine:
             except Exception:
                 log.exception("a state-change subscriber failed")
 
-    def _publish(self) -> None:
+    def _publish(self, *, everything: bool = False) -> None:
+        """Publish the batch's state, then tell its changes: publishing first means a
+        subscriber that re-reads ``sessions()`` (the tray, the board) never sees the state from
+        before the change it was just told of."""
         # Everything once, at the first publish (the sessions loaded from the index were never
         # marked); then what changed.
-        self._board.publish(everything=not self.live_ready.is_set())
+        self._board.publish(everything=everything or not self.live_ready.is_set())
+        untold, self._untold = self._untold, []
+        for change in untold:
+            self._notify(change)
 
     def _set_progress(self, progress: IndexProgress) -> None:
         self._progress = progress

@@ -73,6 +73,21 @@ def test_desktop_notifier_reaches_dunst_and_a_click_opens_the_session(on_bus: De
         notifier.close()
 
 
+def test_desktop_notifier_connects_before_its_first_notice(on_bus: Desktop) -> None:
+    """The bus, the server's introspection and its capabilities are asked at start, so the
+    first notice does not wait for them (they took up to 5.5 s on a busy machine)."""
+    with on_bus.monitor("type='method_call',member='GetCapabilities'") as seen:
+        notifier = DesktopNotifier(Clicks(), icon=icon_path(), fallback=FakeNotifier())
+        try:
+            wait_until("the capabilities asked", lambda: "member=GetCapabilities" in seen())
+            notifier.send(NOTICE)
+            on_bus.wait_notification(lambda n: n["summary"] == NOTICE.title)
+            assert seen().count("member=GetCapabilities") == 1  # asked once, then cached
+            assert isinstance(notifier.fallback, FakeNotifier) and notifier.fallback.sent == []
+        finally:
+            notifier.close()
+
+
 def test_the_open_button_runs_its_action(on_bus: Desktop) -> None:
     clicks = Clicks()
     button = Action(actions.OPEN, "/session/codex/bbbb")

@@ -1,6 +1,6 @@
 """The notification policy with a fake clock: one notice per transition (never per poll, never
-again after a restart), bursts coalesced into one summary, mute, pause, the window in front,
-and what the notices say and do."""
+again after a restart), the first told at once and the ones that follow it coalesced into one
+summary, mute, pause, the window in front, and what the notices say and do."""
 
 from __future__ import annotations
 
@@ -29,12 +29,10 @@ def clock() -> FakeClock:
     return FakeClock(T0)
 
 
-def test_one_notice_per_transition_after_the_coalescing_window(clock: FakeClock) -> None:
+def test_a_lone_transition_is_told_at_once(clock: FakeClock) -> None:
     policy = Policy(clock)
     policy.offer(t(approval("a")))
-    assert policy.due() == []  # the window is still open
-    assert policy.deadline() == clock.monotonic() + 1.0
-    clock.advance(1.0)
+    assert policy.deadline() == clock.monotonic()  # no waiting for a burst that may not come
     (notice,) = policy.due()
     assert notice.title == "Claude Code in api needs your approval"
     assert notice.body == "Bash: rm -rf build"
@@ -58,49 +56,105 @@ def test_the_same_state_again_is_not_news(clock: FakeClock) -> None:
     assert [n.title for n in policy.due()] == ["Claude Code in api needs your approval"]
 
 
-def test_a_burst_becomes_one_summary(clock: FakeClock) -> None:
+def test_the_first_of_a_burst_at_once_the_rest_as_one_summary(clock: FakeClock) -> None:
     policy = Policy(clock)
     policy.offer(t(snap("a", State.DONE, project="/w/one", detail="Done.")))
+    assert [n.title for n in policy.due()] == ["Claude Code in one finished"]
     clock.advance(0.3)
     policy.offer(t(snap("b", State.DONE, project="/w/two", agent=Agent("codex"))))
+    assert policy.due() == [] and policy.deadline() == clock.monotonic() + 0.7
     clock.advance(0.3)
     policy.offer(t(question("c", project="/w/three")))
     policy.offer(t(snap("d", State.FAILED, project="/w/four")))
-    clock.advance(0.4)
+    clock.advance(0.39)
+    assert policy.due() == []  # the window is still open
+    clock.advance(0.01)
     (summary,) = policy.due()
-    assert summary.title == "4 agent sessions: 1 needs you, 2 finished, 1 failed"
+    assert summary.title == "3 agent sessions: 1 needs you, 1 finished, 1 failed"
     assert summary.body.splitlines() == [
-        "Claude Code · one: finished",
         "Codex · two: finished",
         "Claude Code · three: has a question",
         "Claude Code · four: failed",
     ]
     assert summary.click == actions.BOARD and summary.urgent
-    assert len(summary.sessions) == 4
+    assert len(summary.sessions) == 3
+
+
+def test_notices_come_at_most_one_per_window_after_the_first(clock: FakeClock) -> None:
+    policy = Policy(clock)
+    policy.offer(t(approval("a")))
+    assert len(policy.due()) == 1
+    clock.advance(0.5)
+    policy.offer(t(approval("b")))
+    clock.advance(0.5)
+    assert [n.title for n in policy.due()] == ["Claude Code in api needs your approval"]
+    # That notice opened the next window: a change right after it waits for the window.
+    clock.advance(0.2)
+    policy.offer(t(approval("c")))
+    assert policy.due() == [] and policy.deadline() == clock.monotonic() + 0.8
+    clock.advance(0.8)
+    assert len(policy.due()) == 1
+    # A window that closes with nothing held opens no other: after a quiet spell, at once.
+    clock.advance(1.0)
+    assert policy.due() == [] and policy.deadline() is None
+    clock.advance(0.1)
+    policy.offer(t(approval("d")))
+    assert len(policy.due()) == 1
+    clock.advance(1.0)
+    assert policy.due() == []
+    policy.offer(t(approval("e")))
+    assert len(policy.due()) == 1
 
 
 def test_a_long_burst_names_the_first_five(clock: FakeClock) -> None:
-    policy = Policy(clock, Preferences(coalesce_seconds=0))
+    policy = Policy(clock)
+    policy.offer(t(approval("first")))
+    assert len(policy.due()) == 1
     for n in range(8):
         policy.offer(t(snap(f"s{n}", State.DONE, project=f"/w/p{n}")))
+    clock.advance(1.0)
     (summary,) = policy.due()
     assert summary.title == "8 agent sessions: 8 finished"
     assert summary.body.splitlines()[-1] == "and 3 more"
 
 
-def test_a_session_that_moves_on_inside_the_window_is_not_told(clock: FakeClock) -> None:
+def test_a_session_that_moves_on_before_it_is_told_is_not_told(clock: FakeClock) -> None:
     policy = Policy(clock)
+    policy.offer(t(question("first")))
+    assert len(policy.due()) == 1
     policy.offer(t(approval("a")))
     clock.advance(0.2)
     policy.offer(t(snap("a", State.RUNNING, since=T0 + 0.2)))  # approved in its terminal
     assert policy.deadline() is None
     clock.advance(2)
     assert policy.due() == []
-    # Twice inside one window: told once, in its latest state.
+    # Twice before it is told (in one batch, or inside one window): once, in its latest state.
     policy.offer(t(approval("b")))
     policy.offer(t(snap("b", State.DONE, detail="Merged.", since=T0 + 3)))
-    clock.advance(1)
     assert [(n.title, n.body) for n in policy.due()] == [("Claude Code in api finished", "Merged.")]
+    policy.offer(t(approval("c")))
+    policy.offer(t(snap("c", State.DONE, detail="Shipped.", since=T0 + 4)))
+    clock.advance(1)
+    assert [(n.title, n.body) for n in policy.due()] == [
+        ("Claude Code in api finished", "Shipped.")
+    ]
+    # The first of a quiet spell answered before the worker told it: nothing.
+    clock.advance(5)
+    policy.offer(t(approval("d", since=T0 + 10)))
+    policy.offer(t(snap("d", State.RUNNING, since=T0 + 10.1)))
+    assert policy.due() == [] and policy.deadline() is None
+
+
+def test_a_silenced_change_holds_nothing_back(clock: FakeClock) -> None:
+    policy = Policy(clock, Preferences(muted_projects=("/work/noisy",)))
+    policy.offer(t(approval("a", project="/work/noisy")))
+    assert policy.due() == [] and policy.deadline() is None
+    clock.advance(0.2)
+    policy.offer(t(approval("b")))
+    assert len(policy.due(in_front=lambda key: key.session_id == "b")) == 0
+    clock.advance(0.2)
+    policy.offer(t(approval("c")))
+    assert [n.sessions for n in policy.due()] == [(SessionKey(Agent("claude"), "c"),)]
 
 
 def test_preferences_mute_and_the_window_in_front(clock: FakeClock) -> None:
@@ -121,6 +175,23 @@ def test_preferences_mute_and_the_window_in_front(clock: FakeClock) -> None:
     policy.prefs = Preferences(coalesce_seconds=0, sound=True)
     policy.offer(t(question("g")))
     assert [n.sound for n in policy.due()] == [True]
+
+
+def test_the_rules_apply_when_a_held_transition_is_told(clock: FakeClock) -> None:
+    policy = Policy(clock)
+    policy.offer(t(approval("a")))
+    assert len(policy.due()) == 1
+    policy.offer(t(approval("b", project="/work/noisy")))
+    policy.offer(t(approval("c")))
+    policy.prefs = Preferences(muted_projects=("/work/noisy",))  # muted while b was held
+    clock.advance(1.0)
+    assert [n.sessions for n in policy.due()] == [(SessionKey(Agent("claude"), "c"),)]
+    clock.advance(0.5)
+    policy.offer(t(approval("d")))
+    policy.pause = pause.choose(pause.HOUR, clock.time())  # paused while d was held
+    clock.advance(0.5)
+    assert policy.due() == []
+    assert policy.deadline() is None  # nothing was told: the next window waits for a change
 
 
 def test_the_pause_silences_until_it_ends(clock: FakeClock) -> None:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from claude_lines import T0, registry
 from engine_harness import Rig, make_rig, new_transcript
+from polling import wait_for
 from tray_values import NAMES
 
 from agentbar.core.clock import Clock, SystemClock
@@ -30,6 +30,7 @@ from agentbar.tray.worker import TrayWorker
 A = "aaaaaaaa-1111-4111-8111-111111111111"
 B = "bbbbbbbb-2222-4222-8222-222222222222"
 C = "cccccccc-3333-4333-8333-333333333333"
+D = "dddddddd-4444-4444-8444-444444444444"
 
 
 class FakeAutostart:
@@ -126,9 +127,7 @@ def test_a_session_that_starts_waiting_changes_the_badge_and_notifies_once(
     tray.step()
     assert tray.view.badge == Badge(needs=1)
     assert tray.view.tooltip == "agentbar: 1 needs you"
-    assert tray.notifier.sent == []  # the coalescing window is open
-    tray.step(1.0)
-    (notice,) = tray.notifier.sent
+    (notice,) = tray.notifier.sent  # a lone change: at once, no coalescing window to wait for
     assert (notice.title, notice.body) == (
         "Claude Code in demo needs your approval",
         "Bash: rm -rf build",
@@ -154,7 +153,6 @@ def test_a_restart_tells_nothing_again(rig: Rig, tmp_path: Path) -> None:
     tray = Tray(rig, tmp_path)
     start_waiting(rig, A, 4242)
     tray.step()
-    tray.step(1.0)
     assert len(tray.notifier.sent) == 1
     tray.worker.stop()
     # The tray quits and starts again: the engine catches up from its index silently, the new
@@ -179,17 +177,22 @@ def test_no_notice_for_the_session_in_front_and_a_burst_is_one_summary(
     assert tray.notifier.sent == []  # its window is in front
     tray.front = frozenset()
     start_waiting(rig, B, 4343, "/work/other")
-    start_waiting(rig, C, 4444, "/work/third")
     tray.step()
-    tray.step(1.0)
-    (notice,) = tray.notifier.sent
+    # The first of a burst is told at once, the ones that follow it inside the window together.
+    assert [n.title for n in tray.notifier.sent] == ["Claude Code in other needs your approval"]
+    start_waiting(rig, C, 4444, "/work/third")
+    start_waiting(rig, D, 4545, "/work/fourth")
+    tray.step(0.5)
+    assert len(tray.notifier.sent) == 1
+    tray.step(0.5)
+    notice = tray.notifier.sent[-1]
     assert notice.title == "2 agent sessions: 2 need you"
     assert notice.body.splitlines() == [
-        "Claude Code · other: needs approval",
         "Claude Code · third: needs approval",
+        "Claude Code · fourth: needs approval",
     ]
     assert notice.click == actions.BOARD
-    assert tray.view.badge == Badge(needs=3)
+    assert tray.view.badge == Badge(needs=4)
 
 
 def test_the_menu_actions(rig: Rig, tmp_path: Path) -> None:
@@ -252,21 +255,25 @@ def plain_worker(rig: Rig, tmp_path: Path, clock: Clock, **extra: Any) -> TrayWo
 
 def test_the_worker_thread_runs_it_all(rig: Rig, tmp_path: Path) -> None:
     engine = rig.open()
-    shown: list[TrayView] = []
-    worker = plain_worker(rig, tmp_path, SystemClock(), show=shown.append)
+    # Each view shown, with the number of notices sent by then: the badge must come first.
+    shown: list[tuple[TrayView, int]] = []
+    worker = plain_worker(
+        rig, tmp_path, SystemClock(), show=lambda view: shown.append((view, len(notifier.sent)))
+    )
     notifier = worker.notifier
     assert isinstance(notifier, FakeNotifier)
     worker.start()
     try:
         start_waiting(rig, A, 4242)
-        deadline = time.monotonic() + 10
-        while not notifier.sent and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: notifier.sent, what="the notice")
         assert [n.title for n in notifier.sent] == ["Claude Code in demo needs your approval"]
-        assert shown[-1].badge == Badge(needs=1)
+        # The engine published the state before it told the worker, and the worker shows its
+        # view before it notifies: the badge said 1 before the notice was sent.
+        assert (Badge(needs=1), 0) in [(view.badge, sent) for view, sent in shown]
         assert any(s.state.state is State.INPUT_REQUIRED for s in engine.sessions())
     finally:
         worker.stop()
+    assert shown[-1][0].badge == Badge(needs=1)
 
 
 def test_other_features_add_entries_buttons_and_handlers(rig: Rig, tmp_path: Path) -> None:

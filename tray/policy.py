@@ -1,17 +1,23 @@
-"""When to notify: one notice per transition into input_required, done or failed, bursts
-coalesced into one summary, muted projects, the global pause, and no notice for a session whose
-window is in front (a pure state machine over a clock; driven by the tray's worker thread).
+"""When to notify: one notice per transition into input_required, done or failed, the first
+told at once and the ones that follow it coalesced into one summary, muted projects, the global
+pause, and no notice for a session whose window is in front (a pure state machine over a clock;
+driven by the tray's worker thread).
 
 - A transition is told at most once: a session's (state, waiting_for, since) is remembered, so
   the same state seen again (a poll, a re-publish) says nothing. After a restart nothing is
   told again because the engine settles its catch-up silently: its subscribers (this policy)
   only ever hear of transitions that happen while it runs.
-- Coalescing: the first transition opens a window of ``coalesce_seconds``; everything that
-  arrives in it is told together when it closes (one notice, or one summary for several). A
-  session that moves on inside the window (answered in its terminal at once) drops out; one that
-  moves twice is told once, in its latest state.
-- Preferences, mute, pause and the window in front are applied when the window closes, so a
-  change to any of them counts from then on.
+- Coalescing, on the trailing side only: the first transition after a quiet spell is told at
+  once (``due`` right away) and opens a window of ``coalesce_seconds``. The transitions that
+  come while it is open are held, and told together when it closes (one notice, or one summary
+  for several); a summary told opens the next window, so notices come at most one per window
+  after the first. A window whose notice was silenced (muted, paused, in front) closes at
+  once: only what is shown holds back what follows. A held session that moves on (answered in
+  its terminal at once) drops out; one that moves twice is told once, in its latest state.
+  ``coalesce_seconds = 0``: every transition at once.
+- Preferences, mute, pause and the window in front are applied when a notice is told (at once
+  for the first, when the window closes for the held ones), so a change to any of them counts
+  from then on.
 """
 
 from __future__ import annotations
@@ -48,40 +54,66 @@ class Policy:
         self.pause = pause
         self.buttons = buttons  # extra buttons for a session's notice (a seam for launched tasks)
         self._told: dict[SessionKey, Told] = {}
-        self._pending: dict[SessionKey, Transition] = {}
-        self._opened_at: float | None = None  # when the coalescing window opened (monotonic)
+        self._first: Transition | None = None  # the transition that ended a quiet spell, untold
+        self._held: dict[SessionKey, Transition] = {}  # the ones that came inside the window
+        self._window_ends: float | None = None  # when the coalescing window closes (monotonic)
 
     def offer(self, t: Transition) -> None:
         told = (t.state, t.waiting_for, t.since)
         if self._told.get(t.key) == told:
             return  # seen before: a repeat is not a transition
         self._told[t.key] = told
-        if t.state not in NOTIFIABLE:
-            self._pending.pop(t.key, None)  # it moved on before it was told
-            if not self._pending:
-                self._opened_at = None
+        if t.state not in NOTIFIABLE:  # it moved on before it was told
+            if self._first is not None and self._first.key == t.key:
+                self._first = None
+            self._held.pop(t.key, None)
             return
-        if not self._pending:
-            self._opened_at = self.clock.monotonic()
-        self._pending.pop(t.key, None)  # the latest state, in arrival order
-        self._pending[t.key] = t
+        if self._first is not None and self._first.key == t.key:
+            self._first = t  # not told yet: told once, in its latest state
+            return
+        now = self.clock.monotonic()
+        window_open = self._window_ends is not None and now < self._window_ends
+        if self._first is None and not self._held and not window_open:
+            self._first = t  # a quiet spell ends: told at once
+            self._window_ends = now + self.prefs.coalesce_seconds
+            return
+        self._held.pop(t.key, None)  # the latest state, in arrival order
+        self._held[t.key] = t
 
     def deadline(self) -> float | None:
         """When ``due`` has something to say (monotonic), or None."""
-        if self._opened_at is None:
-            return None
-        return self._opened_at + self.prefs.coalesce_seconds
+        if self._first is not None:
+            return self.clock.monotonic()
+        if self._held:
+            return self._window_ends
+        return None
 
     def due(self, in_front: Callable[[SessionKey], bool] = lambda _: False) -> list[Notice]:
-        """The notices to show now: none until the coalescing window closes."""
-        deadline = self.deadline()
-        if deadline is None or self.clock.monotonic() < deadline:
-            return []
-        burst = list(self._pending.values())
-        self._pending.clear()
-        self._opened_at = None
+        """The notices to show now: the first transition at once, the held ones once the
+        window closes."""
+        found: list[Notice] = []
+        if self._first is not None:
+            first, self._first = self._first, None
+            found = self._tell([first], in_front)
+            if not found and not self._held:
+                self._window_ends = None  # nothing was said: the next change is first again
+        now = self.clock.monotonic()
+        if self._window_ends is not None and now >= self._window_ends:
+            held = list(self._held.values())
+            self._held.clear()
+            told = self._tell(held, in_front)
+            found += told
+            # A summary told opens the next window; an empty one lets the next change be first.
+            self._window_ends = now + self.prefs.coalesce_seconds if told else None
+        return found
+
+    def _tell(
+        self, burst: list[Transition], in_front: Callable[[SessionKey], bool]
+    ) -> list[Notice]:
+        """``burst`` as one notice (one summary for several), less what the preferences, the
+        pause and the windows in front silence now."""
         prefs = self.prefs
-        if not prefs.enabled or self.pause.active(self.clock.time()):
+        if not burst or not prefs.enabled or self.pause.active(self.clock.time()):
             return []
         burst = [
             t

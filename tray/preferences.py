@@ -9,7 +9,7 @@ it and never writes to it. ``AGENTBAR_CONFIG_DIR`` overrides the folder (tests, 
     [notifications]
     enabled = true                      # false: the badge only, never a notification
     on = ["input_required", "done", "failed"]
-    coalesce_seconds = 1.0              # changes closer together than this become one summary
+    coalesce_seconds = 1.0              # a change at once; the next ones this soon: one summary
     muted_projects = ["~/src/noisy"]    # these folders (and below) never notify
     sound = false
     tomorrow_at = "08:00"               # "Pause until tomorrow" ends then (local time)

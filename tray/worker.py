@@ -206,8 +206,8 @@ class TrayWorker:
         return max(0.0, wake - now)
 
     def step(self, timeout: float | None = 0.0) -> None:
-        """Handle what arrived (waiting up to ``timeout`` for the first), then notify what is
-        due and show the view if it changed."""
+        """Handle what arrived (waiting up to ``timeout`` for the first), then show the view
+        if it changed and notify what is due."""
         batch: list[Message] = []
         try:
             batch.append(self._inbox.get(timeout=timeout) if timeout else self._inbox.get_nowait())
@@ -234,10 +234,12 @@ class TrayWorker:
                     self._problem(fault, lasting=lasting)
                 case _Stop():
                     self._stopping = True
+        # The view first: by the time a notice pops up, the badge and menu already show what
+        # it says (the engine published the state before it told of the change).
+        self.refresh_view()
         fronts = self.in_front()
         for notice in self.policy.due(lambda key: actions.session_path(key) in fronts):
             self.notifier.send(notice)
-        self.refresh_view()
 
     def refresh_view(self) -> None:
         self.reading.settle(self.clock.monotonic())  # a step held back may be due by now
