@@ -306,7 +306,6 @@ class Engine:
             self._history.slice_bytes = sys.maxsize  # one slice: the serial catch-up
         rest = [p.stream for p in live if p.stream.spec.kind is not StreamKind.REGISTRY]
         self._read_streams(rest)
-        self._history.note_read(rest)
         self._binder.check(full=True)
         for session in self._sessions:
             self._decide(session, report=False)
@@ -347,7 +346,6 @@ class Engine:
         started, planned = self.clock.monotonic(), history.bytes_done
         streams = history.next_slice()
         self._read_streams(streams)
-        history.note_read(streams)
         if self.reads_live_first:
             history.adapt(history.bytes_done - planned, self.clock.monotonic() - started)
         self._settle_read(history, streams)
@@ -374,7 +372,6 @@ class Engine:
         its transitions from now on."""
         group = history.take_group(stream)
         self._read_streams(group)
-        history.note_read(group)
         keys = {s.session for s in group if s.session is not None}
         history.quiet -= keys
         history.live |= keys
@@ -385,6 +382,7 @@ class Engine:
         serial order, bind and decide everything as a serial catch-up would, and say so."""
         history = self._history
         assert history is not None
+        self._cold_hold.close()  # the workers go: what is left is read here, in a few files
         for key in history.split:
             if key in self._sessions:
                 self._rebuild(key, order=history.serial_place)
@@ -394,7 +392,6 @@ class Engine:
         for session in self._sessions:
             self._decide(session, report=self._reports(session.key))
         self._history = None
-        self._cold_hold.close()  # the workers go: nothing is left to read in bulk
         self._caught_up = True
         self.live_ready.set()  # (already, unless the live phase failed half-way)
         self._writer.persist(index_now=False)
@@ -550,8 +547,6 @@ class Engine:
             ]
         )
         self._read_streams(chosen)
-        if history is not None:
-            history.note_read(chosen)
 
     def _read_streams(self, streams: Sequence[Stream]) -> None:
         """Read each of ``streams`` to its end, in this order (a cold catch-up reads almost
@@ -582,6 +577,13 @@ class Engine:
             stream.last_error = f"internal error: {exc!r}"
             self._unreadable += 1
         self._stage_if_cold()
+        self._note_read(stream)
+
+    def _note_read(self, stream: Stream) -> None:
+        """Each stream read once in the session's reading order, however it came to be read
+        (a slice, a worker, a file event, a tick): noting one twice would split its session."""
+        if self._history is not None:
+            self._history.note_read([stream])
 
     def _stat_hot_streams(self) -> None:
         """Catch writes whose file events were dropped: stat the registries and the files of
@@ -625,8 +627,7 @@ class Engine:
             stream.last_error = f"internal error: {exc!r}"
             self._unreadable += 1
         self._stage_if_cold()
-        if self._history is not None:
-            self._history.note_read([stream])  # however it came to be read (event, tick)
+        self._note_read(stream)
 
     def _stage_if_cold(self) -> None:
         if self._writer.search_chars > SEARCH_FLUSH_CHARS and not self._caught_up:

@@ -118,10 +118,17 @@ def open_engine(home: Path, data: Path, *, workers: int) -> Engine:
 def index_rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        return {
+        rows = {
             table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
-            for table in ("streams", "sessions", "search_files", "search_docs", "search_staging")
+            for table in ("streams", "sessions", "search_files", "search_staging")
         }
+        # A document's row id is the order its file was saved in, which a session read out of
+        # the serial order (a resumed Claude 1.0.x file, folded again at the end) changes: the
+        # documents themselves, and the hits, must be the same.
+        rows["search_docs"] = sorted(
+            row[1:] for row in conn.execute("SELECT * FROM search_docs").fetchall()
+        )
+        return rows
     finally:
         conn.close()
 
