@@ -154,6 +154,9 @@ class Engine:
         self._faults: tuple[Fault, ...] = ()
         self._caught_up = False
         self._last_full_rescan = 0.0
+        # The sessions a tick looks at (see ``_warm_sessions``): worked out anew at each full
+        # rescan, joined by every session touched since.
+        self._warm: set[SessionKey] = set()
         self._lines = 0
         self._bytes = 0
         self._orphaned = 0
@@ -340,16 +343,17 @@ class Engine:
             pass
 
     def _wait_for(self, timeout: float | None) -> float | None:
-        holds = [s.hold_until for s in self._sessions if s.hold_until is not None]
+        holds = [s.hold_until for s in self._candidates() if s.hold_until is not None]
         if not holds:
             return timeout
         until_hold = max(0.0, min(holds) - self.clock.time())
         return until_hold if timeout is None else min(timeout, until_hold)
 
     def _after_batch(self) -> None:
-        self._binder.check(full=False)
+        candidates = self._candidates()
+        self._binder.check(full=False, among=candidates)
         report = self._caught_up
-        for session in self._sessions:
+        for session in candidates:
             if session.undecided or session.hold_until is not None:
                 self._decide(session, report=report)
         self._writer.persist(index_now=self._caught_up)
@@ -361,12 +365,43 @@ class Engine:
             self._last_full_rescan = now
             self._rescan()
             self._prune_hook_files()
+            warm = self._warm_sessions(everything=True)
         else:
-            self._stat_hot_streams()
-        self._binder.check(full=True)
-        for session in self._sessions:
+            warm = self._warm_sessions(everything=False)
+            self._stat_hot_streams(warm)
+        self._binder.check(full=True, among=warm)
+        for session in warm:
             if session.state is None or session.state.state is not State.ENDED:
                 session.undecided = True  # time-based rules: quiet turns, stale sub-agents
+
+    def _warm_sessions(self, *, everything: bool) -> list[SessionRecord]:
+        """The sessions a tick must look at: live (or not known to be dead), not ended, or
+        written in the last ``hot_seconds``. With 2,000 sessions on disk almost none are, and a
+        tick that walked them all cost most of the engine's idle CPU. ``everything`` (a full
+        rescan): work the set out from every session; otherwise the last set and the sessions
+        touched since (a session only turns warm by a change: a read, a process bound), kept
+        until the next full rescan even when they cool down."""
+        table = self._sessions
+        candidates = table if everything else self._candidates()
+        table.touched.clear()
+        horizon = self.clock.time() - self.hot_seconds
+        warm = [
+            s
+            for s in candidates
+            if s.alive is not False
+            or s.state is None
+            or s.state.state is not State.ENDED
+            or s.undecided
+            or s.hold_until is not None
+            or (s.facts.last_activity or 0.0) >= horizon
+        ]
+        self._warm = {s.key for s in warm}
+        return warm
+
+    def _candidates(self) -> list[SessionRecord]:
+        """The sessions that can be undecided or held (the warm ones and every one touched
+        since the last tick; the rest were decided ended and are cold), in the table's order."""
+        return self._sessions.in_order(self._warm | self._sessions.touched)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -386,17 +421,11 @@ class Engine:
         for stream in streams:
             self._read(stream, budget=None)
 
-    def _stat_hot_streams(self) -> None:
+    def _stat_hot_streams(self, sessions: Iterable[SessionRecord]) -> None:
         """Catch writes whose file events were dropped: stat the registries and the files of
-        sessions that are live or were written in the last hour (cheap); everything else waits
-        for the full rescan."""
-        horizon = self.clock.time() - self.hot_seconds
-        hot = [
-            path
-            for session in self._sessions
-            if session.alive is not False or (session.facts.last_activity or 0.0) >= horizon
-            for path in session.streams
-        ]
+        ``sessions`` (the warm ones: live, or written in the last hour; cheap); everything
+        else waits for the full rescan."""
+        hot = [path for session in sessions for path in session.streams]
         for registry in self.streams.registries():
             self._read_if_changed(registry)
         self._fold_snapshots(None)
@@ -514,7 +543,7 @@ class Engine:
         """Fold the session again from the top of every one of its files."""
         session = self._sessions[key]
         session.turn, session.facts, session.hooks = TurnState(), SessionFacts(), HookState()
-        session.mark()
+        self._sessions.changed(session)
         for path in sorted(session.streams):
             stream = self.streams.get(path)
             if stream is not None:
