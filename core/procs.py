@@ -46,16 +46,17 @@ class PsutilProcessTable:
 
     def refresh(self) -> bool:
         pids = set(psutil.pids())
+        known = self._known
         changed = False
-        for pid in list(self._known):
-            if pid not in pids:
-                info = self._known.pop(pid)[1]
-                changed = changed or info is not None
-        for pid in pids - self._known.keys():
+        for pid in known.keys() - pids:  # (set differences: a tick with nothing new is cheap)
+            info = known.pop(pid)[1]
+            changed = changed or info is not None
+        for pid in pids - known.keys():
             try:
                 proc = psutil.Process(pid)
-                create_time = proc.create_time()
-                name = proc.name()
+                with proc.oneshot():  # one read of /proc/<pid>/stat for both
+                    create_time = proc.create_time()
+                    name = proc.name()
             except (psutil.Error, OSError):
                 continue
             info = self._inspect(proc, create_time, name) if self._candidate.match(name) else None
