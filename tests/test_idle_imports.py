@@ -62,7 +62,12 @@ def run(code: str, home: Path, tmp_path: Path) -> object:
         AGENTBAR_CONFIG_DIR=str(tmp_path / "config"),
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
