@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     eng = result["engine"]
     print(f"\nengine per-thread CPU s: {eng['per_thread_cpu_s']}")
     print("engine-thread CPU by method (inclusive; _on_tick holds _rescan, _stat_hot_streams and")
-    print("the full _check_liveness; _after_batch holds the quick one, the decide loop, _persist):")
+    print("the full _binder.check; _after_batch the quick one, the decide loop, _writer.persist):")
     for name, row in eng["engine_thread_breakdown"].items():
         print(
             f"  {name:22s} {row['cpu_s']:7.3f} s in {row['calls']} calls "
