@@ -94,10 +94,10 @@ class SessionTable:
         return found
 
     def add(self, record: SessionRecord) -> None:
-        self._by_key.pop(record.key, None)  # (a key added again goes last, as a dict does)
         self._by_key[record.key] = record
-        self._added += 1
-        self._order[record.key] = self._added
+        if record.key not in self._order:  # (a key replaced keeps its place, as in a dict)
+            self._added += 1
+            self._order[record.key] = self._added
         self.deleted.discard(record.key)
         self.touched.add(record.key)
 
