@@ -8,7 +8,9 @@ process holds only the service. Then, in this order and each for ``--seconds``:
 2. baseline "watchdog": a bare watchdog ``Observer`` on the same folders, no handler work;
 3. the real ``Service`` (``Service.open(Settings.from_env(env))`` + ``start()``: watchdog
    ``FileWatcher``, ``Ticker`` every 2 s, engine thread, real ``PsutilProcessTable``), measured
-   after ``engine.ready`` and a ``--settle`` pause.
+   after ``engine.ready`` and a ``--settle`` pause;
+4. then, with the service closed, what one tick costs the engine thread in this process
+   (``tick_cost``): steadier than the windows on a shared machine.
 
 CPU is ``psutil.Process().cpu_times()`` user+system, which covers every thread (``process_time``
 is reported too); per-thread figures come from ``psutil.Process().threads()``. "% of a core" is
@@ -161,6 +163,53 @@ def profile_engine_thread(engine: Any, seconds: float, out: Path, top: int) -> l
     return rows
 
 
+def tick_cost(
+    home: Path, data_dir: Path, rounds: int = 5, per_round: int = 200
+) -> dict[str, float]:
+    """What one tick (no full rescan) costs the engine thread, in this process: an engine
+    over the same HOME, caught up on this thread, then ``Tick`` + ``step()`` timed; median of
+    ``rounds`` x ``per_round`` with warm caches, and the mean after 32 MB of other memory
+    traffic between ticks (what an idle engine meets after 2 s asleep), less that traffic's
+    own cost. Steadier than the windows above on a shared machine."""
+    import timeit
+
+    from agentbar.core.config import Settings
+    from agentbar.core.service import Service
+
+    service = Service.open(
+        Settings.from_env({"HOME": str(home), "AGENTBAR_DATA_DIR": str(data_dir)})
+    )
+    engine = service.engine
+    try:
+        engine.catch_up()
+        engine.drain()
+        engine.full_rescan_seconds = 1e9  # ticks between full rescans
+
+        def tick() -> None:
+            engine.post(_tick())
+            engine.step()
+
+        def traffic() -> None:
+            junk = bytearray(32 << 20)
+            junk[:: 1 << 12] = b"x" * len(junk[:: 1 << 12])
+
+        warm = sorted(timeit.timeit(tick, number=per_round) / per_round for _ in range(rounds))
+        t0 = time.thread_time()
+        for _ in range(per_round):
+            tick()
+            traffic()
+        t1 = time.thread_time()
+        for _ in range(per_round):
+            traffic()
+        t2 = time.thread_time()
+    finally:
+        service.close()
+    return {
+        "warm_ms": warm[len(warm) // 2] * 1000,
+        "after_traffic_ms": ((t1 - t0) - (t2 - t1)) / per_round * 1000,
+    }
+
+
 def _tick() -> Any:
     from agentbar.core.engine import Tick
 
@@ -263,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"profiling the engine thread ({args.seconds:.0f} s) ...", flush=True)
             result["hotspots"] = profile_engine_thread(engine, args.seconds, prof, args.top)
         service.close()
+        print("tick cost in this process ...", flush=True)
+        result["tick_cost"] = tick_cost(home, scratch / "tick-data")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -288,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     eng = result["engine"]
     print(f"\nengine per-thread CPU s: {eng['per_thread_cpu_s']}")
     print("engine-thread CPU by method (inclusive; _on_tick holds _rescan, _stat_hot_streams and")
-    print("the full _check_liveness; _after_batch holds the quick one, the decide loop, _persist):")
+    print("the full _binder.check; _after_batch the quick one, the decide loop, _writer.persist):")
     for name, row in eng["engine_thread_breakdown"].items():
         print(
             f"  {name:22s} {row['cpu_s']:7.3f} s in {row['calls']} calls "
@@ -305,6 +356,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{100 * extra / eng['wall_s']:.3f}% of a core"
         )
         result["engine_minus_nothing_pct_core"] = 100 * extra / eng["wall_s"]
+    cost = result["tick_cost"]
+    print(
+        f"one tick (no full rescan), in process: {cost['warm_ms']:.3f} ms with warm caches, "
+        f"{cost['after_traffic_ms']:.3f} ms after 32 MB of other memory traffic"
+    )
     if result.get("hotspots"):
         print("\ncProfile of the engine thread (own time, blocking waits excluded):")
         for row in result["hotspots"]:

@@ -32,7 +32,10 @@ over a temporary HOME.
    ``--settle`` seconds, then measured for ``--idle-seconds``: CPU (user + system of the
    process and its children, all threads) as % of one core, and RSS at the end.
 3. Where the memory goes: the RSS of a fresh Python after importing each part alone (a child
-   process per part), so the tray's RSS above the baseline can be read part by part.
+   process per part), so the tray's RSS above the baseline can be read part by part; and "a
+   bare Python with the same imports": a child imports every module the tray holds at rest
+   (listed by another child that imports the tray's modules and runs its engine and server
+   over an empty HOME) and does nothing else: the tray's RSS above it is its data and threads.
 
     python bench/bench_tray.py --changes 40 --sessions 2000 --idle-seconds 60
     python bench/bench_tray.py --parts latency          # the latency part alone (about 8 min)
@@ -487,6 +490,59 @@ IMPORT_PARTS = {
 }
 
 
+AT_REST_MODULES = r"""
+import json, os, sys
+from agentbar.tray import __main__, app, badge, notify, xembed
+from agentbar.tray.sni import service
+from agentbar.core.app import Agentbar
+from agentbar.core.config import Settings
+agentbar = Agentbar.open(Settings.from_env(os.environ))
+with agentbar.serving():
+    agentbar.start()
+    agentbar.wait_ready(60)
+agentbar.close()
+print(json.dumps(sorted(m for m in sys.modules if m not in ("__main__", "__mp_main__"))))
+"""
+
+SAME_IMPORTS = r"""
+import importlib, json, sys, psutil
+for name in json.loads(sys.stdin.read()):
+    try:
+        importlib.import_module(name)
+    except Exception:
+        pass
+print(psutil.Process().memory_info().rss)
+"""
+
+
+def same_imports_rss(root: Path) -> dict[str, float]:
+    """RSS (MB) of a fresh Python that imports what the tray holds at rest and nothing else
+    (median of three), and how many modules that is."""
+    env = dict(
+        os.environ,
+        HOME=str(root / "home-empty"),
+        AGENTBAR_DATA_DIR=str(root / "data-empty"),
+        AGENTBAR_CONFIG_DIR=str(root / "config-empty"),
+    )
+    listed = subprocess.run(
+        [sys.executable, "-c", AT_REST_MODULES], env=env, capture_output=True, text=True,
+        check=True,
+    ).stdout.splitlines()[-1]  # fmt: skip
+    runs = sorted(
+        int(
+            subprocess.run(
+                [sys.executable, "-c", SAME_IMPORTS],
+                input=listed,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
+        for _ in range(3)
+    )
+    return {"rss_mb": runs[1] / MB, "modules": len(orjson.loads(listed))}
+
+
 def import_costs() -> dict[str, float]:
     """RSS (MB) of a fresh interpreter after importing each part alone (median of three)."""
     found: dict[str, float] = {}
@@ -563,6 +619,8 @@ def main() -> None:
                 result["idle"] = idle_runs(desktop, root, args)
     if "imports" in parts:
         result["imports"] = import_costs()
+        with tempfile.TemporaryDirectory(prefix="agentbar-bench-tray-") as tmp:
+            result["same_imports"] = same_imports_rss(Path(tmp))
     if "latency" in result:
         print(latency_tables(result["latency"]))
     if "idle" in result:
@@ -570,13 +628,23 @@ def main() -> None:
             (name, d["sessions"], f"{d['cpu_pct']:.2f}", f"{d['rss_mb']:.1f}", d["threads"])
             for name, d in result["idle"].items()
         ]
+        if "same_imports" in result:
+            same = result["same_imports"]
+            rows.append(
+                (f"bare python, the tray's {same['modules']} modules imported", 0, "",
+                 f"{same['rss_mb']:.1f}", 1)
+            )  # fmt: skip
         print(f"\nidle over {args.idle_seconds:g} s")
         print(table(rows, ("process", "sessions", "% of a core", "RSS MB", "threads")))
     if "imports" in result:
         rows = [(name, f"{mb:.1f}") for name, mb in result["imports"].items()]
         print("\nRSS of a fresh Python after importing one part (MB)")
         print(table(rows, ("part", "RSS MB")))
-    print(f"\nload average (1 min) at start: {result['machine']['loadavg_1m']}")
+    result["loadavg_1m_end"] = round(os.getloadavg()[0], 2)
+    print(
+        f"\nload average (1 min) at start: {result['machine']['loadavg_1m']}, at the end: "
+        f"{result['loadavg_1m_end']}"
+    )
     write_json(args.json, result)
 
 

@@ -140,9 +140,7 @@ class Breakdown:
         "_on_tick",
         "_rescan",
         "_stat_hot_streams",
-        "_check_liveness",
         "_after_batch",
-        "_persist",
         "_publish",
     )
 
@@ -152,6 +150,10 @@ class Breakdown:
         self.longest: dict[str, float] = {}  # wall seconds of the longest call
         for name in self.METHODS:
             setattr(engine, name, self._wrap(name, getattr(engine, name)))
+        # The parts that moved out of the engine: process binding, and the index writer's save.
+        binder, writer = engine._binder, engine._writer
+        binder.check = self._wrap("_binder.check", binder.check)
+        writer.persist = self._wrap("_writer.persist", writer.persist)
         engine.processes.refresh = self._wrap("processes.refresh", engine.processes.refresh)
 
     def _wrap(self, name: str, fn: Any) -> Any:

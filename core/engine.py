@@ -174,6 +174,9 @@ class Engine:
         self._history: live_first.History | None = None  # while the history is read
         self._last_progress = 0.0
         self._last_full_rescan = 0.0
+        # The sessions a tick looks at (see ``_warm_sessions``): worked out anew at each full
+        # rescan, joined by every session touched since.
+        self._warm: set[SessionKey] = set()
         self._lines = 0
         self._bytes = 0
         self._orphaned = 0
@@ -501,15 +504,16 @@ class Engine:
             pass
 
     def _wait_for(self, timeout: float | None) -> float | None:
-        holds = [s.hold_until for s in self._sessions if s.hold_until is not None]
+        holds = [s.hold_until for s in self._candidates() if s.hold_until is not None]
         if not holds:
             return timeout
         until_hold = max(0.0, min(holds) - self.clock.time())
         return until_hold if timeout is None else min(timeout, until_hold)
 
     def _after_batch(self) -> None:
-        self._binder.check(full=False)
-        for session in self._sessions:
+        candidates = self._candidates()
+        self._binder.check(full=False, among=candidates)
+        for session in candidates:
             if session.undecided or session.hold_until is not None:
                 self._decide(session, report=self._reports(session.key))
         self._writer.persist(index_now=self._caught_up)
@@ -521,12 +525,43 @@ class Engine:
             self._last_full_rescan = now
             self._rescan()
             self._prune_hook_files()
+            warm = self._warm_sessions(everything=True)
         else:
-            self._stat_hot_streams()
-        self._binder.check(full=True)
-        for session in self._sessions:
+            warm = self._warm_sessions(everything=False)
+            self._stat_hot_streams(warm)
+        self._binder.check(full=True, among=warm)
+        for session in warm:
             if session.state is None or session.state.state is not State.ENDED:
                 session.undecided = True  # time-based rules: quiet turns, stale sub-agents
+
+    def _warm_sessions(self, *, everything: bool) -> list[SessionRecord]:
+        """The sessions a tick must look at: live (or not known to be dead), not ended, or
+        written in the last ``hot_seconds``. With 2,000 sessions on disk almost none are, and a
+        tick that walked them all cost most of the engine's idle CPU. ``everything`` (a full
+        rescan): work the set out from every session; otherwise the last set and the sessions
+        touched since (a session only turns warm by a change: a read, a process bound), kept
+        until the next full rescan even when they cool down."""
+        table = self._sessions
+        candidates = table if everything else self._candidates()
+        table.touched.clear()
+        horizon = self.clock.time() - self.hot_seconds
+        warm = [
+            s
+            for s in candidates
+            if s.alive is not False
+            or s.state is None
+            or s.state.state is not State.ENDED
+            or s.undecided
+            or s.hold_until is not None
+            or (s.facts.last_activity or 0.0) >= horizon
+        ]
+        self._warm = {s.key for s in warm}
+        return warm
+
+    def _candidates(self) -> list[SessionRecord]:
+        """The sessions that can be undecided or held (the warm ones and every one touched
+        since the last tick; the rest were decided ended and are cold), in the table's order."""
+        return self._sessions.in_order(self._warm | self._sessions.touched)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -585,16 +620,14 @@ class Engine:
         if self._history is not None:
             self._history.note_read([stream])
 
-    def _stat_hot_streams(self) -> None:
+    def _stat_hot_streams(self, sessions: Iterable[SessionRecord]) -> None:
         """Catch writes whose file events were dropped: stat the registries and the files of
-        sessions that are live or were written in the last hour (cheap); everything else waits
-        for the full rescan."""
-        horizon = self.clock.time() - self.hot_seconds
+        ``sessions`` (the warm ones: live, or written in the last hour; cheap); everything
+        else waits for the full rescan (and the history's files still waiting, their turn)."""
         history = self._history
         hot = [
             path
-            for session in self._sessions
-            if session.alive is not False or (session.facts.last_activity or 0.0) >= horizon
+            for session in sessions
             for path in session.streams
             if history is None or not history.waiting(path)
         ]
@@ -728,7 +761,7 @@ class Engine:
         """Fold the session again from the top of every one of its files (in ``order``)."""
         session = self._sessions[key]
         session.turn, session.facts, session.hooks = TurnState(), SessionFacts(), HookState()
-        session.mark()
+        self._sessions.changed(session)
         paths = sorted(session.streams, key=order)
         for path in paths:
             stream = self.streams.get(path)

@@ -4,7 +4,7 @@ events' pid, or a match of command lines and folders), and when it is gone (engi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from . import liveness
 from .clock import Clock
@@ -35,14 +35,19 @@ class ProcessBinder:
         self._clock = clock
         self.exiting: set[Process] = set()  # agents that removed their registry, still exiting
 
-    def check(self, *, full: bool) -> None:
+    def check(self, *, full: bool, among: Iterable[SessionRecord] | None = None) -> None:
         """``full`` (on ticks): re-check every bound process and match the unbound sessions.
-        Otherwise: only match sessions that just got records and have no process."""
+        Otherwise: only match sessions that just got records and have no process. ``among``:
+        the sessions to look at (the engine's warm and touched ones: every session with a
+        process, not known to be dead, fresh or undecided must be in it); None: all. A full
+        check after a change in the process table matches every unbound session (a new
+        process can resume an old one)."""
         now = self._clock.time()
         if full:
             changed = self.processes.refresh()
             self.exiting = {p for p in self.exiting if self.processes.is_alive(p)}
-            for session in self._sessions:
+            sessions = list(self._sessions if among is None else among)
+            for session in sessions:
                 if session.process is not None and not self.processes.is_alive(session.process):
                     if session.registry is not None:
                         self.unbind_registry(session.registry)
@@ -51,13 +56,13 @@ class ProcessBinder:
                     self._sessions.changed(session)
             pool = [
                 s
-                for s in self._sessions
+                for s in (self._sessions if changed else sessions)
                 if s.process is None and (changed or s.alive is not False or self._fresh(s, now))
             ]
         else:
             pool = [
                 s
-                for s in self._sessions
+                for s in (self._sessions if among is None else among)
                 if s.process is None and s.undecided and (s.alive is None or self._fresh(s, now))
             ]
             if pool and any(s.alive is not True for s in pool):

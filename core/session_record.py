@@ -4,7 +4,7 @@ them, which also remembers what changed since the last publish and save (engine 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .facts import SessionFacts
@@ -57,12 +57,17 @@ class SessionRecord:
 
 class SessionTable:
     """Every session the engine knows, by key; ``unpublished`` and ``deleted`` say what the
-    next publish and the next save must carry."""
+    next publish and the next save must carry, ``touched`` which sessions were added or
+    changed since its reader last emptied it (the engine's ticks look at those and the live
+    ones, not at all of them)."""
 
     def __init__(self) -> None:
         self._by_key: dict[SessionKey, SessionRecord] = {}
         self.unpublished: set[SessionKey] = set()
         self.deleted: set[SessionKey] = set()
+        self.touched: set[SessionKey] = set()
+        self._order: dict[SessionKey, int] = {}  # when each was added: the table's order
+        self._added = 0
 
     def __iter__(self) -> Iterator[SessionRecord]:
         return iter(self._by_key.values())
@@ -82,15 +87,27 @@ class SessionTable:
     def __getitem__(self, key: SessionKey) -> SessionRecord:
         return self._by_key[key]
 
+    def in_order(self, keys: Iterable[SessionKey]) -> list[SessionRecord]:
+        """The sessions of ``keys`` still here, in the order iterating the table gives."""
+        found = [r for r in map(self._by_key.get, keys) if r is not None]
+        found.sort(key=lambda r: self._order[r.key])
+        return found
+
     def add(self, record: SessionRecord) -> None:
         self._by_key[record.key] = record
+        if record.key not in self._order:  # (a key replaced keeps its place, as in a dict)
+            self._added += 1
+            self._order[record.key] = self._added
         self.deleted.discard(record.key)
+        self.touched.add(record.key)
 
     def changed(self, record: SessionRecord) -> None:
         """``record`` changed: decide, save and publish it again."""
         record.mark()
         self.unpublished.add(record.key)
+        self.touched.add(record.key)
 
     def remove(self, key: SessionKey) -> None:
         del self._by_key[key]
+        del self._order[key]
         self.deleted.add(key)

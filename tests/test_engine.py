@@ -908,3 +908,51 @@ def test_an_event_with_nothing_new_writes_nothing(
     rig.write(path, t.text("more"))
     rig.settle()
     assert saves == [1]
+
+
+def test_ticks_stat_only_the_warm_sessions_and_the_full_rescan_finds_a_cold_write(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between full rescans a tick stats the files of live and recent sessions, not of the
+    old ended ones (with 2,000 of them that walk was most of the engine's idle CPU); a write
+    to an old session whose file event was lost is still read, by the next full rescan."""
+    from claude_lines import write_lines
+
+    from agentbar.core.streams import Stream
+
+    rig.claude_process(4242)
+    old = new_transcript(A, "/work/old", start=T0 - 3 * 86400)
+    old_path = rig.transcript_path(A, "-work-old")
+    write_lines(old_path, [old.prompt("long ago"), old.text("done"), old.turn_duration()])
+    live = new_transcript(B)
+    live_path = rig.transcript_path(B)
+    write_lines(live_path, [live.prompt("now")])
+    engine = rig.open(full_rescan_seconds=60)
+    assert rig.state(A)[0] == "ended"
+    assert rig.state(B) == ("running", None)
+    stated: list[str] = []
+    changed_on_disk = Stream.changed_on_disk
+
+    def counting(stream: Stream) -> bool | None:
+        stated.append(stream.path)
+        return changed_on_disk(stream)
+
+    monkeypatch.setattr(Stream, "changed_on_disk", counting)
+    write_lines(old_path, [old.prompt("back to it")])  # its event was lost
+    lines = engine.stats().lines
+    for _ in range(5):
+        rig.tick(2)
+    assert str(live_path) in stated  # the live session's file, at every tick
+    assert str(old_path) not in stated
+    assert engine.stats().lines == lines
+    rig.tick(60)  # the full rescan
+    assert str(old_path) in stated
+    assert engine.stats().lines == lines + 1
+    # Resumed (a new process names it): warm from the tick that binds it, so a lost event on
+    # its file is caught at the next tick again, long before the next full rescan.
+    rig.claude_process(4343, "/work/old", "--resume", A)
+    rig.tick(2)
+    assert rig.sessions()[A].process is not None
+    write_lines(old_path, [old.text("picked up")])  # its event was lost too
+    rig.tick(2)
+    assert engine.stats().lines == lines + 2

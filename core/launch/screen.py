@@ -1,6 +1,7 @@
 """What a task's terminal shows now: a VT emulation (pyte) of everything the program drew, and
 what can be read off it, such as an approval prompt (the task's reader thread feeds it; other
-threads read it under the task's lock).
+threads read it under the task's lock). The emulator itself is ``emulator.py``, imported with
+the first screen.
 
 The screen is how agentbar knows, without guessing from a byte stream full of cursor movements,
 that "Do you want to proceed?" is up right now and not merely was once. It also answers the
@@ -13,8 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import pyte
 
 # An approval dialog, in every agent: a yes/no question over a numbered list whose first choice
 # is "Yes" (Claude: "Do you want to proceed?", "Do you want to make this edit to x.py?"; Codex:
@@ -38,25 +37,12 @@ class Prompt:
     rows: tuple[str, ...]
 
 
-class _Emulator(pyte.Screen):
-    answer: Callable[[str], None] | None = None
-
-    def write_process_input(self, data: str) -> None:
-        if self.answer is not None:
-            self.answer(data)
-
-    def select_graphic_rendition(self, *attrs: int, private: bool = False) -> None:
-        """``CSI > 4 ; 2 m`` (xterm's modifyOtherKeys, which Gemini CLI sets at start-up) is a
-        private sequence, not a colour: pyte hands it here with ``private=True`` and the base
-        class would raise, ending the task's reader."""
-        if not private:
-            super().select_graphic_rendition(*attrs)
-
-
 class Screen:
     def __init__(self, rows: int, cols: int, answer: Callable[[bytes], None] | None = None) -> None:
-        self._screen = _Emulator(cols, rows)
-        self._stream = pyte.ByteStream(self._screen)
+        from .emulator import Emulator, byte_stream  # noqa: PLC0415  (pyte: only once a task runs)
+
+        self._screen = Emulator(cols, rows)
+        self._stream = byte_stream(self._screen)
         if answer is not None:
             self._screen.answer = lambda text: answer(text.encode())
 

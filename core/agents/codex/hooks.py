@@ -8,12 +8,12 @@ agent-neutral ``hooks/installer.py``.
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
 
 from ...hooks.files import Record
 from ...hooks.spec import HookCommand, parse_version
 from ...hooks.target import AgentStatus, Target, command_notes, mismatch_note
 from ..base import HookEdit, HookRemoval
-from . import config
 from .events import CALLER, CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
 
 REVIEW_NOTE = (
@@ -22,6 +22,14 @@ REVIEW_NOTE = (
     "marks them trusted itself. Until then, finished turns still arrive through notify and "
     "every state through the rollout."
 )
+
+
+def _toml() -> ModuleType:
+    """``config.py``, imported when a hook command runs: tomlkit costs a running agentbar
+    2.6 MB that it never needs (bench/README.md, "The tray's memory")."""
+    from . import config  # noqa: PLC0415
+
+    return config
 
 
 class CodexHooks:
@@ -34,6 +42,7 @@ class CodexHooks:
         self, text: str | None, where: str, command: HookCommand, *, version: str | None,
         notify: bool,
     ) -> HookEdit:  # fmt: skip
+        config = _toml()
         doc = config.load(text, where)
         created = config.created_keys(config.remove(doc, config_path=where)[0])
         if config.is_current(doc, command, notify=notify, config_path=where):
@@ -50,6 +59,7 @@ class CodexHooks:
         return HookEdit(after, created, len(CODEX_EVENTS), [*notes, REVIEW_NOTE], feature_added)
 
     def remove(self, text: str, where: str, record: Record | None) -> HookRemoval:
+        config = _toml()
         doc = config.load(text, where)
         new_doc, removed = config.remove(
             doc,
@@ -64,6 +74,7 @@ class CodexHooks:
     def status(
         self, target: Target, text: str, command: HookCommand, version: str | None
     ) -> AgentStatus:
+        config = _toml()
         doc = config.load(text, str(target.path))
         found = config.status(doc, str(target.path))
         notify = {"agentbar": "agentbar's notify", "other": "your own notify", None: "no notify"}
