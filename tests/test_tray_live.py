@@ -17,7 +17,7 @@ from polling import wait_for
 from tray_values import NAMES
 
 from agentbar.core.clock import SystemClock
-from agentbar.core.engine import Engine
+from agentbar.core.engine import Engine, IndexProgress
 from agentbar.core.index import Index
 from agentbar.core.lock import InstanceLock
 from agentbar.core.model import SessionKey, SessionSnapshot, StateChange
@@ -57,6 +57,12 @@ class Witness:
             self.changes.put(change)
 
         return self.engine.subscribe(tell)
+
+    def progress(self) -> IndexProgress:
+        return self.engine.progress()
+
+    def subscribe_progress(self, callback: Callable[[IndexProgress], None]) -> Callable[[], None]:
+        return self.engine.subscribe_progress(callback)
 
     def sessions(self) -> list[SessionSnapshot]:  # on the worker thread
         told = dict(self.told)
