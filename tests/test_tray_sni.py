@@ -142,12 +142,15 @@ def test_every_entry_works_over_dbusmenu(tray: Tray, sni_host: object) -> None:
     menu_path = tray.sni_props()["Menu"]
     tray.start_waiting(A, "/work/live")
     tray.start_running(B, "/work/busy")
-    # The registry may be read before the transcript that gives B its title: wait for both.
+    # The registry may be read before the transcript that gives B its title, and A's
+    # transcript before the registry that says it waits (one watchdog thread each): wait for
+    # both sessions as they settle.
     root = wait_until(
-        "both sessions, titled",
+        "both sessions, titled, A waiting",
         lambda: (
             (m := tray.menu())
-            and "Claude Code · busy — Write the docs" in [n.label for n in m.children]
+            and "Claude Code · busy — Write the docs" in (labels := [n.label for n in m.children])
+            and "Needs you (1)" in labels
             and m
         ),
     )
