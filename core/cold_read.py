@@ -97,7 +97,7 @@ class FileTask:
     cursor: Cursor
     checkpoint: dict[str, Any]
     session: SessionKey | None
-    counters: tuple[int, int, int, int, int, int]  # malformed .. bugs, as in ``Stream``
+    counters: tuple[int, ...]  # malformed .. bugs, as in ``Stream``
     last_error: str | None
     keep_records: bool  # the engine expects the session to hold something already
 
@@ -142,12 +142,12 @@ def _empty(session: SessionRecord) -> bool:
 class FileRead:
     """What a worker made of one file: the stream's new state and what it read."""
 
-    started: tuple[Cursor, tuple[int, int, int, int, int, int]]  # the stream as it was sent
+    started: tuple[Cursor, tuple[int, ...]]  # the stream as it was sent
     cursor: Cursor
     size: int
     mtime_ns: int
     checkpoint: dict[str, Any]
-    counters: tuple[int, int, int, int, int, int]
+    counters: tuple[int, ...]
     last_error: str | None
     owner: Owner | None
     lines: int
@@ -162,15 +162,12 @@ def still_as_sent(stream: Stream, read: FileRead) -> bool:
     return stream.reader is None and read.started == (stream.cursor, _counters(stream))
 
 
-def _counters(stream: Stream) -> tuple[int, int, int, int, int, int]:
-    return (
-        stream.malformed,
-        stream.oversized,
-        stream.unknown,
-        stream.odd_times,
-        stream.clamped,
-        stream.bugs,
-    )
+# What a stream counts of the odd lines it read (a worker's counts replace the engine's).
+_COUNTERS = ("malformed", "oversized", "unknown", "odd_times", "clamped", "bugs")
+
+
+def _counters(stream: Stream) -> tuple[int, ...]:
+    return tuple(getattr(stream, name) for name in _COUNTERS)
 
 
 def adopt(stream: Stream, read: FileRead) -> None:
@@ -180,14 +177,8 @@ def adopt(stream: Stream, read: FileRead) -> None:
     stream.cursor = read.cursor
     stream.parser = stream.source.parser(stream.spec, read.checkpoint)
     stream.size, stream.mtime_ns = read.size, read.mtime_ns
-    (
-        stream.malformed,
-        stream.oversized,
-        stream.unknown,
-        stream.odd_times,
-        stream.clamped,
-        stream.bugs,
-    ) = read.counters
+    for name, count in zip(_COUNTERS, read.counters, strict=True):
+        setattr(stream, name, count)
     stream.last_error = read.last_error
     if read.bytes_read or (stream.size, stream.mtime_ns) != seen_before:
         stream.unsaved = True

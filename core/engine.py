@@ -21,7 +21,7 @@ import queue
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -601,18 +601,12 @@ class Engine:
         if not (still_as_sent(stream, read) and read.records.foldable_into(session)):
             self._read(stream, budget=None)  # moved since, or its records were not sent
             return
-        try:
+        with self._guarded(stream, "merge what was read of"):
             adopt(stream, read)
             self._lines += read.lines
             self._bytes += read.bytes_read
             if read.records or owner is not None:
                 self._apply(stream, owner, read.records, read.search)
-        except Exception as exc:
-            log.exception("failed to merge what was read of %s", stream.path)
-            stream.last_error = f"internal error: {exc!r}"
-            self._unreadable += 1
-        self._stage_if_cold()
-        self._note_read(stream)
 
     def _note_read(self, stream: Stream) -> None:
         """Each stream read once in the session's reading order, however it came to be read
@@ -652,11 +646,17 @@ class Engine:
             self._read(stream, budget=None)
 
     def _read(self, stream: Stream, budget: int | None) -> None:
-        try:
+        with self._guarded(stream, "read"):
             self._read_unguarded(stream, budget)
+
+    @contextlib.contextmanager
+    def _guarded(self, stream: Stream, doing: str) -> Iterator[None]:
+        """Read or merge ``stream`` in the block: an adapter bug on one odd file must not stop
+        the others from being read. Then keep the cold staging small and note the reading."""
+        try:
+            yield
         except Exception as exc:
-            # An adapter bug on one odd file must not stop the others from being read.
-            log.exception("failed to read %s", stream.path)
+            log.exception("failed to %s %s", doing, stream.path)
             stream.last_error = f"internal error: {exc!r}"
             self._unreadable += 1
         self._stage_if_cold()
