@@ -468,6 +468,12 @@ class ColdReader:
         pool, self._pool = self._pool, None
         if pool is None:
             return
+        if self._warned:
+            # A pool that failed: end its workers first. CPython 3.11 can wait forever on a
+            # worker its clean-up never terminated (one started while a sibling was killed).
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                with contextlib.suppress(Exception):
+                    process.kill()
         pool.shutdown(wait=True, cancel_futures=True)
         if not self._tracker_was_running:
             from . import cold_pool  # noqa: PLC0415 - loaded by ``_start`` already
