@@ -43,7 +43,6 @@ import dataclasses
 import json
 import logging
 import os
-import pstats
 import resource
 import shutil
 import statistics
@@ -56,7 +55,7 @@ from typing import Any
 
 import corpus
 import orjson
-from benchlib import CORPUS_DIR, MB, OUT_DIR, Stopwatch, machine, table, write_json
+from benchlib import CORPUS_DIR, MB, OUT_DIR, Stopwatch, machine, profile_rows, table, write_json
 
 READ_CHUNK = 8 * 1024 * 1024
 TARGET_MB_S = 100.0
@@ -417,20 +416,7 @@ def profile_catch_up(home: Path, data_dir: Path, out: Path, top: int) -> list[st
     profiler.disable()
     engine.stop()
     engine.index.close()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    profiler.dump_stats(out)
-    stats = pstats.Stats(str(out))
-    total = stats.total_tt  # type: ignore[attr-defined]
-    rows = []
-    entries = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)  # type: ignore[attr-defined]
-    repo = str(Path(__file__).resolve().parents[1]) + "/"
-    for (filename, line, func), (_cc, ncalls, tottime, cumtime, _callers) in entries[:top]:
-        where = filename.replace(repo, "")
-        rows.append(
-            f"{tottime:7.2f}s {100 * tottime / total:5.1f}%  cum {cumtime:7.2f}s  "
-            f"{ncalls:>9}  {where}:{line}({func})"
-        )
-    return rows
+    return profile_rows(profiler, out, top)
 
 
 def main(argv: list[str] | None = None) -> int:

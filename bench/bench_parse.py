@@ -28,7 +28,6 @@ import cProfile
 import hashlib
 import logging
 import os
-import pstats
 import tempfile
 import time
 from collections.abc import Iterator
@@ -39,7 +38,7 @@ from typing import Any
 
 import corpus
 import orjson
-from benchlib import CORPUS_DIR, MB, OUT_DIR, machine, table, write_json
+from benchlib import CORPUS_DIR, MB, OUT_DIR, machine, profile_rows, table, write_json
 
 READ_CHUNK = 8 * 1024 * 1024
 
@@ -123,20 +122,7 @@ def profile_parse(home: Path, data_dir: Path, out: Path, top: int) -> list[str]:
     profiler.enable()
     parse_all(home, data_dir, full=False, digest=False)
     profiler.disable()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    profiler.dump_stats(out)
-    stats = pstats.Stats(str(out))
-    total = stats.total_tt  # type: ignore[attr-defined]
-    entries = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)  # type: ignore[attr-defined]
-    repo = str(Path(__file__).resolve().parents[1]) + "/"
-    rows = []
-    for (filename, line, func), (_cc, ncalls, tottime, cumtime, _callers) in entries[:top]:
-        where = filename.replace(repo, "")
-        rows.append(
-            f"{tottime:7.2f}s {100 * tottime / total:5.1f}%  cum {cumtime:7.2f}s  "
-            f"{ncalls:>9}  {where}:{line}({func})"
-        )
-    return rows
+    return profile_rows(profiler, out, top)
 
 
 def _median(runs: list[Run]) -> Run:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import cProfile
 import datetime as dt
 import gc
 import json
 import os
 import platform
+import pstats
 import resource
 import subprocess
 import sys
@@ -113,6 +115,25 @@ class Stopwatch:
         self.wall = time.perf_counter() - self.wall0
         self.cpu = time.process_time() - self.cpu0
         return self
+
+
+def profile_rows(profiler: cProfile.Profile, out: Path, top: int) -> list[str]:
+    """Save ``profiler``'s figures to ``out`` and give its ``top`` rows by own time, as
+    ``file:line(function)`` relative to the repository."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    profiler.dump_stats(out)
+    stats = pstats.Stats(str(out))
+    total = stats.total_tt  # type: ignore[attr-defined]
+    entries = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)  # type: ignore[attr-defined]
+    repo = str(Path(__file__).resolve().parents[1]) + "/"
+    rows = []
+    for (filename, line, func), (_cc, ncalls, tottime, cumtime, _callers) in entries[:top]:
+        where = filename.replace(repo, "")
+        rows.append(
+            f"{tottime:7.2f}s {100 * tottime / total:5.1f}%  cum {cumtime:7.2f}s  "
+            f"{ncalls:>9}  {where}:{line}({func})"
+        )
+    return rows
 
 
 def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
