@@ -11,18 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_harness import World
+from web_harness import World, serve_world
 
 from agentbar.core.config import Settings
 from agentbar.core.engine import Engine
 from agentbar.core.engine_messages import IndexProgress
-from agentbar.core.index import Index
-from agentbar.core.lock import InstanceLock
 from agentbar.core.model import Agent
 from agentbar.core.procs import FakeProcessTable
-from agentbar.core.replay.files import AgentRoots
-from agentbar.core.server.runner import LoopbackServer
-from agentbar.core.service import Service
 
 pytestmark = pytest.mark.slow
 
@@ -42,18 +37,7 @@ def reading_world(big_history: Path, tmp_path: Path) -> Iterator[tuple[World, En
     )
     world = World(root=tmp_path, home=big_history, settings=settings,
                   processes=FakeProcessTable())  # fmt: skip
-    lock = InstanceLock(settings.lock_path)
-    assert lock.acquire()
-    engine = Engine(
-        settings.sources(),
-        Index.open(settings.index_path),
-        processes=world.processes,
-        traits=settings.traits(),
-        tick_seconds=1.0,
-    )
-    world.service = Service(engine=engine, lock=lock, owner=True)
-    world.server = LoopbackServer(engine, AgentRoots(settings.agent_roots), kits=settings.kits)
-    world.server.start()
+    engine = serve_world(world)
     try:
         yield world, engine
     finally:

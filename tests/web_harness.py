@@ -450,24 +450,7 @@ def build_world(root: Path) -> World:
 
 def start_world(world: World) -> None:
     """The engine (real watcher and ticker, fake process table) and the server, in-process."""
-    settings = world.settings
-    lock = InstanceLock(settings.lock_path)
-    assert lock.acquire()
-    engine = Engine(
-        settings.sources(),
-        Index.open(settings.index_path),
-        processes=world.processes,
-        traits=settings.traits(),
-        tick_seconds=1.0,
-    )
-    world.service = Service(engine=engine, lock=lock, owner=True)
-    world.server = LoopbackServer(
-        engine,
-        AgentRoots(settings.agent_roots),
-        kits=settings.kits,
-        searcher=Searcher(settings.index_path),
-    )
-    world.server.start()
+    serve_world(world)
     world.service.start()
     expected = {
         APPROVE: "input_required",
@@ -561,6 +544,30 @@ def page(browser: Any, tmp_path: Path) -> Iterator[Any]:
         context.close()
     assert not problems.errors, f"errors in the page: {problems.errors}"
     assert not problems.dialogs, f"dialogs opened: {problems.dialogs}"
+
+
+def serve_world(world: World) -> Engine:
+    """The engine (real watcher and ticker, fake process table) and the server, in-process:
+    the server started, the engine not yet (nothing read: a cold start)."""
+    settings = world.settings
+    lock = InstanceLock(settings.lock_path)
+    assert lock.acquire()
+    engine = Engine(
+        settings.sources(),
+        Index.open(settings.index_path),
+        processes=world.processes,
+        traits=settings.traits(),
+        tick_seconds=1.0,
+    )
+    world.service = Service(engine=engine, lock=lock, owner=True)
+    world.server = LoopbackServer(
+        engine,
+        AgentRoots(settings.agent_roots),
+        kits=settings.kits,
+        searcher=Searcher(settings.index_path),
+    )
+    world.server.start()
+    return engine
 
 
 def open_replay(
