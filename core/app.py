@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from .config import Settings
+from .decisions import DecisionBook
 from .engine import Engine
 from .engine_messages import EngineStats, IndexProgress
 from .errors import Fault
@@ -48,6 +49,9 @@ class Agentbar:
         self.service = service
         self.tasks = tasks
         self.server: LoopbackServer | None = None  # while ``serving``
+        # The approvals and questions waiting on the person, whatever holds them (a hook, a
+        # launched task's screen), and the answers every front end gives them.
+        self.decisions = DecisionBook()
 
     @classmethod
     def open(
