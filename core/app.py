@@ -87,7 +87,12 @@ class Agentbar:
         ``quit(choice)`` is what ``POST /api/quit`` calls. Raises ``OSError`` when ``port`` is
         taken."""
         with announced_server(
-            self.service, self.settings, port=port, tasks=self.tasks, quit=quit
+            self.service,
+            self.settings,
+            port=port,
+            tasks=self.tasks,
+            quit=quit,
+            decisions=self.decisions,
         ) as server:
             self.server = server
             try:

@@ -257,3 +257,39 @@ def _check(request: PendingRequest, decision: Decision) -> None:
             f"request {request.request_id} asks {asked} question(s); "
             f"{len(decision.replies)} answer(s) given"
         )
+
+
+def request_json(request: PendingRequest) -> dict[str, object]:
+    """A request as the API and the window show it (docs/api.md, "Decisions")."""
+    return {
+        "request_id": request.request_id,
+        "agent": request.agent,
+        "session_id": request.session_id,
+        "kind": str(request.kind),
+        "route": str(request.route),
+        "tool": request.tool,
+        "summary": request.summary,
+        "opened_at": request.opened_at,
+        "always_rule": request.always_rule,
+        "questions": [
+            {"text": q.text, "header": q.header, "options": list(q.options), "multiple": q.multiple}
+            for q in request.questions
+        ],
+        "task_id": request.task_id,
+        "verdicts": [str(v) for v in request.verdicts()],
+    }
+
+
+def change_json(change: BookChange) -> dict[str, object]:
+    """A change of the book as the events stream sends it."""
+    doc: dict[str, object] = {
+        "type": "decision",
+        "opened": change.opened,
+        "request": request_json(change.request),
+    }
+    if change.decision is not None:
+        doc["verdict"] = str(change.decision.verdict)
+        doc["origin"] = change.decision.origin
+    if change.reason is not None:
+        doc["reason"] = change.reason
+    return doc

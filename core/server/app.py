@@ -23,6 +23,7 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from .. import jsonsafe
+from ..decisions import BookChange, change_json, request_json
 from ..engine_messages import IndexProgress
 from ..launch.task import TaskInfo
 from ..listing import diagnostics, select
@@ -32,7 +33,7 @@ from ..replay.export import MEDIA_TYPES, Format, Options, export, filename
 from ..replay.model import MAIN_THREAD
 from ..replay.pages import PAGE_ITEMS, NotFound
 from ..search import DEFAULT_LIMIT
-from . import task_routes, window_routes
+from . import decision_routes, task_routes, window_routes
 from .codes import DEFAULT_SECONDS, MAX_SECONDS
 from .context import (
     CONTEXT,
@@ -52,7 +53,8 @@ from .security import Guard, error
 
 __all__ = [
     "CONTEXT", "AgentEntry", "Context", "Gate", "GatedSite", "Guard", "Sessions", "broadcast",
-    "broadcast_progress", "broadcast_task", "build_app", "quiet_library_logs", "web",
+    "broadcast_decision", "broadcast_progress", "broadcast_task", "build_app",
+    "quiet_library_logs", "web",
 ]  # fmt: skip
 
 log = logging.getLogger(__name__)
@@ -88,6 +90,7 @@ def build_app(ctx: Context, gate: Gate | None = None) -> web.Application:
         web.post("/api/codes", new_code),
     ]
     routes += task_routes.routes(context_of)
+    routes += decision_routes.routes(context_of)
     routes.append(web.get("/terminal/{task_id}", terminal_page))
     routes += [web.get(route, page) for route in SPA_ROUTES]
     app.add_routes(routes)
@@ -333,6 +336,9 @@ async def events(request: web.Request) -> web.StreamResponse:
             "type": "sessions",
             "sessions": [session_json(s, None) for s in rows],
             "progress": progress_json(ctx.engine.progress()),
+            "decisions": []
+            if ctx.decisions is None
+            else [request_json(r) for r in ctx.decisions.pending()],
         }
         await ws.send_str(jsonsafe.dumps(hello).decode())
         sender = asyncio.create_task(_send_all(ws, queue))
@@ -372,6 +378,11 @@ def broadcast_progress(ctx: Context, progress: IndexProgress) -> None:
     """On the server's loop: queue a step of the first reading for every client (the engine
     publishes a few a second at most)."""
     _fan_out(ctx, orjson.dumps({"type": "progress", "progress": progress_json(progress)}))
+
+
+def broadcast_decision(ctx: Context, change: BookChange) -> None:
+    """On the server's loop: queue a request opened or closed in the decision book."""
+    _fan_out(ctx, jsonsafe.dumps(change_json(change)))
 
 
 def broadcast_task(ctx: Context, info: TaskInfo) -> None:

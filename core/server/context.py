@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from ..agents.base import AgentKit, ToolVocabulary
+from ..decisions import DecisionBook
 from ..engine_messages import EngineStats, IndexProgress
 from ..errors import Fault
 from ..launch.manager import TaskManager
@@ -83,6 +84,7 @@ class Context:
     tasks: TaskManager | None = None  # launched agents, when this process owns them
     quit: Callable[[str], None] | None = None  # ask the process to quit ("keep"/"stop" tasks)
     window: WindowLink = field(default_factory=WindowLink)  # what the windows show
+    decisions: DecisionBook | None = None  # the requests waiting on the person (and answers)
 
 
 CONTEXT = web.AppKey("context", Context)

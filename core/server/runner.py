@@ -32,6 +32,7 @@ import orjson
 from ... import assets
 from ..agents.base import AgentKit, replay_adapters, tool_vocabularies
 from ..config import Settings
+from ..decisions import BookChange, DecisionBook
 from ..engine_messages import IndexProgress
 from ..model import StateChange
 from ..privacy import write_private
@@ -82,8 +83,10 @@ class LoopbackServer:
         quit: Callable[[str], None] | None = None,
         peers: PeerOwners | None = None,
         limits: Limits | None = None,
+        decisions: DecisionBook | None = None,
     ) -> None:
         self.engine = engine
+        self.decisions = decisions
         self.tasks = tasks
         self.roots = roots
         self.searcher = searcher
@@ -105,6 +108,7 @@ class LoopbackServer:
             web_dir=static or web_dir(),
             tasks=tasks,
             quit=quit,
+            decisions=decisions,
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -114,6 +118,7 @@ class LoopbackServer:
         self._unsubscribe: Callable[[], None] | None = None
         self._unsubscribe_progress: Callable[[], None] | None = None
         self._unsubscribe_tasks: Callable[[], None] | None = None
+        self._unsubscribe_decisions: Callable[[], None] | None = None
 
     @property
     def origin(self) -> str:
@@ -151,14 +156,22 @@ class LoopbackServer:
         self._unsubscribe_progress = self.engine.subscribe_progress(self._on_progress)
         if self.tasks is not None:
             self._unsubscribe_tasks = self.tasks.subscribe(self._on_task)
+        if self.decisions is not None:
+            self._unsubscribe_decisions = self.decisions.subscribe(self._on_decision)
         return self.url
 
     def stop(self, timeout: float = 5.0) -> None:
-        for unsubscribe in (self._unsubscribe, self._unsubscribe_progress, self._unsubscribe_tasks):
+        for unsubscribe in (
+            self._unsubscribe,
+            self._unsubscribe_progress,
+            self._unsubscribe_tasks,
+            self._unsubscribe_decisions,
+        ):
             if unsubscribe is not None:
                 with contextlib.suppress(ValueError):
                     unsubscribe()
         self._unsubscribe = self._unsubscribe_progress = self._unsubscribe_tasks = None
+        self._unsubscribe_decisions = None
         loop, stopped = self._loop, self._stopped
         if loop is not None and stopped is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
@@ -189,6 +202,13 @@ class LoopbackServer:
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._app.broadcast_task, self.context, info)
+
+    def _on_decision(self, change: BookChange) -> None:
+        """On whichever thread changed the decision book: hand the change to the loop."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._app.broadcast_decision, self.context, change)
 
     def _run(self) -> None:
         loop = asyncio.new_event_loop()
@@ -244,6 +264,7 @@ def announced_server(
     port: int = 0,
     tasks: TaskManager | None = None,
     quit: Callable[[str], None] | None = None,
+    decisions: DecisionBook | None = None,
 ) -> Iterator[LoopbackServer]:
     """A started server over ``service``'s engine (and ``tasks``, the launched agents of this
     process), announced in ``server.json`` while it runs, stopped and unannounced after.
@@ -258,6 +279,7 @@ def announced_server(
         port=port,
         tasks=tasks,
         quit=quit,
+        decisions=decisions,
     )
     try:
         server.start()
