@@ -14,7 +14,9 @@ An agent is one package under ``agentbar.core.agents`` that builds one ``AgentKi
 - ``tools``: its ``ToolVocabulary`` (which of its tool calls change files or set a todo list,
   for a hand-off's brief);
 - ``process_names``: how its client processes may be named (the process table inspects only
-  those).
+  those);
+- ``decisions``: its ``HookDecisions``, when its hooks can hold a request (an approval, a
+  question) and take agentbar's answer (the hook route of ``core/decisions.py``).
 
 Only the first five are required; an agent that cannot be replayed, launched or hooked leaves
 the rest None and every consumer skips it there. The engine, replay, launch, hooks, server and
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from ..decisions import Decision, Question, RequestKind
 from ..hooks.files import Record
 from ..hooks.spec import HookCommand
 from ..hooks.target import AgentStatus, Target
@@ -45,7 +48,9 @@ from ..state.fusion import AgentTraits
 
 __all__ = [
     "AgentKit",
+    "HeldRequest",
     "Homes",
+    "HookDecisions",
     "HookEdit",
     "HookRemoval",
     "HookTarget",
@@ -226,6 +231,37 @@ class ToolVocabulary(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class HeldRequest:
+    """A request a hook holds, as the agent's kit reads it from the hook's payload: which
+    session, what kind, the tool and what it would do, the exact rule "Always allow" would add
+    (None: not offered), a question's questions."""
+
+    session_id: str
+    kind: RequestKind
+    tool: str
+    summary: str
+    always_rule: str | None = None
+    questions: tuple[Question, ...] = ()
+
+
+class HookDecisions(Protocol):
+    """How an agent's hook hands a request to agentbar and gives the agent the person's answer.
+
+    The hook program stays agent-neutral: it relays the event's payload to the running
+    agentbar, waits (bounded), and prints what agentbar answers verbatim. The kit says which
+    events hold a request and what to print for an answer, in the agent's own format."""
+
+    def held_request(self, event: str, payload: Mapping[str, object]) -> HeldRequest | None:
+        """The request this hook event holds; None when it holds none agentbar may answer
+        (hostile or odd payloads included: never raise)."""
+        ...
+
+    def reply(self, payload: Mapping[str, object], decision: Decision) -> str:
+        """What the hook prints so the agent takes ``decision`` (empty: no decision)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentKit:
     """Everything agentbar knows of one agent, as the parts the rest of the program uses."""
@@ -242,6 +278,7 @@ class AgentKit:
     # How its client processes are named, as the start of the name (any case): its native
     # binary, a JavaScript runtime for an npm wrapper. Only such processes are inspected.
     process_names: tuple[str, ...] = ()
+    decisions: HookDecisions | None = None
 
 
 def display_names(kits: Iterable[AgentKit]) -> dict[Agent, str]:
