@@ -83,9 +83,10 @@ def rig(request: pytest.FixtureRequest) -> Iterator[Rig]:
         yield rig
     finally:
         # Kept on failure for the logs (PTY output, watch stderr, the evidence); removed on
-        # success.
+        # success and on an expected failure (a version gap tabled in the README: its evidence
+        # is the same every run, and CI runs them every time).
         report = getattr(request.node, "rep_call", None)
-        passed = report is not None and report.passed
+        passed = report is not None and (report.passed or hasattr(report, "wasxfail"))
         if not passed:
             rig.keep_evidence()
         rig.close()
