@@ -42,7 +42,7 @@ export class BoardView {
     this.root = root;
     this.sections = h('div', { class: 'board-sections' });
     this.empty = h('p', { class: 'empty', hidden: true },
-      'No agent sessions yet. Start Claude Code or Codex and they appear here.');
+      'No agent sessions yet. Start one of the agents agentbar knows and its sessions appear here.');
     this.toggle = h('button', {
       type: 'button', class: 'link-button', onclick: () => this.toggleAll(),
     });
