@@ -732,7 +732,8 @@ class Engine:
             records.fold_into(session)  # a transcript's: no hook events go to the workers
         else:
             if stream.spec.kind is StreamKind.HOOKS:
-                session.hooks = hooks.reduce_all(session.hooks, records)
+                traits = self.traits.get(session.key.agent, UNKNOWN_TRAITS)
+                session.hooks = hooks.reduce_all(session.hooks, records, traits)
             else:
                 session.turn = turns.reduce_all(session.turn, records)
             session.facts = facts_mod.fold_all(session.facts, records)  # times: hooks too

@@ -23,7 +23,7 @@ import toy_agent
 from polling import wait_for
 from toy_agent.files import AGENT as TOY
 from toy_agent.files import MARKER
-from toy_agent.hooks import CALLER, EVENTS, PID_ENV, SESSION_ENV, STOP_REPLY
+from toy_agent.hooks import CALLER, EVENTS, PID_ENV, POLL, SESSION_ENV, STOP_REPLY
 
 from agentbar.core import cli
 from agentbar.core.agents import registry
@@ -253,6 +253,18 @@ def test_the_toy_agents_hooks_install_run_and_reach_the_engine(
         assert asking.state.waiting_for is WaitingFor.APPROVAL
         assert asking.state.source is Source.HOOK
         assert asking.state.detail == "sql: DROP TABLE users"
+        # Its question tool, declared by its kit alone, makes an ask a question to answer.
+        poll = {"hook_event_name": "ask", "cwd": str(project), "tool": POLL,
+                "what": "Which backup should stay?"}  # fmt: skip
+        assert run_toy_hook(command, poll, toy_env) == b""
+        polling = wait_for(
+            lambda: (s := toy_session(service)) and s.state.detail.startswith("Which") and s,
+            timeout=15,
+            what="the question from the toy's poll",
+        )
+        assert polling.state.state is State.INPUT_REQUIRED
+        assert polling.state.source is Source.HOOK
+        assert polling.state.detail == "Which backup should stay?"
         done = {"hook_event_name": "done", "session_id": SID, "answer": "Dropped it."}
         assert run_toy_hook(command, done, toy_env) == f"{STOP_REPLY}\n".encode()
         finished = wait_for(
@@ -268,6 +280,7 @@ def test_the_toy_agents_hooks_install_run_and_reach_the_engine(
     lines = [json.loads(line) for line in events.read_text().splitlines()]
     assert [(e["agent"], e["event"], e["pid"], e.get("tool_name")) for e in lines] == [
         ("toy", "PermissionRequest", toy_process.pid, "sql"),
+        ("toy", "PermissionRequest", toy_process.pid, POLL),
         ("toy", "Stop", toy_process.pid, None),
     ]
 

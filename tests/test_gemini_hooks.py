@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from test_hook_program import lines, run_hook
 
+from agentbar.core.agents.gemini import TRAITS
 from agentbar.core.agents.gemini.hooks import EVENTS, HOOKS, handler
 from agentbar.core.hooks.errors import HooksFileError
 from agentbar.core.hooks.files import Record
@@ -87,7 +88,7 @@ def test_the_confirmation_on_screen_is_an_approval_with_its_command(data: Path) 
         "touch made.txt",
     )
     (event,) = events_of(data, payload["session_id"])
-    view = reduce_all(HookState(), [event]).view
+    view = reduce_all(HookState(), [event], TRAITS).view
     assert view is not None
     assert (view.state, view.waiting_for) == (State.INPUT_REQUIRED, WaitingFor.APPROVAL)
     assert "touch made.txt" in view.detail
@@ -100,7 +101,7 @@ def test_an_ask_user_confirmation_waits_for_an_answer(data: Path) -> None:
         if p["hook_event_name"] == "Notification" and p["details"].get("type") == "ask_user"
     )
     written(data, payload)
-    view = reduce_all(HookState(), events_of(data, payload["session_id"])).view
+    view = reduce_all(HookState(), events_of(data, payload["session_id"]), TRAITS).view
     assert view is not None
     assert (view.state, view.waiting_for) == (State.INPUT_REQUIRED, WaitingFor.QUESTION)
 
@@ -120,7 +121,7 @@ def test_a_finished_turn_is_done_with_its_answer_and_a_cancelled_one_says_nothin
     started = {**find(hook_event_name="BeforeAgent"), "session_id": cancelled["session_id"]}
     written(data, started)
     written(data, cancelled)
-    view = reduce_all(HookState(), events_of(data, cancelled["session_id"])).view
+    view = reduce_all(HookState(), events_of(data, cancelled["session_id"]), TRAITS).view
     assert view is not None and view.state is State.RUNNING  # the chat tells how it ended
 
 

@@ -18,6 +18,8 @@ from claude_lines import T0, ClaudeTranscript
 from agentbar.core.agents.claude import TRAITS as CLAUDE_TRAITS
 from agentbar.core.agents.claude.transcript import ClaudeTranscriptParser
 from agentbar.core.agents.codex import TRAITS as CODEX_TRAITS
+from agentbar.core.agents.gemini import TRAITS as GEMINI_TRAITS
+from agentbar.core.agents.opencode import TRAITS as OPENCODE_TRAITS
 from agentbar.core.model import Agent, SessionState, Source, State, WaitingFor
 from agentbar.core.records import HookEvent
 from agentbar.core.sources.base import StreamKind, StreamSpec
@@ -34,10 +36,12 @@ MAIN = StreamSpec(
 # -- the reducer ----------------------------------------------------------------------------
 
 
-def fold(*events: tuple[str, dict[str, Any]]) -> HookState:
+def fold(
+    *events: tuple[str, dict[str, Any]], traits: fusion.AgentTraits = CLAUDE_TRAITS
+) -> HookState:
     state = HookState()
     for i, (name, fields) in enumerate(events):
-        state = hooks.reduce(state, HookEvent(ts=T0 + i, event=name, **fields))
+        state = hooks.reduce(state, HookEvent(ts=T0 + i, event=name, **fields), traits)
     return state
 
 
@@ -209,11 +213,33 @@ def test_reducer(name: str, events: list[tuple[str, dict[str, Any]]], expect: An
 def test_events_apply_in_the_order_of_their_own_times() -> None:
     late = HookEvent(ts=T0 + 2, event="PostToolUse", tool_name="Bash")
     early = HookEvent(ts=T0 + 1, event="PermissionRequest", tool_name="Bash", tool_summary="x")
-    state = hooks.reduce_all(HookState(), [late, early])  # one batch, written out of order
+    state = hooks.reduce_all(HookState(), [late, early], CLAUDE_TRAITS)  # one batch, out of order
     assert state.view is not None and state.view.state is State.RUNNING
-    again = hooks.reduce(hooks.reduce(HookState(), late), early)  # across batches
-    assert again.view is not None and again.view.state is State.RUNNING
+    again = hooks.reduce(hooks.reduce(HookState(), late, CLAUDE_TRAITS), early, CLAUDE_TRAITS)
+    assert again.view is not None and again.view.state is State.RUNNING  # across batches
     assert again.events == 2
+
+
+@pytest.mark.parametrize(
+    ("traits", "tool", "waits_for"),
+    [
+        (CLAUDE_TRAITS, "AskUserQuestion", WaitingFor.QUESTION),
+        (CODEX_TRAITS, "request_user_input", WaitingFor.QUESTION),
+        (GEMINI_TRAITS, "ask_user", WaitingFor.QUESTION),
+        # Another agent's question tool is just a tool to this one: its request is an approval.
+        (CODEX_TRAITS, "AskUserQuestion", WaitingFor.APPROVAL),
+        (CLAUDE_TRAITS, "ask_user", WaitingFor.APPROVAL),
+        (OPENCODE_TRAITS, "request_user_input", WaitingFor.APPROVAL),
+    ],
+    ids=lambda value: value if isinstance(value, str) else None,
+)
+def test_a_question_tool_is_the_one_its_agents_kit_declares(
+    traits: fusion.AgentTraits, tool: str, waits_for: WaitingFor
+) -> None:
+    asked = ("PermissionRequest", {"tool_name": tool, "tool_summary": "Which database?"})
+    view = fold(asked, traits=traits).view
+    assert view is not None
+    assert (view.state, view.waiting_for) == (State.INPUT_REQUIRED, waits_for)
 
 
 def test_facts_follow_the_newest_event() -> None:
@@ -254,7 +280,8 @@ class Timeline:
         return self
 
     def hook(self, event: str, **fields: Any) -> Timeline:
-        self.hooks = hooks.reduce(self.hooks, HookEvent(ts=self.now, event=event, **fields))
+        event_now = HookEvent(ts=self.now, event=event, **fields)
+        self.hooks = hooks.reduce(self.hooks, event_now, self.traits)
         return self
 
     def reg(self, status: str, waiting_for: str | None = None) -> Timeline:

@@ -34,7 +34,8 @@ SUBAGENT_STALE_SECONDS = 600.0  # a sub-agent silent this long no longer holds i
 
 @dataclass(frozen=True, slots=True)
 class AgentTraits:
-    """How far an agent's transcript can be trusted on its own."""
+    """How far an agent's transcript can be trusted on its own, and what its hook events mean
+    beyond the shared vocabulary (``state.hooks``)."""
 
     # Seconds of silence after answer text before the turn counts as done, for agents whose
     # transcript may carry no end-of-turn marker (Claude 2.0.x). None: wait for the marker.
@@ -43,6 +44,9 @@ class AgentTraits:
     # (Codex 0.99+ creates its rollout at the first prompt, line by line): "waiting for a
     # prompt" waits a moment for that turn before it is reported.
     new_file_settles: bool = False
+    # The agent's tools that exist to ask the person something (its question tool): a hook's
+    # permission request for one of them waits for an answer, not for an approval.
+    question_tools: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

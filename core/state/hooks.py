@@ -1,15 +1,17 @@
 """The hook-event state machine: the agent's own hook events in, the state they imply out
 (pure; any thread).
 
-``reduce_all(state, events)`` folds ``HookEvent`` records into a ``HookState`` and returns a new
-one. Its ``view`` is what the latest state-changing event says (a ``fusion.HookView``): fusion
+``reduce_all(state, events, traits)`` folds ``HookEvent`` records into a ``HookState`` and
+returns a new one; ``traits`` are the agent's (its kit's ``AgentTraits``). Its ``view`` is what
+the latest state-changing event says (a ``fusion.HookView``): fusion
 lets it outrank the registry and the transcript for as long as nothing newer contradicts it.
 
 What each event means (agent-formats.md 2.5, 2.8, 4.1, 4.3):
 
 - ``UserPromptSubmit``, ``PreToolUse``, ``PostToolUse(Failure)``, ``PostToolBatch``: running.
-- ``PermissionRequest``: waiting for approval, or for an answer when the tool asks a question
-  (``AskUserQuestion``); the tool and its command are the detail.
+- ``PermissionRequest``: waiting for approval, or for an answer when the tool is one of the
+  agent's question tools (``AgentTraits.question_tools``, declared by its kit); the tool and its
+  command are the detail, or the question.
 - ``Notification``: ``permission_prompt`` is an approval wait (it comes ~6 s late, so it only
   matters when no ``PermissionRequest`` came first); ``elicitation_*dialog`` waits for an
   answer; ``idle_prompt`` changes nothing (it comes ~60 s after ``Stop``); the rest neither.
@@ -38,12 +40,11 @@ from dataclasses import dataclass, replace
 from ..model import State, WaitingFor
 from ..records import HookEvent, Record
 from ..sources.base import one_line
-from .fusion import HookView, last_line, question_in
+from .fusion import AgentTraits, HookView, last_line, question_in
 
 RUNNING_EVENTS = frozenset({"UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
                             "PostToolBatch"})  # fmt: skip
 TURN_END_EVENTS = frozenset({"Stop", "agent-turn-complete"})
-QUESTION_TOOLS = frozenset({"AskUserQuestion", "request_user_input", "ask_user"})
 PERMISSION_NOTICES = frozenset({"permission_prompt"})
 QUESTION_NOTICES = frozenset({"elicitation_dialog", "elicitation_url_dialog"})
 ANSWERED_NOTICES = frozenset({"elicitation_complete", "elicitation_response"})
@@ -65,20 +66,20 @@ class HookState:
     events: int = 0
 
 
-def reduce(state: HookState, event: HookEvent) -> HookState:
-    return reduce_all(state, (event,))
+def reduce(state: HookState, event: HookEvent, traits: AgentTraits) -> HookState:
+    return reduce_all(state, (event,), traits)
 
 
-def reduce_all(state: HookState, records: Iterable[Record]) -> HookState:
+def reduce_all(state: HookState, records: Iterable[Record], traits: AgentTraits) -> HookState:
     for record in sorted(
         (r for r in records if isinstance(r, HookEvent) and r.ts is not None),
         key=lambda r: r.ts or 0.0,
     ):
-        state = _apply(state, record)
+        state = _apply(state, record, traits)
     return state
 
 
-def _apply(state: HookState, e: HookEvent) -> HookState:
+def _apply(state: HookState, e: HookEvent, traits: AgentTraits) -> HookState:
     at = e.ts or 0.0
     newest = state.last_at is None or at >= state.last_at
     updated = replace(
@@ -95,25 +96,25 @@ def _apply(state: HookState, e: HookEvent) -> HookState:
         updated = replace(updated, pid=e.pid, pid_at=at)
     if state.view is not None and at < state.view.at:
         return updated  # older than what we already know: facts only
-    return _transition(updated, e, at)
+    return _transition(updated, e, at, traits)
 
 
-def _transition(state: HookState, e: HookEvent, at: float) -> HookState:
+def _transition(state: HookState, e: HookEvent, at: float, traits: AgentTraits) -> HookState:
     if e.agent_id is not None or e.event in SUB_AGENT_EVENTS:
-        return _sub_agent(state, e, at)
+        return _sub_agent(state, e, at, traits)
     if e.event == "SessionStart" and (e.source or "") not in MID_TURN_STARTS:
         return replace(state, view=None, base=None, sub_wait=False)
-    view = _implied(state, e, at)
+    view = _implied(state, e, at, traits)
     if view is None:
         return state
     return replace(state, view=view, base=view, sub_wait=False)
 
 
-def _sub_agent(state: HookState, e: HookEvent, at: float) -> HookState:
+def _sub_agent(state: HookState, e: HookEvent, at: float, traits: AgentTraits) -> HookState:
     """A sub-agent's waits show on top of the parent's state; its other events only take its
     own wait away again."""
     if e.event in ("PermissionRequest", "Notification"):
-        view = _implied(state, e, at)
+        view = _implied(state, e, at, traits)
         if view is not None and view.state is State.INPUT_REQUIRED:
             return replace(state, view=view, sub_wait=True)
     if state.sub_wait and e.event != "SubagentStart":
@@ -122,14 +123,14 @@ def _sub_agent(state: HookState, e: HookEvent, at: float) -> HookState:
     return state
 
 
-def _implied(state: HookState, e: HookEvent, at: float) -> HookView | None:
+def _implied(state: HookState, e: HookEvent, at: float, traits: AgentTraits) -> HookView | None:
     """The view ``e`` implies, or None when it changes nothing."""
     name = e.event
     if name in RUNNING_EVENTS:
         detail = _call(e) if name == "PreToolUse" else ""
         return HookView(State.RUNNING, None, detail, at, event=name)
     if name == "PermissionRequest":
-        if e.tool_name in QUESTION_TOOLS:
+        if e.tool_name in traits.question_tools:
             return HookView(
                 State.INPUT_REQUIRED, WaitingFor.QUESTION, e.tool_summary or "", at, event=name
             )

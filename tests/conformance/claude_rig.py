@@ -32,31 +32,27 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
-from agent_terminal import AgentTerminal
-from cli_install import Cli, cache_dir, ensure_installed
 from model_server import Reply, thinking
-from watch_events import Seen, WatchEvents
+from rig_base import (
+    LONG_TEXT,
+    PROJECT_PLACEHOLDER,
+    RECORDING,
+    SERVER_PLACEHOLDER,
+    AgentRun,
+    PinnedVersion,
+    RunRecorder,
+    cut_long_strings,
+)
+from watch_events import Seen
 
-REPO = Path(__file__).resolve().parents[2]
-RECORDED = REPO / "tests" / "data" / "recorded"
-RECORDING = os.environ.get("AGENTBAR_RECORD") == "1"
-
-PROJECT_PLACEHOLDER = "/home/user/project"
-HOME_PLACEHOLDER = "/home/user"
-RIG_PLACEHOLDER = "/home/user/rig"
-CACHE_PLACEHOLDER = "/opt/agentbar-conformance"
-SERVER_PLACEHOLDER = "http://127.0.0.1:9"
 API_KEY = "sk-ant-conformance-0000000000000000000000"  # fake; the scripted server takes any
-LONG_TEXT = 1500  # longer strings (system prompts, skill lists) are cut when recording
-SHORT_TEXT = 80  # ... and in lines that are not the conversation, longer than this
+SHORT_TEXT = 80  # strings in lines that are not the conversation are cut beyond this
 BULKY_LINE = 2000  # such a line longer than this keeps only its scalars
 
 READY = "? for shortcuts"  # the footer, once the TUI takes input (every pinned version)
@@ -66,10 +62,14 @@ PASTE_SECONDS = 0.5  # longer than the TUI's paste window: a key after this is a
 
 # Gaps: what a version never writes, so agentbar cannot know it from files (README.md).
 GAP_APPROVAL = "approval"  # no live registry: a pending call is all a permission prompt leaves
+PROCESS_NAMES = r"^(claude|node)"  # the agent's processes (not the tools it runs)
 
 
 @dataclass(frozen=True)
-class ClaudeVersion:
+class ClaudeVersion(PinnedVersion):
+    AGENT = "claude"
+    PACKAGE = "@anthropic-ai/claude-code"
+
     version: str
     ask_tool: bool  # offers AskUserQuestion
     # What an Escape before the first byte of the answer leaves, as the agent itself shows it:
@@ -77,14 +77,6 @@ class ClaudeVersion:
     # prompt back into the input box and writes nothing more).
     interrupted: str
     gaps: frozenset[str] = field(default_factory=frozenset)
-
-    @property
-    def cli(self) -> Cli:
-        return Cli("claude", "@anthropic-ai/claude-code", self.version)
-
-    @property
-    def label(self) -> str:
-        return self.cli.label
 
 
 VERSIONS = [
@@ -136,32 +128,27 @@ def claude_env(server_url: str) -> dict[str, str]:
     return env
 
 
-class ClaudeRun:
+class ClaudeRun(AgentRun):
     """One scenario: the rig, the watch, Claude TUIs in the project folder, and the recorder."""
 
+    version: ClaudeVersion
+
     def __init__(self, rig: Any, version: ClaudeVersion, scenario: str) -> None:
-        self.rig = rig
-        self.version = version
-        self.scenario = scenario
-        self.binary = ensure_installed(version.cli)
+        super().__init__(rig, version, scenario)
         rig.env.update(claude_env(rig.server.url))
         write_config(rig.home, rig.project)
-        self.watch: WatchEvents = rig.start_watch()
-        self.term: AgentTerminal | None = None
+        self.watch = rig.start_watch()
         self.recorder = Recorder(self)
-        self._terminals = 0
 
     @property
     def claude_home(self) -> Path:
-        return self.rig.home / ".claude"
+        return Path(self.rig.home) / ".claude"
 
     # -- the TUI ---------------------------------------------------------------------------
 
     def start(self, *args: str, timeout: float = 90.0) -> float:
         """Start ``claude <args>`` and wait until it takes input; returns that moment."""
-        self._terminals += 1
-        self.term = self.rig.terminal([str(self.binary), *args], name=f"claude-{self._terminals}")
-        ready = self.term.wait_for(READY, timeout=timeout)
+        ready = self.open_terminal(args, READY, timeout)
         time.sleep(0.5)  # the input box is drawn with the footer; keys typed at once can be lost
         return ready
 
@@ -171,7 +158,7 @@ class ClaudeRun:
         in the same read as the text, which the TUI takes for a paste: Enter then does not
         send. Waiting for the echo puts it in a read of its own.)"""
         assert self.term is not None
-        mark = self.watch.count()
+        mark = self.watching.count()
         self.term.type(text)
         self.term.wait_for(re.compile(rf"[>❯]\s*{re.escape(text)}"), timeout=30)
         time.sleep(PASTE_SECONDS)
@@ -193,11 +180,11 @@ class ClaudeRun:
         to do instead, and agentbar names the refusal. Returns when the screen said so and the
         event."""
         assert self.term is not None
-        mark = self.watch.count()
+        mark = self.watching.count()
         self.read_screen()
         self.term.press("escape")
         screen = self.term.wait_for("What should Claude do instead?")
-        settled = self.watch.wait_for(
+        settled = self.watching.wait_for(
             lambda e: e["session_id"] == sid and e["state"] in ("done", "failed"), after=mark
         )
         assert (settled.event["state"], settled.event["detail"]) == (
@@ -215,60 +202,23 @@ class ClaudeRun:
 
     def exit(self) -> float:
         """``/exit``; returns the moment the process was seen gone."""
-        assert self.term is not None
-        self.term.submit("/exit")
-        status = self.term.wait_exit(timeout=30)
-        assert status is not None, f"claude did not exit; screen:\n{self.term.text()}"
-        return time.perf_counter()
+        return self.exit_with("/exit")
 
     # -- what agentbar says ----------------------------------------------------------------
 
     def session_id(self, timeout: float = 60.0) -> str:
         """The session of this project, from the first thing agentbar says about it."""
         project = str(self.rig.project)
-        seen = self.watch.wait_for(
+        seen = self.watching.wait_for(
             lambda e: e["agent"] == "claude" and e["project"] == project, timeout
         )
         return str(seen.event["session_id"])
 
-    def wait(
-        self,
-        state: str,
-        *,
-        after: int,
-        waiting_for: str | None = None,
-        sid: str | None = None,
-        timeout: float = 30.0,
-    ) -> Seen:
-        def match(event: dict[str, Any]) -> bool:
-            return (
-                event["agent"] == "claude"
-                and (sid is None or event["session_id"] == sid)
-                and event["state"] == state
-                and (waiting_for is None or event["waiting_for"] == waiting_for)
-            )
-
-        return self.watch.wait_for(match, timeout, after=after)
-
-    def states(self, sid: str | None = None, after: int = 0) -> list[tuple[str, str | None, str]]:
-        return [
-            (s.event["state"], s.event["waiting_for"], s.event["detail"])
-            for s in self.watch.events(sid)[after:]
-            if s.event["agent"] == "claude"
-        ]
-
-    def after(self, seen: Seen) -> int:
-        """The watch position just after ``seen``."""
-        return self.watch.events().index(seen) + 1
-
     def states_since(self, mark: int, sid: str) -> list[str]:
         """The states reported for ``sid`` after watch position ``mark``."""
         return [
-            s.event["state"] for s in self.watch.events()[mark:] if s.event["session_id"] == sid
+            s.event["state"] for s in self.watching.events()[mark:] if s.event["session_id"] == sid
         ]
-
-    def delay(self, record_delay: Any, what: str, screen_at: float, seen: Seen) -> None:
-        record_delay(self.version.label, self.scenario, what, screen_at, seen.at)
 
     def tools_offered(self) -> set[str]:
         """The tool names of the first turn's request."""
@@ -295,144 +245,74 @@ class ClaudeRun:
 # ---------------------------------------------------------------------------------------------
 
 
-class Recorder:
+class Recorder(RunRecorder):
     """With ``AGENTBAR_RECORD=1``: at each ``mark`` note how many lines every transcript had,
     what every live registry said and which agent processes ran; at ``save`` copy the
     transcripts, sanitised, and write ``scenario.json`` (the marks with the state agentbar
     reported there). ``tests/claude_replay.py`` plays them back through the engine."""
 
-    def __init__(self, run: ClaudeRun) -> None:
-        self.run = run
-        self.marks: list[dict[str, Any]] = []
+    run: ClaudeRun
 
-    def mark(
-        self,
-        label: str,
-        state: str,
-        *,
-        waiting_for: str | None = None,
-        detail: str | None = None,
-        sid: str | None = None,
-        gap: str | None = None,
-    ) -> None:
-        """What agentbar must report for ``sid`` with the files as they are now (``detail``: a
-        part of the detail). ``gap``: this version writes nothing that would tell it better."""
-        if not RECORDING:
-            return
+    def expectation(
+        self, state: str, waiting_for: str | None, detail: str | None, sid: str | None
+    ) -> dict[str, Any]:
+        return {
+            "session": sid,
+            "state": state,
+            "waiting_for": waiting_for,
+            "detail": None if detail is None else self.sanitise(detail),
+        }
+
+    def on_disk(self) -> dict[str, Any]:
         lines = {
             self._relative(path): path.read_bytes().count(b"\n") for path in self._transcripts()
         }
         registries = {}
         for path in sorted((self.run.claude_home / "sessions").glob("*.json")):
             try:
-                registries[self._relative(path)] = json.loads(self._sanitise(path.read_text()))
+                registries[self._relative(path)] = json.loads(self.sanitise(path.read_text()))
             except (OSError, ValueError):
                 continue  # being rewritten; the next mark has it
-        self.marks.append(
-            {
-                "label": label,
-                "time": time.time(),
-                "lines": lines,
-                "registries": registries,
-                "processes": self._processes(),
-                "expect": {
-                    "session": sid,
-                    "state": state,
-                    "waiting_for": waiting_for,
-                    "detail": None if detail is None else self._sanitise(detail),
-                },
-                **({"gap": gap} if gap else {}),
-            }
-        )
+        return {
+            "time": time.time(),
+            "lines": lines,
+            "registries": registries,
+            "processes": self.processes(PROCESS_NAMES),
+        }
 
     def save(self) -> None:
         if not RECORDING:
             return
-        run = self.run
-        target = RECORDED / f"claude-{run.version.version}" / run.scenario
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir(parents=True)
+        target = self.fresh_target()
         for path in self._transcripts():
-            out = target / self._relative(path)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(
-                "".join(self._sanitise_line(line) for line in path.read_text().splitlines(True))
-            )
-        document = {
-            "agent": "claude",
-            "version": run.version.version,
-            "scenario": run.scenario,
-            "project": PROJECT_PLACEHOLDER,
-            "marks": self.marks,
-            "live_events": [
+            self.copy_lines(path, target / self._relative(path))
+        self.write_scenario(
+            target,
+            [
                 [s.event["session_id"], s.event["state"], s.event["waiting_for"], s.event["detail"]]
-                for s in run.watch.events()
+                for s in self.run.watching.events()
             ],
-        }
-        (target / "scenario.json").write_text(
-            self._sanitise(json.dumps(document, indent=1, ensure_ascii=False)) + "\n"
         )
-
-    # -- helpers ---------------------------------------------------------------------------
 
     def _transcripts(self) -> list[Path]:
         return sorted((self.run.claude_home / "projects").glob("**/*.jsonl"))
 
     def _relative(self, path: Path) -> str:
-        return self._sanitise(path.relative_to(self.run.claude_home).as_posix())
+        return self.sanitise(path.relative_to(self.run.claude_home).as_posix())
 
-    def _processes(self) -> list[dict[str, Any]]:
-        """The agent's processes as the engine would see them (not the tools it runs)."""
-        marker = str(self.run.rig.home)
-        found = []
-        for proc in psutil.process_iter(["pid", "ppid", "name", "cmdline", "create_time"]):
-            info = proc.info
-            cmdline = info["cmdline"] or []
-            if proc.pid == os.getpid() or not re.match(r"^(claude|node)", info["name"] or ""):
-                continue
-            try:
-                environ = proc.environ()
-                cwd = proc.cwd()
-            except psutil.Error:
-                continue
-            if environ.get("HOME") != marker:
-                continue
-            found.append(
-                {
-                    "pid": proc.pid,
-                    "ppid": info["ppid"],
-                    "create_time": info["create_time"],
-                    "name": info["name"],
-                    "cmdline": [self._sanitise(a) for a in cmdline],
-                    "cwd": self._sanitise(cwd),
-                }
-            )
-        return found
-
-    def _sanitise(self, text: str) -> str:
+    def replacements(self) -> list[tuple[str, str]]:
         rig = self.run.rig
-        for real, placeholder in (
-            (str(rig.project), PROJECT_PLACEHOLDER),
+        project, *rest = super().replacements()
+        return [
+            project,
             (_project_folder(rig.project), _project_folder(Path(PROJECT_PLACEHOLDER))),
-            (str(rig.home), HOME_PLACEHOLDER),
-            (str(rig.root), RIG_PLACEHOLDER),
-            (str(cache_dir()), CACHE_PLACEHOLDER),
-            (rig.server.url, SERVER_PLACEHOLDER),
+            *rest,
             (rig.server.url.split("//", 1)[1], SERVER_PLACEHOLDER.split("//", 1)[1]),
             (API_KEY, "sk-ant-REDACTED"),
-        ):
-            text = text.replace(real, placeholder)
-        return text
+        ]
 
-    def _sanitise_line(self, line: str) -> str:
-        end = "\n" if line.endswith("\n") else ""
-        try:
-            value = json.loads(line)
-        except ValueError:
-            return self._sanitise(line)
-        compact = json.dumps(cut_line(value), ensure_ascii=False, separators=(",", ":"))
-        return self._sanitise(compact) + end
+    def line_json(self, value: Any) -> str:
+        return json.dumps(cut_line(value), ensure_ascii=False, separators=(",", ":"))
 
 
 def _project_folder(project: Path) -> str:
@@ -445,9 +325,9 @@ def cut_line(line: Any) -> Any:
     their start and say what was cut. Lines that are not the conversation (attachments, the
     2.1.3xx ``api-request*`` snapshots) keep only short strings."""
     if not isinstance(line, dict) or line.get("type") in ("user", "assistant", "system"):
-        return _cut_long_strings(line, LONG_TEXT)
+        return cut_long_strings(line, LONG_TEXT)
     if len(json.dumps(line)) <= BULKY_LINE:
-        return _cut_long_strings(line, SHORT_TEXT)
+        return cut_long_strings(line, SHORT_TEXT)
     # A snapshot of the whole request (2.1.3xx): keep its scalars and the attachment's type.
     kept: dict[str, Any] = {}
     for key, value in line.items():
@@ -456,16 +336,5 @@ def cut_line(line: Any) -> Any:
         elif isinstance(value, dict | list):
             kept[key] = "[cut by the recorder]"
         else:
-            kept[key] = _cut_long_strings(value, SHORT_TEXT)
+            kept[key] = cut_long_strings(value, SHORT_TEXT)
     return kept
-
-
-def _cut_long_strings(value: Any, limit: int) -> Any:
-    if isinstance(value, str) and len(value) > limit:
-        keep = min(300, limit)
-        return f"{value[:keep]}[... {len(value) - keep} characters cut by the recorder]"
-    if isinstance(value, dict):
-        return {k: _cut_long_strings(v, limit) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_cut_long_strings(v, limit) for v in value]
-    return value

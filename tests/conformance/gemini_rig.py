@@ -33,28 +33,14 @@ Gemini CLI reads as running.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
-from agent_terminal import PASTE_PAUSE, AgentTerminal
-from cli_install import Cli, cache_dir, ensure_installed
-from watch_events import Seen, WatchEvents
-
-REPO = Path(__file__).resolve().parents[2]
-RECORDED = REPO / "tests" / "data" / "recorded"
-RECORDING = os.environ.get("AGENTBAR_RECORD") == "1"
-
-PROJECT_PLACEHOLDER = "/home/user/project"
-HOME_PLACEHOLDER = "/home/user"
-RIG_PLACEHOLDER = "/home/user/rig"
-CACHE_PLACEHOLDER = "/opt/agentbar-conformance"
-LONG_TEXT = 1500
+from agent_terminal import PASTE_PAUSE
+from rig_base import RECORDING, AgentRun, PinnedVersion, RunRecorder
 
 MODEL = "gemini-2.5-flash"
 READY = "Type your message"  # the input box's placeholder: the TUI takes input
@@ -67,18 +53,13 @@ GAP_QUESTION_TOOL = "question tool"  # the same for ask_user's question
 
 
 @dataclass(frozen=True)
-class GeminiVersion:
+class GeminiVersion(PinnedVersion):
+    AGENT = "gemini"
+    PACKAGE = "@google/gemini-cli"
+
     version: str
     legacy_json: bool  # one JSON document per chat, rewritten whole
     gaps: frozenset[str] = field(default_factory=frozenset)
-
-    @property
-    def cli(self) -> Cli:
-        return Cli("gemini", "@google/gemini-cli", self.version)
-
-    @property
-    def label(self) -> str:
-        return self.cli.label
 
 
 _GAPS = frozenset({GAP_APPROVAL, GAP_QUESTION_TOOL})
@@ -112,22 +93,18 @@ def gemini_env(env: dict[str, str], server_url: str) -> None:
     env["GOOGLE_GEMINI_BASE_URL"] = server_url
 
 
-class GeminiRun:
+class GeminiRun(AgentRun):
     """One scenario: the rig, the watch, Gemini CLI TUIs in the project folder, the recorder."""
 
+    version: GeminiVersion
+
     def __init__(self, rig: Any, version: GeminiVersion, scenario: str) -> None:
-        self.rig = rig
-        self.version = version
-        self.scenario = scenario
-        self.binary = ensure_installed(version.cli)
+        super().__init__(rig, version, scenario)
         gemini_env(rig.env, rig.server.url)
         self.gemini_home.mkdir(parents=True, exist_ok=True)
         (self.gemini_home / "settings.json").write_text(json.dumps(settings(), indent=2) + "\n")
-        self.watch: WatchEvents = rig.start_watch()
-        self.term: AgentTerminal | None = None
+        self.watch = rig.start_watch()
         self.recorder = Recorder(self)
-        self.gaps_seen: list[str] = []
-        self._terminals = 0
 
     @property
     def gemini_home(self) -> Path:
@@ -136,16 +113,14 @@ class GeminiRun:
     # -- the TUI ---------------------------------------------------------------------------
 
     def start(self, *args: str, timeout: float = 90.0) -> float:
-        self._terminals += 1
-        self.term = self.rig.terminal([str(self.binary), *args], name=f"gemini-{self._terminals}")
-        return self.term.wait_for(READY, timeout=timeout)
+        return self.open_terminal(args, READY, timeout)
 
     def submit(self, text: str) -> int:
         """Type a prompt like a person and send it once it shows in the input box; returns the
         watch position before it. A TUI that has just started (a resumed one redraws its
         history) can drop what is typed: then it is typed again."""
         assert self.term is not None
-        mark = self.watch.count()
+        mark = self.watching.count()
         before = self.term.text().count(text)
         for _ in range(3):
             self.term.type(text)
@@ -159,49 +134,9 @@ class GeminiRun:
         return mark
 
     def quit(self) -> float:
-        assert self.term is not None
-        self.term.submit("/quit")
-        status = self.term.wait_exit(timeout=30)
-        assert status is not None, f"gemini did not exit; screen:\n{self.term.text()}"
-        return time.perf_counter()
+        return self.exit_with("/quit")
 
-    # -- what agentbar says ----------------------------------------------------------------
-
-    def wait(
-        self,
-        state: str,
-        *,
-        after: int,
-        waiting_for: str | None = None,
-        timeout: float = 30.0,
-        sid: str | None = None,
-    ) -> Seen:
-        def match(event: dict[str, Any]) -> bool:
-            return (
-                event["agent"] == "gemini"
-                and (sid is None or event["session_id"] == sid)
-                and event["state"] == state
-                and (waiting_for is None or event["waiting_for"] == waiting_for)
-            )
-
-        return self.watch.wait_for(match, timeout, after=after)
-
-    def after(self, seen: Seen) -> int:
-        return self.watch.events().index(seen) + 1
-
-    def latest(self, sid: str) -> dict[str, Any]:
-        events = self.watch.events(sid)
-        assert events, "agentbar reported nothing for the session"
-        return events[-1].event
-
-    def states(self) -> list[tuple[str, str | None, str]]:
-        return [
-            (s.event["state"], s.event["waiting_for"], s.event["detail"])
-            for s in self.watch.events()
-        ]
-
-    def delay(self, record_delay: Any, what: str, screen_at: float, seen: Seen) -> None:
-        record_delay(self.version.label, self.scenario, what, screen_at, seen.at)
+    # -- what it left on disk --------------------------------------------------------------
 
     def chats(self) -> list[Path]:
         found: list[Path] = []
@@ -215,61 +150,37 @@ class GeminiRun:
 # ---------------------------------------------------------------------------------------------
 
 
-class Recorder:
+class Recorder(RunRecorder):
     """With ``AGENTBAR_RECORD=1``: at each ``mark`` note how many lines every JSONL chat had
     (a JSON chat, rewritten whole, is copied as it is), and which Gemini CLI processes ran; at
     ``save`` copy the chats and the project map, sanitised, and write ``scenario.json``."""
 
+    run: GeminiRun
+
     def __init__(self, run: GeminiRun) -> None:
-        self.run = run
-        self.marks: list[dict[str, Any]] = []
+        super().__init__(run)
         self.snapshots: dict[str, str] = {}  # saved name -> sanitised content
 
-    def mark(
-        self,
-        label: str,
-        state: str,
-        *,
-        waiting_for: str | None = None,
-        detail: str | None = None,
-        gap: str | None = None,
-    ) -> None:
-        if not RECORDING:
-            return
+    def on_disk(self) -> dict[str, Any]:
         files: dict[str, Any] = {}
         for path in self.run.chats():
             rel = self._relative(path)
             if path.suffix == ".json":
                 name = f"snapshots/{len(self.marks)}/{rel}"
-                self.snapshots[name] = self._sanitise(_read_document(path))
+                self.snapshots[name] = self.sanitise(_read_document(path))
                 files[rel] = {"snapshot": name}
             else:
                 files[rel] = {"lines": path.read_bytes().count(b"\n")}
-        self.marks.append(
-            {
-                "label": label,
-                "files": files,
-                "processes": self._processes(),
-                "expect": {"state": state, "waiting_for": waiting_for, "detail": detail},
-                **({"gap": gap} if gap else {}),
-            }
-        )
+        return {"files": files, "processes": self.processes(r"^node")}
 
     def save(self) -> None:
         if not RECORDING or not self.marks:  # (a scenario that checks no chat: nothing to keep)
             return
         run = self.run
-        target = RECORDED / f"gemini-{run.version.version}" / run.scenario
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir(parents=True)
+        target = self.fresh_target()
         for path in run.chats():
             if path.suffix == ".jsonl":
-                out = target / self._relative(path)
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_text(
-                    "".join(self._sanitise_line(line) for line in path.read_text().splitlines(True))
-                )
+                self.copy_lines(path, target / self._relative(path))
         for name, content in self.snapshots.items():
             out = target / name
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -281,69 +192,11 @@ class Recorder:
             if extra.exists():
                 out = target / self._relative(extra)
                 out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_text(self._sanitise(extra.read_text()))
-        document = {
-            "agent": "gemini",
-            "version": run.version.version,
-            "scenario": run.scenario,
-            "project": PROJECT_PLACEHOLDER,
-            "marks": self.marks,
-            "live_events": [list(s) for s in run.states()],
-        }
-        (target / "scenario.json").write_text(
-            self._sanitise(json.dumps(document, indent=1, ensure_ascii=False)) + "\n"
-        )
+                out.write_text(self.sanitise(extra.read_text()))
+        self.write_scenario(target, [list(s) for s in run.states()])
 
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.run.gemini_home).as_posix()
-
-    def _processes(self) -> list[dict[str, Any]]:
-        marker = str(self.run.rig.home)
-        watch_pid = self.run.watch.proc.pid
-        found = []
-        for proc in psutil.process_iter(["pid", "ppid", "name", "cmdline", "create_time"]):
-            info = proc.info
-            cmdline = info["cmdline"] or []
-            if proc.pid in (os.getpid(), watch_pid) or not re.match(r"^node", info["name"] or ""):
-                continue
-            try:
-                environ = proc.environ()
-                cwd = proc.cwd()
-            except psutil.Error:
-                continue
-            if environ.get("HOME") != marker:
-                continue
-            found.append(
-                {
-                    "pid": proc.pid,
-                    "ppid": info["ppid"],
-                    "create_time": info["create_time"],
-                    "name": info["name"],
-                    "cmdline": [self._sanitise(a) for a in cmdline],
-                    "cwd": self._sanitise(cwd),
-                }
-            )
-        return found
-
-    def _sanitise(self, text: str) -> str:
-        rig = self.run.rig
-        for real, placeholder in (
-            (str(rig.project), PROJECT_PLACEHOLDER),
-            (str(rig.home), HOME_PLACEHOLDER),
-            (str(rig.root), RIG_PLACEHOLDER),
-            (str(cache_dir()), CACHE_PLACEHOLDER),
-            (rig.server.url, "http://127.0.0.1:9"),
-        ):
-            text = text.replace(real, placeholder)
-        return text
-
-    def _sanitise_line(self, line: str) -> str:
-        end = "\n" if line.endswith("\n") else ""
-        try:
-            value = json.loads(line)
-        except ValueError:
-            return self._sanitise(line)
-        return self._sanitise(json.dumps(_cut_long_strings(value), ensure_ascii=False)) + end
 
 
 def _read_document(path: Path) -> str:
@@ -358,13 +211,3 @@ def _read_document(path: Path) -> str:
         except ValueError:
             time.sleep(0.01)
     raise AssertionError(f"{path} never held a whole JSON document: {text[:200]!r}")
-
-
-def _cut_long_strings(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > LONG_TEXT:
-        return f"{value[:300]}[... {len(value) - 300} characters cut by the recorder]"
-    if isinstance(value, dict):
-        return {k: _cut_long_strings(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_cut_long_strings(v) for v in value]
-    return value

@@ -29,7 +29,6 @@ question tool               ``question``             ``question``
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import time
@@ -37,36 +36,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_terminal import AgentTerminal
-from cli_install import Cli, cache_dir, ensure_installed
 from cli_runner import agentbar
-from watch_events import Seen, WatchEvents
+from rig_base import RECORDING, AgentRun, PinnedVersion, RunRecorder
+from watch_events import WatchEvents
 
-REPO = Path(__file__).resolve().parents[2]
-RECORDED = REPO / "tests" / "data" / "recorded"
-RECORDING = os.environ.get("AGENTBAR_RECORD") == "1"
-
-PROJECT_PLACEHOLDER = "/home/user/project"
-HOME_PLACEHOLDER = "/home/user"
-SERVER_PLACEHOLDER = "http://127.0.0.1:9"
 READY = "ctrl+p commands"  # the footer, on the start screen and in a resumed session
 TYPE_PAUSE = 0.03  # opentui takes typed keys one by one; a burst is taken for a paste
 GAP_APPROVAL = "approval"  # without agentbar's plugin a waiting permission is on no disk
 
 
 @dataclass(frozen=True)
-class OpencodeVersion:
+class OpencodeVersion(PinnedVersion):
+    AGENT = "opencode"
+    PACKAGE = "opencode-ai"
+
     version: str
     database: bool  # sessions in opencode.db (1.2+), else storage/*.json
     gaps: frozenset[str] = field(default_factory=frozenset)
-
-    @property
-    def cli(self) -> Cli:
-        return Cli("opencode", "opencode-ai", self.version)
-
-    @property
-    def label(self) -> str:
-        return self.cli.label
 
 
 VERSIONS = [
@@ -107,21 +93,17 @@ def opencode_env(env: dict[str, str]) -> dict[str, str]:
     }
 
 
-class OpencodeRun:
-    """One scenario: the rig, the watch, opencode TUIs in the project folder, the recorder."""
+class OpencodeRun(AgentRun):
+    """One scenario: the rig, the watch (started by the scenario: after the plugin, if any),
+    opencode TUIs in the project folder, the recorder."""
+
+    version: OpencodeVersion
 
     def __init__(self, rig: Any, version: OpencodeVersion, scenario: str) -> None:
-        self.rig = rig
-        self.version = version
-        self.scenario = scenario
-        self.binary = ensure_installed(version.cli)
+        super().__init__(rig, version, scenario)
         rig.env.update(opencode_env(rig.env))
         write_config(rig.home, rig.server.url)
-        self.watch: WatchEvents | None = None
-        self.term: AgentTerminal | None = None
         self.recorder = Recorder(self)
-        self.gaps_seen: list[str] = []
-        self._terminals = 0
 
     @property
     def data_dir(self) -> Path:
@@ -144,9 +126,7 @@ class OpencodeRun:
     # -- the TUI ---------------------------------------------------------------------------
 
     def start(self, *args: str, timeout: float = 90.0) -> float:
-        self._terminals += 1
-        self.term = self.rig.terminal([str(self.binary), *args], name=f"opencode-{self._terminals}")
-        at = self.term.wait_for(READY, timeout=timeout)
+        at = self.open_terminal(args, READY, timeout)
         time.sleep(0.5)  # the input box takes keys a moment after it is drawn
         return at
 
@@ -158,8 +138,8 @@ class OpencodeRun:
 
     def submit(self, text: str) -> int:
         """Type a prompt like a person and send it; returns the watch position before it."""
-        assert self.term is not None and self.watch is not None
-        mark = self.watch.count()
+        assert self.term is not None
+        mark = self.watching.count()
         self.type(text)
         self.term.wait_for(text)
         time.sleep(0.3)
@@ -172,46 +152,7 @@ class OpencodeRun:
         self.type("/exit")
         time.sleep(0.5)
         self.term.press("enter")
-        status = self.term.wait_exit(timeout=30)
-        assert status is not None, f"opencode did not exit; screen:\n{self.term.text()}"
-        return time.perf_counter()
-
-    # -- what agentbar says ----------------------------------------------------------------
-
-    def wait(
-        self,
-        state: str,
-        *,
-        after: int,
-        waiting_for: str | None = None,
-        timeout: float = 30.0,
-        sid: str | None = None,
-    ) -> Seen:
-        assert self.watch is not None
-
-        def match(event: dict[str, Any]) -> bool:
-            return (
-                event["agent"] == "opencode"
-                and (sid is None or event["session_id"] == sid)
-                and event["state"] == state
-                and (waiting_for is None or event["waiting_for"] == waiting_for)
-            )
-
-        return self.watch.wait_for(match, timeout, after=after)
-
-    def after(self, seen: Seen) -> int:
-        assert self.watch is not None
-        return self.watch.events().index(seen) + 1
-
-    def states(self) -> list[tuple[str, str | None, str]]:
-        assert self.watch is not None
-        return [
-            (s.event["state"], s.event["waiting_for"], s.event["detail"])
-            for s in self.watch.events()
-        ]
-
-    def delay(self, record_delay: Any, what: str, screen_at: float, seen: Seen) -> None:
-        record_delay(self.version.label, self.scenario, what, screen_at, seen.at)
+        return self.gone()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,78 +160,34 @@ class OpencodeRun:
 # ---------------------------------------------------------------------------------------------
 
 
-class Recorder:
+class Recorder(RunRecorder):
     """With ``AGENTBAR_RECORD=1``: at each ``mark`` copy opencode's sessions as they are now
     (the database through SQLite's backup API, read-only; or the storage folder) and the
     plugin's event lines, sanitised, into ``<NN>/``, with the state agentbar reported there in
     ``scenario.json``."""
 
-    def __init__(self, run: OpencodeRun) -> None:
-        self.run = run
-        self.marks: list[dict[str, Any]] = []
+    run: OpencodeRun
 
-    def target(self) -> Path:
-        return RECORDED / f"opencode-{self.run.version.version}" / self.run.scenario
-
-    def mark(
-        self,
-        label: str,
-        state: str,
-        *,
-        waiting_for: str | None = None,
-        detail: str | None = None,
-        gap: str | None = None,
-    ) -> None:
-        if not RECORDING:
-            return
+    def on_disk(self) -> dict[str, Any]:
         if not self.marks and self.target().exists():
             shutil.rmtree(self.target())
         name = f"{len(self.marks) + 1:02d}"
         out = self.target() / name
         out.mkdir(parents=True)
         if self.run.version.database:
-            copy_database(self.run.database, out / "opencode.db", self._sanitise)
+            copy_database(self.run.database, out / "opencode.db", self.sanitise)
         else:
-            copy_storage(self.run.data_dir / "storage", out / "storage", self._sanitise)
+            copy_storage(self.run.data_dir / "storage", out / "storage", self.sanitise)
         for path in sorted((self.run.rig.data / "events" / "opencode").glob("*.jsonl")):
             events = out / "events" / path.name
             events.parent.mkdir(parents=True, exist_ok=True)
-            events.write_text(self._sanitise(path.read_text()))
-        self.marks.append(
-            {
-                "label": label,
-                "folder": name,
-                "expect": {"state": state, "waiting_for": waiting_for, "detail": detail},
-                **({"gap": gap} if gap else {}),
-            }
-        )
+            events.write_text(self.sanitise(path.read_text()))
+        return {"folder": name}
 
     def save(self) -> None:
         if not RECORDING or not self.marks:
             return
-        document = {
-            "agent": "opencode",
-            "version": self.run.version.version,
-            "scenario": self.run.scenario,
-            "project": PROJECT_PLACEHOLDER,
-            "marks": self.marks,
-            "live_events": [list(s) for s in self.run.states()],
-        }
-        (self.target() / "scenario.json").write_text(
-            self._sanitise(json.dumps(document, indent=1, ensure_ascii=False)) + "\n"
-        )
-
-    def _sanitise(self, text: str) -> str:
-        rig = self.run.rig
-        for real, placeholder in (
-            (str(rig.project), PROJECT_PLACEHOLDER),
-            (str(rig.home), HOME_PLACEHOLDER),
-            (str(rig.root), HOME_PLACEHOLDER + "/rig"),
-            (str(cache_dir()), "/opt/agentbar-conformance"),
-            (rig.server.url, SERVER_PLACEHOLDER),
-        ):
-            text = text.replace(real, placeholder)
-        return text
+        self.write_scenario(self.target(), [list(s) for s in self.run.states()])
 
 
 def copy_database(source: Path, target: Path, sanitise: Any) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import rig_base
 from claude_rig import (
     APPROVAL_PROMPT,
     GAP_APPROVAL,
@@ -24,6 +25,7 @@ from claude_rig import (
 )
 from cli_runner import agentbar
 from model_server import Reply, thinking
+from rig_base import expect_gap, recorded, scenario_of
 from watch_events import Seen
 
 if TYPE_CHECKING:
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.conformance
 
-GAP_WAIT = 5.0  # agentbar reports a change within milliseconds; this long means never
 # 1.0.x and 2.0.x mark a turn's end only by stop_reason on its last line, and sometimes write
 # that line before the stream's stop_reason has arrived: then "done" comes from 15 s of quiet.
 DONE_TIMEOUT = 45.0
@@ -46,33 +47,11 @@ def version(request: pytest.FixtureRequest) -> ClaudeVersion:
 
 @pytest.fixture
 def claude(rig: Rig, version: ClaudeVersion, request: pytest.FixtureRequest) -> Iterator[ClaudeRun]:
-    scenario = request.node.originalname.removeprefix("test_")
-    run = ClaudeRun(rig, version, scenario)
-    yield run
-    # Only a run whose checks all held is worth keeping as a fixture.
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and (report.passed or hasattr(report, "wasxfail")):
-        run.recorder.save()
-
-
-gaps_seen: dict[str, list[str]] = {}
-
-
-def expect_gap(run: ClaudeRun, gap: str, state: str, *, after: int, sid: str) -> None:
-    """This version gives agentbar nothing to see ``state`` by: check it does not claim it."""
-    with pytest.raises(AssertionError, match="no matching watch event"):
-        run.wait(state, after=after, sid=sid, timeout=GAP_WAIT)
-    gaps_seen.setdefault(run.rig.root.name, []).append(gap)
+    yield from recorded(ClaudeRun(rig, version, scenario_of(request)), request)
 
 
 def end_of_gaps(run: ClaudeRun) -> None:
-    seen = gaps_seen.pop(run.rig.root.name, [])
-    if seen:
-        pytest.xfail(
-            f"claude {run.version.version} writes nothing agentbar could see this by: "
-            + ", ".join(seen)
-            + " without hooks (test_hooks_cli.py: with them it does)"
-        )
+    rig_base.end_of_gaps(run, note=" without hooks (test_hooks_cli.py: with them it does)")
 
 
 def sequence(run: ClaudeRun, sid: str, after: int, until: Seen) -> list[str]:

@@ -17,13 +17,13 @@ import pytest
 from cli_runner import agentbar
 from codex_rig import GAP_APPROVAL, GAP_ERROR, VERSIONS, CodexRun, CodexVersion
 from model_server import Reply, thinking
+from rig_base import end_of_gaps, expect_gap, recorded, scenario_of
 
 if TYPE_CHECKING:
     from conftest import Rig
 
 pytestmark = pytest.mark.conformance
 
-GAP_WAIT = 5.0  # agentbar reports a change within milliseconds; this long means never
 APPROVAL_PROMPT = "Would you like to run the following command?"
 INTERRUPTED = "Conversation interrupted"
 
@@ -35,28 +35,7 @@ def version(request: pytest.FixtureRequest) -> CodexVersion:
 
 @pytest.fixture
 def codex(rig: Rig, version: CodexVersion, request: pytest.FixtureRequest) -> Iterator[CodexRun]:
-    scenario = request.node.originalname.removeprefix("test_")
-    run = CodexRun(rig, version, scenario)
-    yield run
-    # Only a run whose checks all held is worth keeping as a fixture.
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and (report.passed or hasattr(report, "wasxfail")):
-        run.recorder.save()
-
-
-def expect_gap(run: CodexRun, gap: str, state: str, *, after: int, sid: str) -> None:
-    """This version gives agentbar nothing to see ``state`` by: check it does not claim it."""
-    with pytest.raises(AssertionError, match="no matching watch event"):
-        run.wait(state, after=after, sid=sid, timeout=GAP_WAIT)
-    run.gaps_seen.append(gap)
-
-
-def end_of_gaps(run: CodexRun) -> None:
-    if run.gaps_seen:
-        pytest.xfail(
-            f"codex {run.version.version} writes nothing agentbar could see this by: "
-            + ", ".join(run.gaps_seen)
-        )
+    yield from recorded(CodexRun(rig, version, scenario_of(request)), request)
 
 
 # -- 1. a plain question and answer ------------------------------------------------------------

@@ -29,13 +29,12 @@ from gemini_rig import (
     GeminiVersion,
 )
 from model_server import Reply, thinking
+from rig_base import end_of_gaps, expect_gap, recorded, scenario_of
 
 if TYPE_CHECKING:
     from conftest import Rig
 
 pytestmark = pytest.mark.conformance
-
-GAP_WAIT = 5.0  # agentbar reports a change within milliseconds; this long means never
 
 
 @pytest.fixture(params=VERSIONS, ids=lambda v: v.version)
@@ -45,27 +44,7 @@ def version(request: pytest.FixtureRequest) -> GeminiVersion:
 
 @pytest.fixture
 def gemini(rig: Rig, version: GeminiVersion, request: pytest.FixtureRequest) -> Iterator[GeminiRun]:
-    scenario = request.node.originalname.removeprefix("test_")
-    run = GeminiRun(rig, version, scenario)
-    yield run
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and (report.passed or hasattr(report, "wasxfail")):
-        run.recorder.save()
-
-
-def expect_gap(run: GeminiRun, gap: str, state: str, *, after: int, sid: str) -> None:
-    """This version gives agentbar nothing to see ``state`` by: check it does not claim it."""
-    with pytest.raises(AssertionError, match="no matching watch event"):
-        run.wait(state, after=after, sid=sid, timeout=GAP_WAIT)
-    run.gaps_seen.append(gap)
-
-
-def end_of_gaps(run: GeminiRun) -> None:
-    if run.gaps_seen:
-        pytest.xfail(
-            f"gemini {run.version.version} writes nothing agentbar could see this by: "
-            + ", ".join(run.gaps_seen)
-        )
+    yield from recorded(GeminiRun(rig, version, scenario_of(request)), request)
 
 
 def first_turn(gemini: GeminiRun, prompt: str) -> tuple[str, int]:

@@ -21,13 +21,13 @@ import pytest
 from cli_runner import agentbar
 from model_server import Reply, thinking
 from opencode_rig import GAP_APPROVAL, VERSIONS, OpencodeRun, OpencodeVersion
+from rig_base import expect_gap, recorded, scenario_of
 
 if TYPE_CHECKING:
     from conftest import Rig
 
 pytestmark = pytest.mark.conformance
 
-GAP_WAIT = 5.0  # agentbar reports a change within milliseconds; this long means never
 PERMISSION = "Permission required"
 BASH = Reply.tool("bash", {"command": "touch made.txt", "description": "Create made.txt"})
 QUESTION = Reply.tool(
@@ -56,15 +56,11 @@ def version(request: pytest.FixtureRequest) -> OpencodeVersion:
 def opencode(
     rig: Rig, version: OpencodeVersion, request: pytest.FixtureRequest
 ) -> Iterator[OpencodeRun]:
-    scenario = request.node.originalname.removeprefix("test_")
+    scenario = scenario_of(request)
     spec = getattr(request.node, "callspec", None)
     if spec is not None and "plugin" in spec.params:
         scenario += "-plugin" if spec.params["plugin"] else "-no-plugin"
-    run = OpencodeRun(rig, version, scenario)
-    yield run
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and (report.passed or hasattr(report, "wasxfail")):
-        run.recorder.save()
+    yield from recorded(OpencodeRun(rig, version, scenario), request)
 
 
 def session_of(run: OpencodeRun, mark: int) -> tuple[str, int]:
@@ -108,9 +104,7 @@ def approval_turn(opencode: OpencodeRun, record_delay: Any, *, plugin: bool) -> 
     screen = opencode.term.wait_for(PERMISSION)
     assert "touch made.txt" in opencode.term.text()
     if not plugin:
-        with pytest.raises(AssertionError, match="no matching watch event"):
-            opencode.wait("input_required", after=mark, sid=sid, timeout=GAP_WAIT)
-        opencode.gaps_seen.append(GAP_APPROVAL)
+        expect_gap(opencode, GAP_APPROVAL, "input_required", after=mark, sid=sid)
         opencode.recorder.mark("permission on screen", "running", gap=GAP_APPROVAL)
         return sid, opencode.watch.count()
     asked = opencode.wait("input_required", after=mark, waiting_for="approval", sid=sid)

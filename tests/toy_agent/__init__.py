@@ -16,7 +16,7 @@ from pathlib import Path
 from agentbar.core.agents.base import AgentKit
 from agentbar.core.state.fusion import AgentTraits
 from toy_agent.files import AGENT, ToySource
-from toy_agent.hooks import HOOKS
+from toy_agent.hooks import HOOKS, POLL
 from toy_agent.replay import REPLAY
 
 HOME_ENV = "TOY_AGENT_HOME"
@@ -38,7 +38,8 @@ KIT = AgentKit(
     display_name="Toy Agent",
     homes=homes,
     sources=sources,
-    traits=AgentTraits(quiet_done_after=None),  # every turn ends with a "done" line
+    # Every turn ends with a "done" line; an ``ask`` for its poll tool is a question.
+    traits=AgentTraits(quiet_done_after=None, question_tools=frozenset({POLL})),
     replay=REPLAY,
     hooks=HOOKS,
     process_names=("python",),  # the tests' Python, started with --toy-agent

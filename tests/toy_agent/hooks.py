@@ -2,8 +2,9 @@
 
 The toy reads ``{"hooks": {"<event>": ["<shell command>", ...]}}`` and runs each command for its
 event (its own names: ``prompt``, ``ask``, ``ran``, ``done``) with the event's JSON on stdin,
-``TOY_PID`` and ``TOY_SESSION`` set; it wants ``ok`` on stdout from a ``done`` hook. Those needs,
-and the translation of its events into the names agentbar's state machine reads
+``TOY_PID`` and ``TOY_SESSION`` set; it wants ``ok`` on stdout from a ``done`` hook. Its
+question tool is ``poll`` (``POLL``): the kit's traits say so, and nothing else in agentbar.
+Those needs, and the translation of its events into the names agentbar's state machine reads
 (``hook_payload.py``), reach agentbar's hook program on the command line (``CALLER``): the hook
 program itself has never heard of the toy.
 """
@@ -22,6 +23,7 @@ from agentbar.core.hooks.target import AgentStatus, Target, command_notes
 from toy_agent.files import AGENT
 
 EVENTS = ("prompt", "ask", "ran", "done")
+POLL = "poll"  # its question tool: an ``ask`` for it waits for the person's answer, not a yes
 PID_ENV = "TOY_PID"
 SESSION_ENV = "TOY_SESSION"
 STOP_REPLY = "ok"

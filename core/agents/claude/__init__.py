@@ -14,10 +14,11 @@ from .hooks import HOOKS
 from .launch import LAUNCH
 from .replay import REPLAY
 from .tools import TOOLS
+from .transcript import QUESTION_TOOL
 
 # A transcript may carry no end-of-turn marker (Claude 2.0.x): 15 s of quiet after answer text
 # ends the turn.
-TRAITS = AgentTraits(quiet_done_after=15.0)
+TRAITS = AgentTraits(quiet_done_after=15.0, question_tools=frozenset({QUESTION_TOOL}))
 
 
 def homes(env: Mapping[str, str]) -> tuple[Path, ...]:

@@ -378,6 +378,8 @@ _TITLE_FIELDS: dict[str, tuple[str, int]] = {
     "ai-title": ("aiTitle", TITLE_RANK_AGENT),
     "summary": ("summary", TITLE_RANK_SUMMARY),
 }
+# The tool that asks the person (the hook state machine reads it through the kit's traits).
+QUESTION_TOOL = "AskUserQuestion"
 _TS_RE = re.compile(rb'"timestamp":"([^"]{10,40})"')
 _TOOL_USE_ID_RE = re.compile(rb'"tool_use_id":"([^"]{1,200})"')
 
@@ -387,7 +389,7 @@ def _tool_call(block: dict[str, Any], ts: float | None, agent_id: str | None) ->
     raw_input = block.get("input")
     args: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
     asks = Asks.NOTHING
-    if name == "AskUserQuestion":
+    if name == QUESTION_TOOL:
         asks = Asks.QUESTION
     elif name == "ExitPlanMode":
         asks = Asks.APPROVAL
@@ -403,7 +405,7 @@ def _tool_call(block: dict[str, Any], ts: float | None, agent_id: str | None) ->
 
 def tool_summary(name: str, args: Mapping[str, Any]) -> str:
     """One readable line for a Claude tool call: the command, the file, the question."""
-    if name == "AskUserQuestion":
+    if name == QUESTION_TOOL:
         questions = args.get("questions")
         if isinstance(questions, list) and questions and isinstance(questions[0], dict):
             return one_line(label(questions[0].get("question", ""), 4000))

@@ -13,11 +13,14 @@ from .files import AGENT, CodexSource, default_codex_home
 from .hooks import HOOKS
 from .launch import LAUNCH
 from .replay import REPLAY
+from .rollout import QUESTION_TOOL
 from .tools import TOOLS
 
 # Every turn ends with a marker. A rollout with no turn yet is usually one being created for
 # the turn about to start (0.99+ creates it at the first prompt, line by line).
-TRAITS = AgentTraits(quiet_done_after=None, new_file_settles=True)
+TRAITS = AgentTraits(
+    quiet_done_after=None, new_file_settles=True, question_tools=frozenset({QUESTION_TOOL})
+)
 
 
 def homes(env: Mapping[str, str]) -> tuple[Path, ...]:

@@ -131,6 +131,8 @@ def _kind(value: object) -> str:
 # Tool calls and their results
 # --------------------------------------------------------------------------------------------
 
+# The tool that asks the person (the hook state machine reads it through the kit's traits).
+QUESTION_TOOL = "request_user_input"
 _EXEC_TOOLS = frozenset({"exec_command", "shell", "local_shell", "container.exec", "shell_command"})
 _SHELLS = frozenset({"bash", "sh", "zsh"})
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
@@ -196,7 +198,7 @@ def _tool_summary(name: str, args: _Json | None, raw: str, *, freeform: bool) ->
         return one_line(f"{name} {raw}" if freeform else raw) or name
     if name in _EXEC_TOOLS and (command := _exec_command(args)):
         return one_line(command)
-    if name == "request_user_input":
+    if name == QUESTION_TOOL:
         question = _first_question(args)
         if question:
             return one_line(question)
@@ -764,7 +766,7 @@ class CodexRolloutParser:
         return [ToolCall(call_id=call_id, name=name, summary=summary, asks=self._asks(name, args))]
 
     def _asks(self, name: str, args: _Json | None) -> Asks:
-        if name == "request_user_input":
+        if name == QUESTION_TOOL:
             # Codex refuses it at once outside Plan mode ("request_user_input is unavailable in
             # Default mode"), unless the default_mode_request_user_input feature is on.
             mode = self._s.collaboration_mode

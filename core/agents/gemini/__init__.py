@@ -9,6 +9,7 @@ from pathlib import Path
 from ...sources.base import JS_RUNTIMES
 from ...state.fusion import AgentTraits
 from ..base import AgentKit
+from .chat import QUESTION_TOOLS
 from .files import AGENT, GeminiSource, default_gemini_home
 from .hooks import HOOKS
 from .launch import LAUNCH
@@ -17,7 +18,7 @@ from .tools import TOOLS
 
 # A turn has no end marker in the chat: an answer with no tool calls is taken as the turn's
 # last word at once (``chat.py``), so there is nothing to wait quietly for.
-TRAITS = AgentTraits(quiet_done_after=None)
+TRAITS = AgentTraits(quiet_done_after=None, question_tools=QUESTION_TOOLS)
 
 
 def homes(env: Mapping[str, str]) -> tuple[Path, ...]:

@@ -6,6 +6,7 @@ import { h, clear } from './dom.js';
 import {
   ago, epoch, sessionHref, sessionKey, shortPath, stateLabel, number, plural, readingText,
 } from './format.js';
+import { ProblemsLine } from './problems.js';
 
 const RECENT_MS = 24 * 3600 * 1000;
 
@@ -41,7 +42,7 @@ export class BoardView {
     this.root = root;
     this.sections = h('div', { class: 'board-sections' });
     this.empty = h('p', { class: 'empty', hidden: true },
-      'No agent sessions yet. Start Claude Code or Codex and they appear here.');
+      'No agent sessions yet. Start one of the agents agentbar knows and its sessions appear here.');
     this.toggle = h('button', {
       type: 'button', class: 'link-button', onclick: () => this.toggleAll(),
     });
@@ -52,11 +53,13 @@ export class BoardView {
     this.reading = h('p', { class: 'board-progress', role: 'status', hidden: true },
       this.readingBar, this.readingText);
     this.tasks = new TasksPanel(app);
+    this.problems = new ProblemsLine(app);
     root.append(
       h('header', { class: 'view-header' },
         h('h1', null, 'Sessions'),
         this.summary,
         this.toggle),
+      this.problems.el,
       this.reading,
       this.tasks.el,
       this.empty,
@@ -70,6 +73,7 @@ export class BoardView {
 
   destroy() {
     this.unsubscribe();
+    this.problems.destroy();
     this.tasks.destroy();
     window.clearInterval(this.timer);
   }
