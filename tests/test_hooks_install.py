@@ -23,6 +23,7 @@ import pytest
 
 from agentbar.core.agents.claude import settings as claude_settings
 from agentbar.core.agents.claude.events import CALLER as CLAUDE_CALLER
+from agentbar.core.agents.claude.events import HOLD_CALLER as CLAUDE_HOLD_CALLER
 from agentbar.core.agents.claude.events import claude_events
 from agentbar.core.agents.claude.launch import launch_args as claude_launch_args
 from agentbar.core.agents.claude.launch import launch_settings as claude_launch_settings
@@ -599,6 +600,7 @@ def test_status_calls_an_earlier_versions_hook_command_outdated_and_install_upda
         agent: (DATA / agent / f"missing_file.after.{ext(agent)}")
         .read_text()
         .replace(COMMAND.shell(caller), COMMAND.shell(Agent(agent)))
+        .replace(COMMAND.shell(CLAUDE_HOLD_CALLER), COMMAND.shell(Agent(agent)))
         .replace(", ".join(f'"{a}"' for a in caller.args()[2:]) + ", ", "")
         for agent, caller in (("claude", CLAUDE_CALLER), ("codex", CODEX_CALLER))
     }

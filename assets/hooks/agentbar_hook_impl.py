@@ -24,10 +24,11 @@ made by the agent's kit) or nothing. It reads ``<data dir>/server.json`` (this u
 readable by them alone) for the port and token, connects to 127.0.0.1 and POSTs ``{agent,
 event, pid, payload}`` to ``/api/hook/requests``; agentbar holds the response until the person
 answers, or until the request is withdrawn (the person answered in the terminal; an empty
-answer). No ``server.json``, a refused or reset connection (agentbar not running, or killed
-while we wait), an answer that is not a whole ``200``, a timeout: nothing is printed, so the
-agent asks in its terminal as it always did. Without ``server.json`` this costs one failed
-``open``.
+answer). A task agentbar launched itself (``AGENTBAR_TASK_ID`` set) holds nothing: its prompts
+are answered on its own screen (the terminal route). No ``server.json``, a refused or reset
+connection (agentbar not running, or killed while we wait), an answer that is not a whole
+``200``, a timeout: nothing is printed, so the agent asks in its terminal as it always did.
+Without ``server.json`` this costs one failed ``open``.
 
 Standard library only, and only its cheapest parts, because the agent waits for every run:
 ``_json`` rather than ``json`` (which imports ``re`` and doubled the start-up time), the
@@ -71,6 +72,7 @@ HOLD_SECONDS_MAX = 86400
 CONNECT_SECONDS = 1.0  # loopback: a live server accepts at once, a dead port refuses at once
 SERVER_FILE_MAX = 4096
 HOLD_PATH = "/api/hook/requests"
+TASK_ENV = "AGENTBAR_TASK_ID"  # set in the agents agentbar launches (core/launch/commands.py)
 SEND_MAX = 60 * 1024  # the server takes bodies up to 64 KiB: longer strings are cut to fit
 CUT_STRINGS_AT = (4096, 512, 64)  # tried in turn until the payload fits
 NEST_MAX = 32
@@ -432,6 +434,8 @@ def _agent_pid(pid_env: str) -> int | None:
 def _held_answer(args: _Args, event: str, raw: bytes | str, pid: object) -> str:
     """What the running agentbar answers for this event ("" for no decision, whatever went
     wrong: no agentbar, no answer in time, a broken connection)."""
+    if _env(TASK_ENV):
+        return ""  # a task agentbar launched: its prompt is answered on its own screen
     server = _server_info(args.data_dir)
     if server is None:
         return ""

@@ -14,7 +14,7 @@ from ...hooks.spec import HookCommand
 from ...hooks.target import AgentStatus, Target, command_notes
 from ..base import HookEdit, HookRemoval
 from . import settings
-from .events import CALLER, claude_events
+from .events import CALLER, claude_events, commands, handlers
 
 DISABLED_NOTE = (
     "disableAllHooks is true in this file: Claude Code runs no hooks at all, agentbar's "
@@ -35,7 +35,7 @@ class ClaudeHooks:
         data, style = settings.load(text, where)
         events = claude_events(version)
         notes = [DISABLED_NOTE] if settings.status(data).all_disabled else []
-        after, created = json_settings.added(data, style, command.handler(CALLER), events)
+        after, created = json_settings.added(data, style, handlers(command), events)
         return HookEdit(after, created, len(events), notes)
 
     def remove(self, text: str, where: str, record: Record | None) -> HookRemoval:
@@ -55,7 +55,7 @@ class ClaudeHooks:
         if missing:
             summary = f"partly installed ({len(found.events)} events; missing {', '.join(missing)})"
         status = AgentStatus(target.agent, target, True, summary)
-        status.notes += command_notes(found.commands, command.shell(CALLER))
+        status.notes += command_notes(found.commands, command.shell(CALLER), commands(command))
         if found.all_disabled:
             status.notes.append("disableAllHooks is true: Claude Code runs no hooks at all")
         return status
