@@ -207,6 +207,10 @@ def test_answered_in_the_terminal_first(decided_claude: ClaudeRun, rig: Rig) -> 
         assert time.monotonic() - pressed < WITHDRAW_SECONDS + 1, "the hook is still running"
         time.sleep(0.02)
     run.term.wait_for("Typed ok.")
+    # Logged: which request, and why (seen on both versions: the engine saw the session move
+    # on before Claude ended its hook).
+    said = (rig.data / "agentbar.log").read_text()
+    assert f"request {request['request_id']} withdrawn: " in said, said
     assert (rig.project / "typed.txt").exists()
     status, body = serve.api("POST", f"/api/decisions/{request['request_id']}", {"verdict": "deny"})
     assert status == 409, body  # stale: never lands on anything else
