@@ -49,6 +49,7 @@ from agentbar.core.model import (
     WaitingFor,
 )
 from agentbar.core.records import Usage
+from agentbar.core.server.gate import Limits
 from agentbar.core.server.hook_routes import GONE
 from agentbar.core.server.runner import write_server_file
 
@@ -267,29 +268,41 @@ def test_a_launched_task_holds_nothing(running: Running, book: DecisionBook) -> 
     assert not book.pending()
 
 
-def test_twenty_held_hooks_leave_the_api_answering(running: Running, book: DecisionBook) -> None:
-    data = running.home.settings.data_dir
-    hooks = [
-        start_hook(data, permission_request(session_id=f"{SID[:-2]}{n:02d}")) for n in range(20)
-    ]
-    try:
-        held(book, 20)
+def test_twenty_held_hooks_outlive_the_timeouts_and_leave_the_api_answering(
+    home: Home, book: DecisionBook
+) -> None:
+    """Held requests are busy connections: the gate's header, body and idle timeouts (made
+    short here) never cut them, and the window's and the CLI's requests still get through."""
+    limits = Limits(header_seconds=0.5, idle_seconds=0.5, body_seconds=0.5)
+    with serving(home, decisions=book, limits=limits) as running:
+        data = home.settings.data_dir
+        data.mkdir(parents=True, exist_ok=True)
+        write_server_file(home.settings.server_path, running.server.info())
+        hooks = [
+            start_hook(data, permission_request(session_id=f"{SID[:-2]}{n:02d}")) for n in range(20)
+        ]
+        try:
+            held(book, 20)
+            time.sleep(2.0)  # four times every timeout; the janitor ran meanwhile
 
-        async def health() -> int:
-            async with (
-                aiohttp.ClientSession(headers=running.auth()) as client,
-                client.get(f"{running.origin}/api/health") as response,
-            ):
-                return response.status
+            async def health() -> int:
+                async with (
+                    aiohttp.ClientSession(headers=running.auth()) as client,
+                    client.get(f"{running.origin}/api/health") as response,
+                ):
+                    return response.status
 
-        assert asyncio.run(health()) == 200
-        time.sleep(running.server.gate.limits.idle_seconds / 10)  # the janitor ran meanwhile
-        assert len(book.pending()) == 20
-    finally:
-        for request in book.pending():
-            book.withdraw(request.request_id, "test over")
-        for hook in hooks:
-            assert finish(hook)[:2] == (0, b"")
+            assert asyncio.run(health()) == 200
+            assert len(book.pending()) == 20
+            assert all(hook.poll() is None for hook in hooks)
+            (first, *_) = book.pending()
+            assert answer(running, first.request_id, {"verdict": "allow"})[0] == 200
+        finally:
+            for request in book.pending():
+                book.withdraw(request.request_id, "test over")
+            outputs = [finish(hook)[1] for hook in hooks]
+    assert sum(b'"behavior":"allow"' in out for out in outputs) == 1
+    assert outputs.count(b"") == 19
 
 
 def test_stopping_the_server_releases_held_hooks_at_once(home: Home, book: DecisionBook) -> None:

@@ -216,6 +216,29 @@ def test_answered_in_the_terminal_first(decided_claude: ClaudeRun, rig: Rig) -> 
     assert status == 409, body  # stale: never lands on anything else
 
 
+def test_denied_in_the_terminal_first(decided_claude: ClaudeRun, rig: Rig) -> None:
+    """Escape at the dialog: the turn stops, the request goes and the hook with it."""
+    run = decided_claude
+    serve = start_serve(rig)
+    sid, request = approval(run, serve, "touch refused.txt", Reply.text("Understood."))
+    run.read_screen()
+    pressed = time.monotonic()
+    run.term.press("escape")
+    while serve.pending(sid):
+        assert time.monotonic() - pressed < WITHDRAW_SECONDS, "not withdrawn within 1 s"
+        time.sleep(0.02)
+    while hook_processes(rig):
+        assert time.monotonic() - pressed < WITHDRAW_SECONDS + 1, "the hook is still running"
+        time.sleep(0.02)
+    run.term.wait_for("What should Claude do instead?")
+    assert not (rig.project / "refused.txt").exists()
+    status, body = serve.api(
+        "POST", f"/api/decisions/{request['request_id']}", {"verdict": "allow"}
+    )
+    assert status == 409, body
+    assert not (rig.project / "refused.txt").exists()
+
+
 def test_without_agentbar_the_prompt_is_the_terminals(decided_claude: ClaudeRun, rig: Rig) -> None:
     run = decided_claude
     sid, _ = run.first_turn("run touch plain.txt", bash("touch plain.txt", "Make it"),
