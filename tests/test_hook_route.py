@@ -563,3 +563,46 @@ def test_claudes_reply_is_empty_for_what_it_cannot_say() -> None:
     assert DECISIONS.reply(payload, Decision("r", Verdict.REPLY, "api", replies=("x",))) == ""
     denial = json.loads(DECISIONS.reply(payload, Decision("r", Verdict.DENY, "api")))
     assert denial["hookSpecificOutput"]["decision"]["message"]
+
+
+# -- Claude's rules, as the button shows them --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("suggestions", "rule"),
+    [
+        ([SUGGESTION], "Bash(npm test:*)"),
+        ([{**SUGGESTION, "rules": [{"toolName": "WebFetch"}]}], "WebFetch"),
+        ([{**SUGGESTION, "type": "replaceRules"}], "Bash(npm test:*)"),
+        ([{"type": "setMode", "mode": "acceptEdits", "destination": "session"}],
+         "mode: accept edits"),
+        ([{"type": "addDirectories", "directories": ["/srv/app"], "destination": "session"},
+          {"type": "setMode", "mode": "acceptEdits", "destination": "session"}],
+         "directory /srv/app; mode: accept edits"),
+        ([{**SUGGESTION, "behavior": "deny"}], None),  # never offered as an "allow"
+        ([{"type": "setMode", "mode": "yolo"}], None),
+        ([{"type": "removeRules", "rules": []}], None),
+        ([SUGGESTION, "junk"], None),  # one entry we cannot read: nothing is echoed
+        ([{**SUGGESTION, "rules": [{"toolName": "Bash", "ruleContent": "a\nb"}]}], None),
+        ([], None),
+        ({"type": "addRules"}, None),
+        (None, None),
+    ],
+)  # fmt: skip
+def test_the_always_rule_is_exactly_what_claude_offered(suggestions: Any, rule: str | None) -> None:
+    request = DECISIONS.held_request(
+        "PermissionRequest", permission_request(permission_suggestions=suggestions)
+    )
+    assert request is not None and request.always_rule == rule
+    updates = json.loads(
+        DECISIONS.reply(
+            permission_request(permission_suggestions=suggestions),
+            Decision("r", Verdict.ALLOW_ALWAYS, "api"),
+        )
+        or "null"
+    )
+    if rule is None:
+        assert updates is None
+    else:
+        echoed = updates["hookSpecificOutput"]["decision"]["updatedPermissions"]
+        assert echoed == [{**s, "destination": "session"} for s in suggestions]

@@ -84,9 +84,13 @@ def routes(ctx_of: Callable[[web.Request], Context]) -> list[web.RouteDef]:
             log.exception("could not put the answer to request %s in %s's words",
                           pending.request_id, asked.agent)  # fmt: skip
             text = ""
-        log.info("request %s: %s sent to %s's hook (pid %s, session %s)", pending.request_id,
-                 decision.verdict if text else "no decision", asked.agent, asked.pid,
-                 pending.session_id)  # fmt: skip
+        if _gone(request):  # answered in the moment the hook left: it never reaches the agent
+            log.warning("request %s: the answer %s was not delivered: %s's hook had gone",
+                        pending.request_id, decision.verdict, asked.agent)  # fmt: skip
+        else:
+            log.info("request %s: %s sent to %s's hook (pid %s, session %s)",
+                     pending.request_id, decision.verdict if text else "no decision",
+                     asked.agent, asked.pid, pending.session_id)  # fmt: skip
         return _answer(text)
 
     return [web.post(PATH, guarded(hold))]
