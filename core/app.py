@@ -29,6 +29,7 @@ from .decisions import DecisionBook
 from .engine import Engine
 from .engine_messages import EngineStats, IndexProgress
 from .errors import Fault
+from .hook_route import HookRoute
 from .model import SessionSnapshot, StateChange
 from .server.runner import LoopbackServer, announced_server
 from .service import Service
@@ -52,6 +53,9 @@ class Agentbar:
         # The approvals and questions waiting on the person, whatever holds them (a hook, a
         # launched task's screen), and the answers every front end gives them.
         self.decisions = DecisionBook()
+        # The requests hooks hold are withdrawn once their session moves on without us.
+        self.hook_route = HookRoute(self.decisions)
+        self._unfollow_hooks = self.hook_route.follow(service.engine.subscribe)
 
     @classmethod
     def open(
@@ -119,6 +123,7 @@ class Agentbar:
             if self.tasks is not None:
                 self.tasks.shutdown(keep=keep_tasks)
         finally:
+            self._unfollow_hooks()
             self.service.close()
 
     # -- plain values (any thread) -------------------------------------------------------------

@@ -23,6 +23,7 @@ import pytest
 
 from agentbar.core.agents.claude import settings as claude_settings
 from agentbar.core.agents.claude.events import CALLER as CLAUDE_CALLER
+from agentbar.core.agents.claude.events import HOLD_CALLER as CLAUDE_HOLD_CALLER
 from agentbar.core.agents.claude.events import claude_events
 from agentbar.core.agents.claude.launch import launch_args as claude_launch_args
 from agentbar.core.agents.claude.launch import launch_settings as claude_launch_settings
@@ -33,7 +34,7 @@ from agentbar.core.agents.codex.launch import BYPASS_TRUST as CODEX_BYPASS_TRUST
 from agentbar.core.agents.codex.launch import launch_args as codex_launch_args
 from agentbar.core.config import Settings
 from agentbar.core.hooks import cli as hooks_cli
-from agentbar.core.hooks import files, installer
+from agentbar.core.hooks import files, installer, json_settings
 from agentbar.core.hooks.errors import HooksFileError
 from agentbar.core.hooks.spec import HookCaller, HookCommand, hook_script, parse_version
 from agentbar.core.hooks.target import command_notes
@@ -599,6 +600,7 @@ def test_status_calls_an_earlier_versions_hook_command_outdated_and_install_upda
         agent: (DATA / agent / f"missing_file.after.{ext(agent)}")
         .read_text()
         .replace(COMMAND.shell(caller), COMMAND.shell(Agent(agent)))
+        .replace(COMMAND.shell(CLAUDE_HOLD_CALLER), COMMAND.shell(Agent(agent)))
         .replace(", ".join(f'"{a}"' for a in caller.args()[2:]) + ", ", "")
         for agent, caller in (("claude", CLAUDE_CALLER), ("codex", CODEX_CALLER))
     }
@@ -700,3 +702,44 @@ def test_status_calls_a_hook_whose_translator_is_gone_broken(tmp_path: Path) -> 
     assert command_notes({command}, command) == [
         f"broken: {gone.resolve()} no longer exists (run install again)"
     ]
+
+
+# -- the holding PermissionRequest entry (the hook route, issue 17) ----------------------------
+
+
+def test_claudes_permission_request_entry_holds_and_the_others_do_not(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    path = put(settings, "claude", b'{"permissions": {"allow": ["Bash(ls:*)"]}}\n')
+    install(settings, "claude")
+    hooks = json.loads(path.read_text())["hooks"]
+    for event, groups in hooks.items():
+        (handler,) = groups[0]["hooks"]
+        holding = event == "PermissionRequest"
+        assert ("--hold PermissionRequest --hold-seconds 600" in handler["command"]) == holding
+        assert handler["timeout"] == (630 if holding else 5), event
+    status = installer.status(Agent("claude"), settings, command=COMMAND, version=CLAUDE_VERSION)
+    assert status.summary == "installed (11 events)"
+    # COMMAND's paths do not exist here ("broken"); neither command line is called outdated.
+    assert not any("outdated" in n or "another agentbar" in n for n in status.notes), status.notes
+
+
+def test_an_install_from_before_the_hook_route_is_upgraded_and_still_undone_exactly(
+    tmp_path: Path,
+) -> None:
+    """An earlier agentbar's PermissionRequest entry (no --hold, 5 s) is called outdated, and a
+    new install replaces it in place; uninstall still gives the user's file back as it was."""
+    settings = settings_for(tmp_path)
+    original = b'{\n  "model": "opus"\n}\n'
+    path = put(settings, "claude", original)
+    earlier = claude_settings.load(original.decode(), "x")[0]
+    earlier = json_settings.add(earlier, COMMAND.handler(CLAUDE_CALLER), claude_events(None))
+    path.write_text(json.dumps(earlier, indent=2) + "\n")
+    before = installer.status(Agent("claude"), settings, command=COMMAND, version=CLAUDE_VERSION)
+    assert any("outdated" in note for note in before.notes), before.notes
+    plan = install(settings, "claude")
+    assert plan.changed and "--hold PermissionRequest" in plan.diff()
+    (group,) = json.loads(path.read_text())["hooks"]["PermissionRequest"]
+    assert group == {"hooks": [COMMAND.handler(CLAUDE_HOLD_CALLER, 630)]}
+    assert not install(settings, "claude").changed  # idempotent
+    uninstall(settings, "claude")
+    assert json.loads(path.read_text()) == {"model": "opus"}

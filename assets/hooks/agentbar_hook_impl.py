@@ -17,6 +17,19 @@ to print for that event; repeatable) and ``--translate FILE`` (a standard-librar
 in the agent's own package whose ``translate(event, payload)`` gives the event under the names
 the state machine reads, for an agent whose hooks name things their own way).
 
+Deciding (``--hold EVENT``, repeatable; ``--hold-seconds N``): for such an event, once its line
+is written, it hands the payload to the running agentbar and waits, at most N seconds, for the
+person's answer, then prints exactly what agentbar answered (the agent's own decision format,
+made by the agent's kit) or nothing. It reads ``<data dir>/server.json`` (this user's file,
+readable by them alone) for the port and token, connects to 127.0.0.1 and POSTs ``{agent,
+event, pid, payload}`` to ``/api/hook/requests``; agentbar holds the response until the person
+answers, or until the request is withdrawn (the person answered in the terminal; an empty
+answer). A task agentbar launched itself (``AGENTBAR_TASK_ID`` set) holds nothing: its prompts
+are answered on its own screen (the terminal route). No ``server.json``, a refused or reset
+connection (agentbar not running, or killed while we wait), an answer that is not a whole
+``200``, a timeout: nothing is printed, so the agent asks in its terminal as it always did.
+Without ``server.json`` this costs one failed ``open``.
+
 Standard library only, and only its cheapest parts, because the agent waits for every run:
 ``_json`` rather than ``json`` (which imports ``re`` and doubled the start-up time), the
 built-in ``posix`` module rather than ``os`` on POSIX systems, no ``pathlib``.
@@ -54,6 +67,15 @@ DEVICE_NAMES = frozenset(
 REQUIRED = ("v", "ts", "agent", "event", "session_id", "pid")
 LINE_CAP = 3800  # bytes, newline included: one write of a line this size is never torn
 SESSION_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+HOLD_SECONDS = 600  # how long a held event waits for the person, unless told otherwise
+HOLD_SECONDS_MAX = 86400
+CONNECT_SECONDS = 1.0  # loopback: a live server accepts at once, a dead port refuses at once
+SERVER_FILE_MAX = 4096
+HOLD_PATH = "/api/hook/requests"
+TASK_ENV = "AGENTBAR_TASK_ID"  # set in the agents agentbar launches (core/launch/commands.py)
+SEND_MAX = 60 * 1024  # the server takes bodies up to 64 KiB: longer strings are cut to fit
+CUT_STRINGS_AT = (4096, 512, 64)  # tried in turn until the payload fits
+NEST_MAX = 32
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox"})
 # Field caps in characters; the line cap then squeezes the biggest ones if it must.
 CAPS = {
@@ -96,7 +118,14 @@ def main(argv: list[str]) -> None:
     if session_id is None:
         return
     record = _record(now, args, event, session_id, p=payload)
-    _append(args.data_dir, args.agent, session_id, _line(record))
+    try:  # noqa: SIM105 - contextlib would cost an import on every event
+        _append(args.data_dir, args.agent, session_id, _line(record))
+    except Exception:
+        pass  # a full disk loses the line, not the question to the person
+    if event in args.holds and not notify:
+        answer = _held_answer(args, event, raw, record["pid"])
+        if answer:
+            _print(answer)
 
 
 # -- input ----------------------------------------------------------------------------------
@@ -105,10 +134,13 @@ def main(argv: list[str]) -> None:
 class _Args:
     """The command line: who runs us and what differs for that agent."""
 
-    __slots__ = ("agent", "data_dir", "notify", "pid_env", "replies", "session_envs", "translate")
+    __slots__ = ("agent", "data_dir", "hold_seconds", "holds", "notify", "pid_env", "replies",
+                 "session_envs", "translate")  # fmt: skip
 
     def __init__(self) -> None:
         self.agent = ""
+        self.holds: list[str] = []
+        self.hold_seconds = HOLD_SECONDS
         self.data_dir = ""
         self.notify = False
         self.pid_env = ""
@@ -141,6 +173,9 @@ def _parse_args(argv: list[str]) -> _Args | None:
             i += 2
         elif arg == "--translate":
             args.translate, i = value, i + 2
+        elif arg in ("--hold", "--hold-seconds"):
+            _hold_option(args, arg, value)
+            i += 2
         elif arg == "--reply":
             event, equals, text = value.partition("=")
             if event and equals:
@@ -155,6 +190,13 @@ def _parse_args(argv: list[str]) -> _Args | None:
         return None
     args.data_dir = data_dir
     return args
+
+
+def _hold_option(args: _Args, arg: str, value: str) -> None:
+    if arg == "--hold":
+        args.holds.append(value)
+    elif value.isdigit() and 0 < int(value) <= HOLD_SECONDS_MAX:
+        args.hold_seconds = int(value)
 
 
 def is_agent_name(name: object) -> bool:
@@ -384,6 +426,146 @@ def _agent_pid(pid_env: str) -> int | None:
         except (OSError, ValueError, IndexError):
             pass
     return pid
+
+
+# -- deciding -------------------------------------------------------------------------------
+
+
+def _held_answer(args: _Args, event: str, raw: bytes | str, pid: object) -> str:
+    """What the running agentbar answers for this event ("" for no decision, whatever went
+    wrong: no agentbar, no answer in time, a broken connection)."""
+    if _env(TASK_ENV):
+        return ""  # a task agentbar launched: its prompt is answered on its own screen
+    server = _server_info(args.data_dir)
+    if server is None:
+        return ""
+    port, token = server
+    body = _hold_body(args.agent, event, raw, pid)
+    if body is None:
+        return ""
+    import _socket  # noqa: PLC0415 - only when deciding: the C module, without ``socket``'s own imports
+
+    deadline = time.monotonic() + args.hold_seconds
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(CONNECT_SECONDS)
+        sock.connect(("127.0.0.1", port))
+        host = f"127.0.0.1:{port}"
+        head = (
+            f"POST {HOLD_PATH} HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\n"
+            f"X-Agentbar-Token: {token}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        )
+        sock.sendall(head.encode("ascii") + body)
+        return _answer(_receive(sock, deadline))
+    except Exception:  # refused, reset, timed out: no decision
+        return ""
+    finally:
+        sock.close()
+
+
+def _server_info(data_dir: str) -> tuple[int, str] | None:
+    """The port and token of the agentbar serving this data dir, from its ``server.json`` (a
+    regular file of this user's that nobody else can read); None otherwise."""
+    path = data_dir.rstrip(SEP) + SEP + "server.json"
+    flags = _os.O_RDONLY | getattr(_os, "O_NOFOLLOW", 0) | getattr(_os, "O_CLOEXEC", 0)
+    try:
+        fd = _os.open(path, flags)
+    except (OSError, ValueError):
+        return None  # agentbar is not running: the common case, one failed open
+    try:
+        st = _os.fstat(fd)
+        if (st.st_mode & 0o170000) != 0o100000 or st.st_size > SERVER_FILE_MAX:
+            return None
+        if sys.platform != "win32" and (st.st_uid != _os.getuid() or st.st_mode & 0o077):
+            return None
+        info = _loads(_os.read(fd, SERVER_FILE_MAX))
+    except (OSError, ValueError):
+        return None
+    finally:
+        _os.close(fd)
+    if not isinstance(info, dict):
+        return None
+    port, token = info.get("port"), info.get("token")
+    if not (isinstance(port, int) and 0 < port < 65536 and isinstance(token, str)):
+        return None
+    if not (0 < len(token) <= 256 and all(c.isalnum() or c in "-_" for c in token)):
+        return None
+    return port, token
+
+
+def _hold_body(agent: str, event: str, raw: bytes | str, pid: object) -> bytes | None:
+    """The request's JSON: the payload as the agent sent it when it fits, else with its long
+    strings cut (a file's whole new content is not needed to ask about writing it)."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    head = (
+        '{"agent":' + _json.encode_basestring(agent) + ',"event":'
+        + _json.encode_basestring(event) + ',"pid":'
+        + (str(pid) if isinstance(pid, int) else "null") + ',"payload":'
+    )  # fmt: skip
+    body = (head + text.strip() + "}").encode("utf-8", "replace")
+    if len(body) <= SEND_MAX:
+        return body
+    payload = _loads(text)
+    for limit in CUT_STRINGS_AT:
+        body = (head + _encode(payload, limit, 0) + "}").encode("utf-8", "replace")
+        if len(body) <= SEND_MAX:
+            return body
+    return None
+
+
+def _encode(value: object, limit: int, depth: int) -> str:
+    """JSON for ``value`` with every string cut to ``limit`` characters."""
+    if isinstance(value, str):
+        return _json.encode_basestring(_cut(value, limit))
+    if value is None or isinstance(value, bool):
+        return "true" if value is True else "false" if value is False else "null"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if value * 0 == 0 else "null"  # NaN and infinities are no JSON
+    if depth >= NEST_MAX:
+        return "null"
+    if isinstance(value, list):
+        return "[" + ",".join(_encode(v, limit, depth + 1) for v in value) + "]"
+    if isinstance(value, dict):
+        items = (
+            _json.encode_basestring(_cut(str(k), limit)) + ":" + _encode(v, limit, depth + 1)
+            for k, v in value.items()
+        )
+        return "{" + ",".join(items) + "}"
+    return "null"
+
+
+def _receive(sock: object, deadline: float) -> bytes:
+    """Everything the server sends until it closes (``Connection: close``), or b"" when the
+    deadline passes first."""
+    chunks: list[bytes] = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return b""
+        sock.settimeout(left)  # type: ignore[attr-defined]
+        chunk = sock.recv(65536)  # type: ignore[attr-defined]
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _answer(response: bytes) -> str:
+    """The body of a whole ``200`` (its ``Content-Length`` all there); "" for anything else."""
+    head, sep, body = response.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    if not sep or not lines[0].startswith(b"HTTP/1.1 200 "):
+        return ""
+    length = None
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length" and value.strip().isdigit():
+            length = int(value.strip())
+    if length is None or length != len(body):
+        return ""  # cut short, or a shape we never send: no decision
+    return body.decode("utf-8", "replace")
 
 
 # -- output ---------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,14 @@ from .files import Record
 from .spec import command_of, is_ours
 
 BOM = "\ufeff"
+
+# agentbar's handler: the same for every event, or the one for each event (an event whose
+# hook holds a request gets a command line and a timeout of its own).
+Handlers = dict[str, object] | Callable[[str], dict[str, object]]
+
+
+def handler_for(handlers: Handlers, event: str) -> dict[str, object]:
+    return handlers(event) if callable(handlers) else handlers
 
 
 @dataclass
@@ -111,7 +120,7 @@ def status(data: dict[str, Any]) -> Status:
     return found
 
 
-def is_current(data: dict[str, Any], wanted: dict[str, object], events: list[str]) -> bool:
+def is_current(data: dict[str, Any], handlers: Handlers, events: list[str]) -> bool:
     """Exactly agentbar's wanted entries: one group per wanted event holding only the wanted
     handler, and no other agentbar handler anywhere."""
     hooks = data.get("hooks")
@@ -123,6 +132,7 @@ def is_current(data: dict[str, Any], wanted: dict[str, object], events: list[str
             if ours:
                 return False
             continue
+        wanted = handler_for(handlers, event)
         if ours != [wanted]:
             return False
         if {"hooks": [wanted]} not in groups:
@@ -130,7 +140,7 @@ def is_current(data: dict[str, Any], wanted: dict[str, object], events: list[str
     return all(event in hooks for event in events)
 
 
-def add(data: dict[str, Any], handler: dict[str, object], events: list[str]) -> dict[str, Any]:
+def add(data: dict[str, Any], handlers: Handlers, events: list[str]) -> dict[str, Any]:
     """A copy with agentbar's entries (any earlier ones of agentbar's replaced)."""
     result, _ = remove(data)
     hooks = result.setdefault("hooks", {})
@@ -142,7 +152,7 @@ def add(data: dict[str, Any], handler: dict[str, object], events: list[str]) -> 
             raise HooksFileError(
                 f'"hooks.{event}" is a {type(groups).__name__}, not a list of matcher groups'
             )
-        groups.append({"hooks": [handler]})
+        groups.append({"hooks": [handler_for(handlers, event)]})
     return result
 
 
@@ -190,14 +200,14 @@ def remove(data: dict[str, Any], created: list[str] | None = None) -> tuple[dict
 
 
 def added(
-    data: dict[str, Any], style: Style, handler: dict[str, object], events: list[str]
+    data: dict[str, Any], style: Style, handlers: Handlers, events: list[str]
 ) -> tuple[str | None, list[str]]:
-    """The file's text with agentbar's ``handler`` for ``events`` (None: exactly there
+    """The file's text with agentbar's ``handlers`` for ``events`` (None: exactly there
     already), and the containers the addition creates (taken out again on uninstall)."""
     created = created_keys(remove(data)[0], events)
-    if is_current(data, handler, events):
+    if is_current(data, handlers, events):
         return None, created
-    return dump(add(data, handler, events), style), created
+    return dump(add(data, handlers, events), style), created
 
 
 def removed(data: dict[str, Any], style: Style, record: Record | None) -> tuple[str | None, int]:

@@ -75,6 +75,10 @@ class HookCaller:
     # A standard-library-only module of the agent's package, ``translate(event, payload) ->
     # (event, payload)``: its events under the names the state machine reads (state/hooks.py).
     translator: Path | None = None
+    # Events whose hook holds a request and waits, at most ``hold_seconds``, for the person's
+    # answer from the running agentbar (``--hold``; the hook route of ``core/decisions.py``).
+    holds: tuple[str, ...] = ()
+    hold_seconds: int | None = None
 
     def __post_init__(self) -> None:
         if not is_agent_name(self.agent):
@@ -96,6 +100,10 @@ class HookCaller:
             args += ["--reply", f"{event}={text}"]
         if self.translator is not None:
             args += ["--translate", str(self.translator.resolve())]
+        for event in self.holds:
+            args += ["--hold", event]
+        if self.holds and self.hold_seconds is not None:
+            args += ["--hold-seconds", str(self.hold_seconds)]
         return args
 
 
@@ -133,9 +141,12 @@ class HookCommand:
         else:
             return shlex.join(argv)
 
-    def handler(self, caller: HookCaller | Agent) -> dict[str, object]:
-        """One hook handler entry, the same shape for every agent."""
-        return {"type": "command", "command": self.shell(caller), "timeout": TIMEOUT_SECONDS}
+    def handler(
+        self, caller: HookCaller | Agent, timeout: int = TIMEOUT_SECONDS
+    ) -> dict[str, object]:
+        """One hook handler entry, the same shape for every agent (``timeout``: a holding
+        event's is its hold and a margin)."""
+        return {"type": "command", "command": self.shell(caller), "timeout": timeout}
 
 
 def command_of(handler: object) -> str | None:

@@ -4,6 +4,7 @@ main thread)."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,13 +31,14 @@ class AgentStatus:
     notes: list[str] = field(default_factory=list)
 
 
-def command_notes(found: set[str], wanted: str) -> list[str]:
+def command_notes(found: set[str], wanted: str, also: Collection[str] = ()) -> list[str]:
     """What is wrong with the agentbar commands ``found`` in a settings file, against the one
-    this agentbar would install (``wanted``)."""
+    this agentbar would install (``wanted``; ``also``: the others it installs, for an event
+    with a command line of its own)."""
     notes = []
     for installed in sorted(found):
         argv = _split(installed)
-        if installed != wanted:
+        if installed != wanted and installed not in also:
             notes.append(mismatch_note(argv, _split(wanted), installed))
         files = [argv[0], argv[3]] if len(argv) > 3 else []
         if "--translate" in argv[:-1]:

@@ -33,7 +33,7 @@ from ..replay.export import MEDIA_TYPES, Format, Options, export, filename
 from ..replay.model import MAIN_THREAD
 from ..replay.pages import PAGE_ITEMS, NotFound
 from ..search import DEFAULT_LIMIT
-from . import decision_routes, task_routes, window_routes
+from . import decision_routes, hook_routes, task_routes, window_routes
 from .codes import DEFAULT_SECONDS, MAX_SECONDS
 from .context import (
     CONTEXT,
@@ -91,10 +91,12 @@ def build_app(ctx: Context, gate: Gate | None = None) -> web.Application:
     ]
     routes += task_routes.routes(context_of)
     routes += decision_routes.routes(context_of)
+    routes += hook_routes.routes(context_of)
     routes.append(web.get("/terminal/{task_id}", terminal_page))
     routes += [web.get(route, page) for route in SPA_ROUTES]
     app.add_routes(routes)
     window_routes.install(app, ctx.window)
+    hook_routes.install(app, ctx.decisions)
     static = ctx.web_dir / "static"
     if static.is_dir():
         app.router.add_static("/static/", static, follow_symlinks=False)

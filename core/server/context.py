@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from ..agents.base import AgentKit, ToolVocabulary
+from ..agents.base import AgentKit, HookDecisions, ToolVocabulary
 from ..decisions import DecisionBook
 from ..engine_messages import EngineStats, IndexProgress
 from ..errors import Fault
@@ -85,6 +85,8 @@ class Context:
     quit: Callable[[str], None] | None = None  # ask the process to quit ("keep"/"stop" tasks)
     window: WindowLink = field(default_factory=WindowLink)  # what the windows show
     decisions: DecisionBook | None = None  # the requests waiting on the person (and answers)
+    # The agents whose hooks can hold a request, and how each reads and answers one.
+    deciders: Mapping[Agent, HookDecisions] = field(default_factory=dict)
 
 
 CONTEXT = web.AppKey("context", Context)

@@ -109,6 +109,7 @@ class LoopbackServer:
             tasks=tasks,
             quit=quit,
             decisions=decisions,
+            deciders={kit.agent: kit.decisions for kit in kits if kit.decisions is not None},
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

@@ -9,6 +9,7 @@ from pathlib import Path
 from ...sources.base import JS_RUNTIMES
 from ...state.fusion import AgentTraits
 from ..base import AgentKit
+from .decide import DECISIONS
 from .files import AGENT, ClaudeSource, default_claude_roots
 from .hooks import HOOKS
 from .launch import LAUNCH
@@ -40,4 +41,5 @@ KIT = AgentKit(
     hooks=HOOKS,
     tools=TOOLS,
     process_names=("claude", *JS_RUNTIMES),
+    decisions=DECISIONS,
 )

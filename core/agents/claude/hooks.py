@@ -7,14 +7,15 @@ agent-neutral ``hooks/installer.py``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ...hooks import json_settings
 from ...hooks.files import Record
-from ...hooks.spec import HookCommand
+from ...hooks.spec import HookCommand, is_ours
 from ...hooks.target import AgentStatus, Target, command_notes
 from ..base import HookEdit, HookRemoval
 from . import settings
-from .events import CALLER, claude_events
+from .events import CALLER, HOLD_CALLER, HOLD_EVENT, claude_events, commands, handlers
 
 DISABLED_NOTE = (
     "disableAllHooks is true in this file: Claude Code runs no hooks at all, agentbar's "
@@ -35,7 +36,7 @@ class ClaudeHooks:
         data, style = settings.load(text, where)
         events = claude_events(version)
         notes = [DISABLED_NOTE] if settings.status(data).all_disabled else []
-        after, created = json_settings.added(data, style, command.handler(CALLER), events)
+        after, created = json_settings.added(data, style, handlers(command), events)
         return HookEdit(after, created, len(events), notes)
 
     def remove(self, text: str, where: str, record: Record | None) -> HookRemoval:
@@ -55,10 +56,30 @@ class ClaudeHooks:
         if missing:
             summary = f"partly installed ({len(found.events)} events; missing {', '.join(missing)})"
         status = AgentStatus(target.agent, target, True, summary)
-        status.notes += command_notes(found.commands, command.shell(CALLER))
+        status.notes += command_notes(found.commands, command.shell(CALLER), commands(command))
+        said = any(note.startswith("outdated") for note in status.notes)
+        if HOLD_EVENT in found.events and not said and not _holds(data, command):
+            status.notes.append(
+                f"outdated: the {HOLD_EVENT} entry cannot hand requests to agentbar (written "
+                "before approving from agentbar; run `agentbar hooks install` to update it)"
+            )
         if found.all_disabled:
             status.notes.append("disableAllHooks is true: Claude Code runs no hooks at all")
         return status
+
+
+def _holds(data: dict[str, Any], command: HookCommand) -> bool:
+    """Whether agentbar's handler for the holding event is the one that holds."""
+    groups = data.get("hooks", {}).get(HOLD_EVENT)
+    wanted = command.shell(HOLD_CALLER)
+    ours = [
+        handler.get("command")
+        for group in (groups if isinstance(groups, list) else [])
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for handler in group["hooks"]
+        if is_ours(handler)
+    ]
+    return wanted in ours
 
 
 HOOKS = ClaudeHooks()

@@ -21,7 +21,7 @@ from ...hooks.json_settings import (
     status,
 )
 from ...hooks.spec import HookCommand
-from .events import CALLER
+from .events import handlers
 
 __all__ = ["Status", "Style", "add", "created_keys", "dump", "is_current", "load", "remove",
            "status"]  # fmt: skip
@@ -30,9 +30,9 @@ __all__ = ["Status", "Style", "add", "created_keys", "dump", "is_current", "load
 def is_current(data: dict[str, Any], command: HookCommand, events: list[str]) -> bool:
     """Exactly agentbar's wanted entries: one group per wanted event holding only the wanted
     handler, and no other agentbar handler anywhere."""
-    return json_settings.is_current(data, command.handler(CALLER), events)
+    return json_settings.is_current(data, handlers(command), events)
 
 
 def add(data: dict[str, Any], command: HookCommand, events: list[str]) -> dict[str, Any]:
     """A copy with agentbar's entries (any earlier ones of agentbar's replaced)."""
-    return json_settings.add(data, command.handler(CALLER), events)
+    return json_settings.add(data, handlers(command), events)
