@@ -74,7 +74,10 @@ class Policy:
         self._told[slot] = told
         if t.request is not None:
             self._asking.setdefault(t.key, set()).add(t.request.request_id)
-            self._drop(t.key)  # its session's plain news, untold: the request's notice says it
+            if self._first is not None and _slot(self._first) == t.key:
+                self._first = t  # its session's plain news, untold: the request's says it
+                return
+            self._held.pop(t.key, None)
         elif t.state not in NOTIFIABLE:  # it moved on before it was told
             self._drop(t.key)
             return
