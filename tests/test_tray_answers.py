@@ -15,6 +15,7 @@ import pytest
 from engine_harness import Rig, make_rig
 from test_tray_worker import A, B, Tray, start_waiting
 
+from agentbar.core.clock import Clock
 from agentbar.core.decisions import (
     BookChange,
     Decision,
@@ -56,13 +57,15 @@ def question(request_id: str, session: str = A) -> PendingRequest:
 class Answering(Tray):
     """The worker with the book and the tray's answer handler, as ``tray/app.py`` wires them."""
 
-    def __init__(self, rig: Rig, tmp_path: Path, book: DecisionBook) -> None:
+    def __init__(
+        self, rig: Rig, tmp_path: Path, book: DecisionBook, clock: Clock | None = None
+    ) -> None:
         self.book = book
         super().__init__(rig, tmp_path)
         self.worker.stop()  # the parent's worker has no book: made again with it
         assert rig.engine is not None
         self.worker = TrayWorker(
-            rig.engine, self.notifier, clock=rig.clock, prefs=self.worker.prefs,
+            rig.engine, self.notifier, clock=clock or rig.clock, prefs=self.worker.prefs,
             pauses=self.worker.pauses, show=self.shown.append, open_page=self.opened.append,
             names=self.worker.names, decisions=book,
         )  # fmt: skip

@@ -248,6 +248,7 @@ class DesktopNotifier:
         self.clock = clock
         self._failed_at: float | None = None
         self._sending: dict[str, concurrent.futures.Future[None]] = {}  # by tag, until withdrawn
+        self._platform_ids: dict[str, int] = {}  # the server's id of each tagged notice shown
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="agentbar-notify", daemon=True)
@@ -294,9 +295,29 @@ class DesktopNotifier:
         if sending is not None:  # withdrawn while still on its way: once it is there
             with contextlib.suppress(Exception):
                 await asyncio.wrap_future(sending)
+        platform_id = self._platform_ids.pop(tag, None)
+        close = getattr(
+            getattr(self._backend(), "interface", None), "call_close_notification", None
+        )
+        if platform_id is not None and close is not None:
+            # CloseNotification by the server's own id: desktop-notifier forgets a notice once a
+            # button was pressed, yet a server may keep showing it (dunst does).
+            with contextlib.suppress(Exception):  # closed already: nothing to do
+                await close(platform_id)
+            return
         # Unknown to it (clicked or dismissed already, or never delivered): nothing to close.
         with contextlib.suppress(KeyError):
             await self._notifier.clear(tag)
+
+    def _backend(self) -> Any:
+        return getattr(self._notifier, "_backend", None)
+
+    def _remember_platform_id(self, tag: str) -> None:
+        """The server's id of the notice just sent (Linux: the D-Bus backend's map)."""
+        ids = getattr(self._backend(), "_platform_to_interface_notification_identifier", None)
+        inverse = getattr(ids, "inverse", None)
+        if inverse is not None and tag in inverse:
+            self._platform_ids[tag] = int(inverse[tag])
 
     async def _send(self, notice: Notice) -> None:
         await asyncio.wrap_future(self._warming)  # one connection: the warm-up's, once it is up
@@ -321,6 +342,8 @@ class DesktopNotifier:
         await self._notifier.send_notification(notification)
         if delivered.is_set():
             self._failed_at = None
+            if notice.tag:
+                self._remember_platform_id(notice.tag)
             return
         self._failed_at = self.clock()
         log.warning("desktop-notifier could not deliver a notification; trying the fallback")
