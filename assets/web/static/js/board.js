@@ -1,7 +1,11 @@
 // The board: every live and recent session, those that need you first, grouped by project, kept
-// current by the WebSocket (a state change moves its card without a reload).
+// current by the WebSocket (a state change moves its card without a reload). A session with a
+// request waiting on the person (the decision book) is among those that need you, and its card
+// carries the buttons that answer it; they come and go with the events stream's decisions.
 
 import { TasksPanel } from './actions.js';
+import { requestsOf } from './api.js';
+import { DecisionBoxes, placeBoxes } from './decisions.js';
 import { h, clear } from './dom.js';
 import {
   ago, epoch, sessionHref, sessionKey, shortPath, stateLabel, number, plural, readingText,
@@ -52,6 +56,7 @@ export class BoardView {
     this.reading = h('p', { class: 'board-progress', role: 'status', hidden: true },
       this.readingBar, this.readingText);
     this.tasks = new TasksPanel(app);
+    this.decisionBoxes = new DecisionBoxes();
     root.append(
       h('header', { class: 'view-header' },
         h('h1', null, 'Sessions'),
@@ -96,7 +101,11 @@ export class BoardView {
   render() {
     this.renderReading();
     const now = Date.now();
-    const all = [...this.app.events.sessions.values()];
+    const events = this.app.events;
+    // A session whose request waits on the person needs you, whatever the engine said last.
+    const all = [...events.sessions.values()].map((s) => (
+      s.state !== 'input_required' && requestsOf(events, s.agent, s.session_id).length
+        ? { ...s, state: 'input_required' } : s));
     const shown = all.filter((s) => visible(s, this.showAll, now));
     const hidden = all.length - shown.length;
     this.toggle.textContent = this.showAll ? 'Hide older ended sessions'
@@ -118,7 +127,11 @@ export class BoardView {
       if (!members.length) continue;
       sections.push(this.section(group, members, now));
     }
+    const typing = document.activeElement && document.activeElement.closest
+      && document.activeElement.closest('.decision') ? document.activeElement : null;
     this.sections.replaceChildren(...sections);
+    this.decisionBoxes.prune(new Set(events.decisions.keys()));
+    if (typing && typing.isConnected) typing.focus(); // a reply being typed keeps its place
     for (const key of [...this.cards.keys()]) {
       if (!shown.some((s) => sessionKey(s.agent, s.session_id) === key)) this.cards.delete(key);
     }
@@ -145,7 +158,17 @@ export class BoardView {
       h('h2', { id: headingId }, group.title, ' ', h('span', { class: 'count' }, String(members.length))),
       [...projects.entries()].map(([project, list]) => h('div', { class: 'project', dataset: { project } },
         h('h3', { class: 'project-name', title: project || '' }, shortPath(project)),
-        h('ul', { class: 'cards' }, list.map((s) => h('li', null, this.card(s, now)))))));
+        h('ul', { class: 'cards' }, list.map((s) => h('li', null, this.card(s, now), this.answers(s)))))));
+  }
+
+  // The buttons that answer the session's requests (none: nothing), beside its card.
+  answers(s) {
+    const requests = requestsOf(this.app.events, s.agent, s.session_id);
+    const boxes = this.decisionBoxes.boxesFor(requests, { agent: s.agent, sessionId: s.session_id });
+    if (!boxes.length) return null;
+    const holder = h('div', { class: 'card-decisions', dataset: { key: sessionKey(s.agent, s.session_id) } });
+    placeBoxes(holder, boxes);
+    return holder;
   }
 
   card(s, now) {
