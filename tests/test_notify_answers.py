@@ -1,7 +1,8 @@
 """A request's notification for real: the tray's worker and answer handler over a real decision
 book, desktop-notifier delivering to dunst on the private desktop's session bus. The buttons
 reach the server as actions (Always allow with its rule, only when offered; no reply field where
-the server offers no inline reply); pressing one in dunst answers that very request through the
+the server offers no inline reply, and one where it does: a server of the tests' own that offers
+"inline-reply"); pressing one in dunst answers that very request through the
 book; a request that closes elsewhere has its notification closed at once (CloseNotification)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from desktop import Desktop, wait_until
 from engine_harness import Rig, make_rig
+from notification_server import inline_reply_server
 from test_notify_delivery import on_bus  # noqa: F401  (the fixture)
 from test_tray_answers import RULE, Answering, approval, question
 
@@ -75,3 +77,44 @@ def test_a_request_notification_at_dunst_answers_and_is_withdrawn(
         tray.worker.stop()
         notifier.close()
         on_bus.run("dunstctl", "close-all")
+
+
+def test_an_inline_reply_answers_the_question_where_the_server_offers_it(
+    rig: Rig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server with "inline-reply" (Plasma's): the question's notice carries a reply field;
+    the words typed there answer it; closed elsewhere, the notice is closed by its id."""
+    with inline_reply_server(tmp_path) as (address, server):
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+        book = DecisionBook()
+        changes: list[BookChange] = []
+        book.subscribe(changes.append)
+        rig.open()
+        tray = Answering(rig, tmp_path, book, SystemClock())
+        notifier = DesktopNotifier(tray.worker.post, icon=None)
+        tray.worker.notifier = notifier
+        tray.worker.start()
+        try:
+            book.open(question("q1"))
+            shown = wait_until("the notice", lambda: server.seen.shown and server.seen.shown[0])
+            actions = shown.actions
+            assert (
+                "inline-reply" in actions and actions[actions.index("inline-reply") + 1] == "Reply"
+            )
+            assert shown.hints.get("x-kde-reply-submit-button-text") == "Send"
+            labels = [actions[i + 1] for i in range(0, len(actions), 2)]
+            assert labels == ["", "SQLite", "Postgres", "Open", "Reply"]  # "": the click
+            server.reply(shown.notification_id, "MySQL 8, please")
+            wait_until("the reply", lambda: book.pending() == ())
+            assert changes[-1].decision == Decision(
+                "q1", Verdict.REPLY, "notification", replies=("MySQL 8, please",)
+            )
+            book.open(question("q2"))
+            second = wait_until(
+                "the second", lambda: server.seen.shown[1:] and server.seen.shown[1]
+            )
+            book.withdraw("q2", "answered in the terminal")
+            wait_until("closed by its id", lambda: second.notification_id in server.seen.closed)
+        finally:
+            tray.worker.stop()
+            notifier.close()
