@@ -249,3 +249,38 @@ def test_answer_arguments_parse_back_and_refuse_nonsense() -> None:
         with pytest.raises(ValueError):
             parse_answer(bad)
     assert Action(ANSWER, "x").text == ""
+
+
+def test_a_launched_task_whose_request_the_book_holds_leaves_the_answers_to_it(
+    tmp_path: Path,
+) -> None:
+    """A launched task's own Approve / Deny (typed into its terminal) step aside while the book
+    holds its request: the request's notice and "Needs you" entry answer it, once."""
+    from test_tray_launched import KEY, FakeTasks, info
+    from tray_values import LAUNCHABLE, NAMES
+
+    from agentbar.core.model import State, WaitingFor
+    from agentbar.tray.launched import LaunchedAgents
+    from agentbar.tray.notices import Transition
+
+    book = DecisionBook()
+    tasks = FakeTasks([info("a1", str(tmp_path), waiting="Do you want to proceed?",
+                            session=KEY.session_id)])  # fmt: skip
+    agents = LaunchedAgents(
+        tasks, lambda: [], lambda: (), None, in_background=lambda work: work(), names=NAMES,
+        launchable=LAUNCHABLE, asking=lambda task_id: bool(book.for_session(task_id)),
+    )  # fmt: skip
+    waiting = Transition(KEY, "/w", None, State.INPUT_REQUIRED, WaitingFor.APPROVAL, "Bash", 1.0)
+
+    def task_choices() -> list[str]:
+        return [e.label for e in agents.entries()[1].submenu if not e.separator]
+
+    assert task_choices() == ["Approve", "Deny", "Open terminal", "Stop"]
+    assert [b.label for b in agents.buttons(waiting)] == ["Approve", "Deny"]
+    terminal = PendingRequest(
+        request_id="t1", agent="claude", session_id=KEY.session_id, kind=RequestKind.APPROVAL,
+        route=Route.TERMINAL, tool="Bash", summary="make", opened_at=T_OPEN, task_id="a1",
+    )  # fmt: skip
+    book.open(terminal)
+    assert task_choices() == ["Open terminal", "Stop"]
+    assert agents.buttons(waiting) == ()
