@@ -284,3 +284,42 @@ def test_a_launched_task_whose_request_the_book_holds_leaves_the_answers_to_it(
     book.open(terminal)
     assert task_choices() == ["Open terminal", "Stop"]
     assert agents.buttons(waiting) == ()
+
+
+def test_the_sessions_own_news_after_its_request_is_not_told_again(
+    rig: Rig, tmp_path: Path, answered: tuple[DecisionBook, list[BookChange]]
+) -> None:
+    """The hook hands the request over before the engine sees the session wait: the request's
+    notice says it all; the engine's "needs your approval" that follows adds nothing."""
+    book, _ = answered
+    rig.open()
+    tray = Answering(rig, tmp_path, book)
+    book.open(approval("r7"))
+    tray.step()
+    start_waiting(rig, A, 4242)
+    tray.step(5.0)
+    tray.step(5.0)
+    assert [n.tag for n in tray.notifier.sent] == ["request-r7"]
+
+
+def test_a_burst_of_requests_is_one_summary_withdrawn_once_all_have_closed(
+    rig: Rig, tmp_path: Path, answered: tuple[DecisionBook, list[BookChange]]
+) -> None:
+    book, _ = answered
+    rig.open()
+    tray = Answering(rig, tmp_path, book)
+    book.open(approval("r8"))
+    tray.step()
+    book.open(approval("r9", session=B))
+    book.open(question("q9", session="cccccccc-3333-4333-8333-333333333333"))
+    tray.step()  # inside the window r8's notice opened: held
+    tray.step(tray.worker.prefs.current.coalesce_seconds + 1)
+    first, burst = tray.notifier.sent
+    assert first.tag == "request-r8"
+    assert burst.title == "2 agent sessions: 2 need you" and burst.requests == ("r9", "q9")
+    book.decide(Decision("r9", Verdict.DENY, "cli"))
+    tray.step()
+    assert tray.notifier.withdrawn == []  # q9 still waits: the summary stays
+    book.withdraw("q9", "answered in the terminal")
+    tray.step()
+    assert tray.notifier.withdrawn == [burst.tag]
