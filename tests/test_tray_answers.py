@@ -69,7 +69,9 @@ class Answering(Tray):
             pauses=self.worker.pauses, show=self.shown.append, open_page=self.opened.append,
             names=self.worker.names, decisions=book,
         )  # fmt: skip
-        self.answers = TrayAnswers(book, lambda fault: self.worker.report(fault, lasting=False))
+        self.answers = TrayAnswers(
+            book, lambda fault: self.worker.report(fault, lasting=False), self.worker.names
+        )
         self.answers.register(self.worker.router)
         self.notifier.on_action = self.worker.post
 
@@ -142,7 +144,10 @@ def test_always_allow_only_when_offered_and_a_late_click_is_a_short_notice(
     tray.step()
     late = tray.notifier.sent[-1]
     assert late.title == "Already answered"
-    assert "claude Bash is no longer waiting" in late.body and "nothing was sent" in late.body
+    assert late.body == (
+        "Claude Code's npm run test -- --watch=false is no longer waiting (answered in the "
+        "terminal, or withdrawn): nothing was sent."
+    )
     assert [c.decision for c in changes] == [None, None]  # opened, withdrawn: nothing decided
 
 

@@ -11,6 +11,7 @@ its terminal cannot take (the screen moved on) is told the same way.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 
 from ..core.decisions import (
@@ -23,8 +24,11 @@ from ..core.decisions import (
     Verdict,
 )
 from ..core.errors import Fault, FaultKind
+from ..core.model import Agent
 from .actions import Action, ActionRouter
 from .answer_entries import ANSWER, ANSWER_MENU, parse_answer
+from .presenter import AgentNames, agent_name
+from .text import shorten
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +40,19 @@ REMEMBERED = 64  # closed requests kept to word a late click's notice
 class TrayAnswers:
     """The handler of ``ANSWER`` actions over one decision book."""
 
-    def __init__(self, book: DecisionBook, tell: Callable[[Fault], None]) -> None:
-        """``tell`` shows the person a short notice (the worker's ``report``, not lasting)."""
+    def __init__(
+        self,
+        book: DecisionBook,
+        tell: Callable[[Fault], None],
+        names: AgentNames | None = None,
+    ) -> None:
+        """``tell`` shows the person a short notice (the worker's ``report``, not lasting);
+        ``names``: what a person calls each agent."""
         self.book = book
         self._tell = tell
+        self.names: AgentNames = dict(names or {})
         self._seen: dict[str, PendingRequest] = {}  # recent requests, for a late click's words
+        self._lock = threading.Lock()  # the book's listener runs on whichever thread changed it
         self._unsubscribe = book.subscribe(self._remember)
 
     def register(self, router: ActionRouter) -> None:
@@ -52,9 +64,10 @@ class TrayAnswers:
 
     def _remember(self, change: BookChange) -> None:
         """The book's subscriber (any thread): keep what a request was about."""
-        self._seen[change.request.request_id] = change.request
-        while len(self._seen) > REMEMBERED:
-            self._seen.pop(next(iter(self._seen)), None)
+        with self._lock:
+            self._seen[change.request.request_id] = change.request
+            while len(self._seen) > REMEMBERED:
+                del self._seen[next(iter(self._seen))]
 
     def answer(self, action: Action, origin: str) -> None:
         """Answer the request the action names; ``origin``: where it was given."""
@@ -63,7 +76,9 @@ class TrayAnswers:
         except ValueError:
             log.error("not an answer: %r", action)
             return
-        request = self.book.get(answer.request_id) or self._seen.get(answer.request_id)
+        with self._lock:
+            seen = self._seen.get(answer.request_id)
+        request = self.book.get(answer.request_id) or seen
         replies: tuple[str, ...] = ()
         if answer.verdict is Verdict.REPLY:
             replies = self._replies(request, answer.option, action.text)
@@ -74,7 +89,7 @@ class TrayAnswers:
         try:
             self.book.decide(decision)
         except StaleRequest:
-            self._tell(late_answer(request))
+            self._tell(late_answer(request, self.names))
         except DecisionError as exc:
             log.warning("answer to %s refused: %s", answer.request_id, exc)
             self._tell(Fault(FaultKind.ACTION, exc.title, f"Nothing was sent: {exc.message}."))
@@ -89,9 +104,12 @@ class TrayAnswers:
         return (options[option],) if option < len(options) else ()
 
 
-def late_answer(request: PendingRequest | None) -> Fault:
+def late_answer(request: PendingRequest | None, names: AgentNames) -> Fault:
     """A click that came after the request closed: what to say (briefly)."""
-    what = f"{request.agent} {request.tool}" if request is not None else "That request"
+    what = "That request"
+    if request is not None:
+        asked = request.summary or request.tool
+        what = f"{agent_name(names, Agent(request.agent))}'s {shorten(asked, 60)}"
     return Fault(
         FaultKind.ACTION,
         "Already answered",

@@ -124,7 +124,11 @@ def _serve(
         tell=lambda fault: worker.report(fault, lasting=False),
         asking=lambda task_id: bool(app.decisions.for_session(task_id)),
     )
-    answers = TrayAnswers(app.decisions, lambda fault: worker.report(fault, lasting=False))
+    answers = TrayAnswers(
+        app.decisions,
+        lambda fault: worker.report(fault, lasting=False),
+        app.settings.display_names(),
+    )
     worker = TrayWorker(
         app.engine,
         notifier,
