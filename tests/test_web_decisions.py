@@ -222,9 +222,13 @@ def test_codex_request_user_input_with_two_questions_on_the_board(
     page = narrow_or_wide
     page.goto(world.url("/"))
     page.wait_for_selector("#app[data-ready='true']")
+    before = page.title()
     world.decisions.open(codex_questions(f"w8x{page.width}"))
     box = page.locator(board_box(ENDED_CODEX, "codex"))
     box.wait_for()
+    # The window's title counts it among those that need you.
+    count = int(before[1 : before.index(")")])
+    page.wait_for_function(f"() => document.title.startsWith('({count + 1}) ')")
     # Its session is among those that need you now.
     needs = page.locator(f'.group-needs .card[data-key="codex:{ENDED_CODEX}"]')
     assert needs.count() == 1

@@ -21,9 +21,13 @@ export const GROUPS = [
   { id: 'ended', title: 'Ended recently', test: (s) => s.state === 'ended' },
 ];
 
-export function needsCount(sessions) {
+// The sessions that wait on the person: input_required, or with a request the book holds.
+export function needsCount(sessions, decisions = new Map()) {
+  const asking = new Set([...decisions.values()].map((r) => `${r.agent}:${r.session_id}`));
   let n = 0;
-  for (const s of sessions) if (s.state === 'input_required') n += 1;
+  for (const s of sessions) {
+    if (s.state === 'input_required' || asking.has(`${s.agent}:${s.session_id}`)) n += 1;
+  }
   return n;
 }
 
