@@ -51,7 +51,7 @@ def test_a_request_notification_at_dunst_answers_and_is_withdrawn(
             wait_until("it on display", lambda: displayed(on_bus) == 1)
             calls = seen()
             # The actions sent: Approve, Always allow with its exact rule, Deny; no reply field.
-            for label in ("Approve", f"Always allow {RULE}", "Deny"):
+            for label in ("Approve", "Deny", f"Always allow {RULE}"):
                 assert f'string "{label}"' in calls
             assert "inline-reply" not in calls
             on_bus.press(f"Always allow {RULE}", lambda: book.pending() == ())

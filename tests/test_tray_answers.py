@@ -109,7 +109,7 @@ def test_a_request_raises_one_notice_with_its_buttons_and_a_button_answers_it(
     (notice,) = tray.notifier.sent
     assert notice.title == "Claude Code in demo needs your approval"
     assert notice.body == f"Bash: npm run test -- --watch=false\nAlways allow adds: {RULE}"
-    assert [b.label for b in notice.buttons] == ["Approve", f"Always allow {RULE}", "Deny"]
+    assert [b.label for b in notice.buttons] == ["Approve", "Deny", f"Always allow {RULE}"]
     assert notice.click == Action(actions.OPEN, f"/session/claude/{A}")
     assert notice.tag == "request-r1" and notice.requests == ("r1",) and notice.reply is None
     # The engine's repeats say nothing more.
@@ -194,7 +194,7 @@ def test_needs_you_answers_every_sessions_requests_and_entries_vanish_when_close
     assert tray.view.badge == Badge(needs=2)
     entry = menu_of(tray, "Claude Code · demo")
     assert [e.label for e in entry.submenu] == [
-        "Open replay", "", "Approve", f"Always allow {RULE}", "Deny",
+        "Open replay", "", "Approve", "Deny", f"Always allow {RULE}",
     ]  # fmt: skip
     other = menu_of(tray, "Claude Code — asks: Which database")
     assert [e.label for e in other.submenu] == [

@@ -73,7 +73,7 @@ def test_needs_you_answers_requests_over_dbusmenu(
         book.open(question("q1", session="cccccccc-3333-4333-8333-333333333333"))
         wait_until("both in the menu", lambda: labels_under("Claude Code — asks"))
         assert labels_under("Claude Code · demo") == [
-            "Open replay", "", "Approve", f"Always allow {RULE}", "Deny",
+            "Open replay", "", "Approve", "Deny", f"Always allow {RULE}",
         ]  # fmt: skip
         assert labels_under("Claude Code — asks") == [
             "Open replay", "", "Reply: SQLite", "Reply: Postgres", "Deny",

@@ -128,7 +128,7 @@ def test_board_cards_answer_and_buttons_come_and_go_live(
     box = page.locator(board_box(APPROVE))
     box.wait_for()
     labels = [b.inner_text() for b in box.locator("button").all()]
-    assert labels == ["Approve", f"Always allow {RULE}", "Deny"]
+    assert labels == ["Approve", "Deny", f"Always allow {RULE}"]
     assert APPROVE_COMMAND in box.locator(".decision-what").inner_text()
     assert fits(page, board_box(APPROVE))
     page.screenshot(path=str(artifacts / f"board-{page.width}.png"), full_page=True)

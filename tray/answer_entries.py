@@ -84,11 +84,13 @@ def request_entries(request: PendingRequest) -> tuple[Entry, ...]:
             for i, o in enumerate(options[:MAX_OPTIONS])
         ]
         return (*entries, Entry("Deny", answer_action(request, Verdict.DENY, ANSWER_MENU)))
-    entries = [Entry("Approve", answer_action(request, Verdict.ALLOW, ANSWER_MENU))]
+    entries = [
+        Entry("Approve", answer_action(request, Verdict.ALLOW, ANSWER_MENU)),
+        Entry("Deny", answer_action(request, Verdict.DENY, ANSWER_MENU)),
+    ]
     if request.always_rule is not None:
         always = answer_action(request, Verdict.ALLOW_ALWAYS, ANSWER_MENU)
         entries.append(Entry(always_label(request.always_rule), always))
-    entries.append(Entry("Deny", answer_action(request, Verdict.DENY, ANSWER_MENU)))
     return tuple(entries)
 
 

@@ -166,11 +166,13 @@ def request_notice(t: Transition, request: PendingRequest) -> Notice:
         buttons = (*buttons, Button("Open", open_it))
     else:
         reply = None
-        buttons = (Button("Approve", answer_action(request, Verdict.ALLOW)),)
+        buttons = (
+            Button("Approve", answer_action(request, Verdict.ALLOW)),
+            Button("Deny", answer_action(request, Verdict.DENY)),
+        )
         if request.always_rule is not None:
             always = answer_action(request, Verdict.ALLOW_ALWAYS)
             buttons += (Button(always_label(request.always_rule), always),)
-        buttons += (Button("Deny", answer_action(request, Verdict.DENY)),)
     return Notice(
         title=headline(t),
         body=text,

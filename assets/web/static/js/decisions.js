@@ -103,11 +103,11 @@ export function decisionBox(request) {
   } else {
     const row = h('div', { class: 'decision-buttons' },
       button('Approve', 'approve', { verdict: 'allow' }),
+      button('Deny', 'deny', { verdict: 'deny' }),
       request.always_rule !== null && request.always_rule !== undefined
         ? button(['Always allow ', h('code', { class: 'rule' }, request.always_rule)], 'always',
           { verdict: 'allow_always' })
-        : null,
-      button('Deny', 'deny', { verdict: 'deny' }));
+        : null);
     append(box, [head, row]);
   }
   box.append(note);
