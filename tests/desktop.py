@@ -146,6 +146,18 @@ class Desktop:
         it ends)."""
         self.seen_up_to = max((int(n["id"]) for n in self._dunst_history()), default=0)
 
+    def press(self, label: str, done: Callable[[], Any]) -> Any:
+        """Press the button ``label`` of the notification on display (dunst's context menu,
+        whose picker chooses it) and wait until ``done()`` (the picker runs after dunstctl
+        returns); then the picker chooses "Open" again."""
+        wanted = self.root / "pick-label"
+        wanted.write_text(label)
+        try:
+            assert self.run("dunstctl", "context").returncode == 0
+            return wait_until(f"the {label!r} button's effect", done)
+        finally:
+            wanted.unlink()
+
     def wait_notification(
         self, match: Callable[[dict[str, str]], bool], timeout: float = 30.0
     ) -> dict[str, str]:
@@ -333,10 +345,13 @@ def _start_bus(desktop: Desktop) -> None:
 
 
 def _start_dunst(desktop: Desktop) -> None:
-    # "dunstctl context" pipes a notification's actions to this "menu", which picks "Open":
-    # how a test presses a notification's button.
+    # "dunstctl context" pipes a notification's actions to this "menu", which picks "Open" (or
+    # the label ``Desktop.press`` wrote): how a test presses a notification's button.
     picker = desktop.root / "pick-open.sh"
-    picker.write_text("#!/bin/sh\ngrep -m1 '^#Open'\n")
+    wanted = desktop.root / "pick-label"
+    picker.write_text(
+        f"#!/bin/sh\nwant=$(cat '{wanted}' 2>/dev/null || echo Open)\ngrep -m1 -F \"#$want\"\n"
+    )
     picker.chmod(0o755)
     config = desktop.root / "dunstrc"
     config.write_text(DUNSTRC.replace("{dmenu}", str(picker)))

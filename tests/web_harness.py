@@ -28,6 +28,7 @@ from codex_lines import CodexRollout
 from polling import end_process
 
 from agentbar.core.config import Settings
+from agentbar.core.decisions import DecisionBook
 from agentbar.core.engine import Engine
 from agentbar.core.index import Index
 from agentbar.core.lock import InstanceLock
@@ -96,6 +97,8 @@ class World:
     processes: FakeProcessTable
     server: LoopbackServer | None = None
     service: Service | None = None
+    # The server's decision book: tests open requests in it as a holder would.
+    decisions: DecisionBook = field(default_factory=DecisionBook)
     transcripts: dict[str, Path] = field(default_factory=dict)
     writers: dict[str, ClaudeTranscript] = field(default_factory=dict)
     fixture_ids: list[tuple[str, str]] = field(default_factory=list)
@@ -565,6 +568,7 @@ def serve_world(world: World) -> Engine:
         AgentRoots(settings.agent_roots),
         kits=settings.kits,
         searcher=Searcher(settings.index_path),
+        decisions=world.decisions,
     )
     world.server.start()
     return engine

@@ -33,6 +33,7 @@ STOP_TASKS = "stop"
 class Action:
     kind: str
     arg: str = ""
+    text: str = ""  # what the person typed (a notification's inline reply), else ""
 
 
 BOARD = Action(OPEN, "/")

@@ -29,6 +29,7 @@ from ..core.launch.manager import still_running
 from ..core.server.runner import LoopbackServer
 from . import autostart, host, instance, preferences, window
 from .actions import KEEP_TASKS, OPEN, STOP_TASKS, Action
+from .answers import TrayAnswers
 from .icons import Icon, NoIcon, open_icon
 from .launched import LaunchedAgents
 from .memory import Trimmer
@@ -121,6 +122,12 @@ def _serve(
         names=app.settings.display_names(),
         launchable=[kit.agent for kit in app.settings.kits if kit.launch is not None],
         tell=lambda fault: worker.report(fault, lasting=False),
+        asking=lambda task_id: bool(app.decisions.for_session(task_id)),
+    )
+    answers = TrayAnswers(
+        app.decisions,
+        lambda fault: worker.report(fault, lasting=False),
+        app.settings.display_names(),
     )
     worker = TrayWorker(
         app.engine,
@@ -137,8 +144,10 @@ def _serve(
         extra_entries=launched.entries,
         buttons=launched.buttons,
         tasks_running=launched.tasks_running,
+        decisions=app.decisions,
     )
     launched.register(worker.router)
+    answers.register(worker.router)
     # A task that starts, binds, asks or exits changes the menu: have the worker look again.
     tasks.subscribe(lambda _info: worker.wake())
     # A folder that cannot be watched, an index rebuilt: a notice and a line in the menu.
@@ -178,6 +187,7 @@ def _serve(
         trimmer.stop()
         link.set_opener(None)
         worker.stop()
+        answers.close()
         if windows is not None:
             windows.close()
         notifier.close()

@@ -24,7 +24,8 @@ from ..core.model import Agent, SessionKey, SessionSnapshot, State, WaitingFor
 from ..core.text import short_path
 from .actions import Action, ActionRouter
 from .notices import Button, Transition
-from .presenter import AgentNames, agent_name, project_name, shorten
+from .presenter import AgentNames, agent_name, project_name
+from .text import shorten
 from .view import SEPARATOR, Entry
 
 log = logging.getLogger(__name__)
@@ -78,10 +79,13 @@ class LaunchedAgents:
         names: AgentNames,
         launchable: Sequence[Agent],
         tell: Callable[[Fault], None] | None = None,
+        asking: Callable[[str], bool] | None = None,
     ) -> None:
         """``names``: what a person calls each agent; ``launchable``: the agents the "Launch
         agent" menu offers, in its order (the kits with a launch profile). ``tell`` shows the
-        person what failed (the worker's ``report``, as a notice)."""
+        person what failed (the worker's ``report``, as a notice). ``asking(task_id)``: the
+        decision book holds a request of that task (its "Needs you" entry and its own notice
+        answer it then, so the task's own Approve/Deny step aside)."""
         self.tasks = tasks
         self.names = names
         self.launchable = tuple(launchable)
@@ -90,6 +94,7 @@ class LaunchedAgents:
         self.open_page = open_page
         self._in_background = in_background or _thread
         self._tell = tell or _log_only
+        self._asking = asking or _never
 
     # -- what the tray shows (worker thread) --------------------------------------------------
 
@@ -118,7 +123,7 @@ class LaunchedAgents:
         who = agent_name(self.names, info.agent)
         label = shorten(f"{who} · {project_name(info.project)} — {what}")
         choices: list[Entry] = []
-        if info.waiting is not None:
+        if info.waiting is not None and not self._asking(info.task_id):
             choices += [
                 Entry("Approve", Action(APPROVE, info.task_id)),
                 Entry("Deny", Action(DENY, info.task_id)),
@@ -135,7 +140,7 @@ class LaunchedAgents:
         if t.state is not State.INPUT_REQUIRED or t.waiting_for is not WaitingFor.APPROVAL:
             return ()
         info = self.tasks.for_session(t.key)
-        if info is None:
+        if info is None or self._asking(info.task_id):
             return ()
         return (Button("Approve", Action(APPROVE, info.task_id)),
                 Button("Deny", Action(DENY, info.task_id)))  # fmt: skip
@@ -221,6 +226,10 @@ def failed_answer(what: str, exc: Exception) -> Fault:
     if isinstance(exc, AgentbarError):
         return Fault(FaultKind.ACTION, exc.title, f"{what} did nothing: {exc.message}.")
     return Fault(FaultKind.ACTION, f"{what} failed", f"{what} did nothing: {exc}.")
+
+
+def _never(_task_id: str) -> bool:
+    return False
 
 
 def _log_only(fault: Fault) -> None:

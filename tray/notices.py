@@ -6,17 +6,31 @@ command, the question) or the last line of its answer or error. Clicking a notic
 "Open" button, runs its action: the session's replay, which opens at the point that needs the
 user (a summary opens the board). Buttons are data too, so a later feature can add its own
 (approve or deny a task agentbar launched) through ``Policy(buttons=...)``.
+
+A request the decision book holds is told by a notice of its own (``Transition.request``):
+Approve, Deny and "Always allow" (the body says the exact rule it adds), or a question's options
+and, where the notification server offers one, an inline reply; its ``tag`` lets the tray
+withdraw it the moment the request closes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.decisions import PendingRequest, RequestKind, Verdict
 from ..core.errors import Fault
-from ..core.model import SessionKey, State, StateChange, WaitingFor
+from ..core.model import Agent, SessionKey, SessionSnapshot, State, StateChange, WaitingFor
 from . import actions
 from .actions import Action
-from .presenter import AgentNames, agent_name, project_name, shorten
+from .answer_entries import (
+    always_label,
+    answer_action,
+    option_action,
+    single_options,
+    takes_text,
+)
+from .presenter import AgentNames, agent_name, project_name
+from .text import shorten
 
 BODY_CHARS = 200
 SUMMARY_LINES = 5
@@ -34,6 +48,27 @@ class Transition:
     detail: str
     since: float  # when the session entered this state (the engine's state_since)
     agent_name: str = ""  # what a person calls the agent ("Claude Code"); "": its wire name
+    request: PendingRequest | None = None  # a request the decision book holds, to answer
+
+    @classmethod
+    def of_request(
+        cls, request: PendingRequest, snap: SessionSnapshot | None, names: AgentNames
+    ) -> Transition:
+        """The notice-worthy news that ``request`` opened (``snap``: its session, if the engine
+        knows it)."""
+        return cls(
+            agent_name=agent_name(names, Agent(request.agent)),
+            key=SessionKey(Agent(request.agent), request.session_id),
+            project=snap.project if snap is not None else None,
+            title=snap.title if snap is not None else None,
+            state=State.INPUT_REQUIRED,
+            waiting_for=(
+                WaitingFor.QUESTION if request.kind is RequestKind.QUESTION else WaitingFor.APPROVAL
+            ),
+            detail=_request_detail(request),
+            since=request.opened_at,
+            request=request,
+        )
 
     @classmethod
     def of(cls, change: StateChange, names: AgentNames) -> Transition:
@@ -65,6 +100,9 @@ class Notice:
     urgent: bool = False  # needs the user (input_required) rather than news
     sound: bool = False
     sessions: tuple[SessionKey, ...] = ()  # the sessions it is about
+    tag: str = ""  # names it to withdraw it ("": never withdrawn)
+    requests: tuple[str, ...] = ()  # the ids of the decision book's requests it answers
+    reply: Button | None = None  # an inline reply (its text comes back in ``Action.text``)
 
 
 def problem_notice(fault: Fault) -> Notice:
@@ -94,6 +132,8 @@ def body(t: Transition) -> str:
 
 
 def single(t: Transition, extra: tuple[Button, ...] = ()) -> Notice:
+    if t.request is not None:
+        return request_notice(t, t.request)
     open_it = actions.open_session(t.key)
     return Notice(
         title=headline(t),
@@ -103,6 +143,53 @@ def single(t: Transition, extra: tuple[Button, ...] = ()) -> Notice:
         urgent=t.state is State.INPUT_REQUIRED,
         sessions=(t.key,),
     )
+
+
+def request_tag(request_id: str) -> str:
+    return f"request-{request_id}"
+
+
+def request_notice(t: Transition, request: PendingRequest) -> Notice:
+    """A request's own notice: the buttons that answer it, named by its id."""
+    open_it = actions.open_session(t.key)
+    text = body(t)
+    if request.always_rule is not None:
+        text = f"{text}\nAlways allow adds: {shorten(request.always_rule, BODY_CHARS)}"
+    if request.kind is RequestKind.QUESTION:
+        buttons = tuple(
+            Button(shorten(o, 40), option_action(request, i))
+            for i, o in enumerate(single_options(request))
+        )
+        reply = None
+        if takes_text(request):
+            reply = Button("Reply", answer_action(request, Verdict.REPLY))
+        buttons = (*buttons, Button("Open", open_it))
+    else:
+        reply = None
+        buttons = (
+            Button("Approve", answer_action(request, Verdict.ALLOW)),
+            Button("Deny", answer_action(request, Verdict.DENY)),
+        )
+        if request.always_rule is not None:
+            always = answer_action(request, Verdict.ALLOW_ALWAYS)
+            buttons += (Button(always_label(request.always_rule), always),)
+    return Notice(
+        title=headline(t),
+        body=text,
+        click=open_it,
+        buttons=buttons,
+        urgent=True,
+        sessions=(t.key,),
+        tag=request_tag(request.request_id),
+        requests=(request.request_id,),
+        reply=reply,
+    )
+
+
+def _request_detail(request: PendingRequest) -> str:
+    if request.kind is RequestKind.QUESTION and request.questions:
+        return "\n".join(q.text for q in request.questions)
+    return f"{request.tool}: {request.summary}" if request.summary else request.tool
 
 
 def summary(burst: list[Transition]) -> Notice:
@@ -125,6 +212,10 @@ def summary(burst: list[Transition]) -> Notice:
     ]
     if len(burst) > SUMMARY_LINES:
         lines.append(f"and {len(burst) - SUMMARY_LINES} more")
+    # Withdrawn once every request it tells of is closed (a summary without any: never).
+    ids = tuple(t.request.request_id for t in burst if t.request is not None)
+    if len(ids) < len(burst):
+        ids = ()
     return Notice(
         title=f"{len(burst)} agent sessions: {', '.join(parts)}",
         body="\n".join(lines),
@@ -132,6 +223,8 @@ def summary(burst: list[Transition]) -> Notice:
         buttons=(Button("Open", actions.BOARD),),
         urgent=needs > 0,
         sessions=tuple(t.key for t in burst),
+        tag=f"summary-{'-'.join(ids)}" if ids else "",
+        requests=ids,
     )
 
 

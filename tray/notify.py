@@ -4,7 +4,10 @@ thread; desktop-notifier runs on an asyncio loop in its own thread, "agentbar-no
 callbacks fire; plyer on a worker thread of its own).
 
 A click on a notice or one of its buttons hands the notice's ``Action`` to ``on_action``, which
-must return quickly (the tray posts it to its worker thread).
+must return quickly (the tray posts it to its worker thread); an inline reply (where the server
+offers "inline-reply") hands the notice's reply action with the typed words in ``Action.text``.
+``withdraw(tag)`` takes a tagged notice off the screen (CloseNotification): a request it
+answered has closed.
 
 On Linux without a session bus nothing can show a notification: ``make_notifier`` says so once,
 in words, and returns a notifier that looks for a bus again at each notice (a user bus can start
@@ -16,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import dataclasses
 import functools
 import importlib.util
 import logging
@@ -56,6 +61,11 @@ class Notifier(Protocol):
         """Show ``notice``; returns at once (delivery happens on the notifier's own thread)."""
         ...
 
+    def withdraw(self, tag: str) -> None:
+        """Take the notice tagged ``tag`` off the screen, if it is still there (returns at
+        once)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -71,11 +81,24 @@ class FakeNotifier:
 
     def __init__(self, on_action: OnAction | None = None) -> None:
         self.sent: list[Notice] = []
+        self.withdrawn: list[str] = []
         self.on_action = on_action
         self.closed = False
 
     def send(self, notice: Notice) -> None:
         self.sent.append(notice)
+
+    def withdraw(self, tag: str) -> None:
+        self.withdrawn.append(tag)
+
+    def reply(self, index: int, text: str) -> Action:
+        """Answer the notice's inline reply as a person typing ``text`` would."""
+        reply = self.sent[index].reply
+        assert reply is not None, "this notice has no reply field"
+        action = dataclasses.replace(reply.action, text=text)
+        if self.on_action is not None:
+            self.on_action(action)
+        return action
 
     def click(self, index: int = -1, button: str | None = None) -> Action:
         notice = self.sent[index]
@@ -105,6 +128,9 @@ class SilentNotifier:
         if not self._said:
             log.warning("cannot show notifications: %s", self.why)
             self._said = True
+
+    def withdraw(self, tag: str) -> None:
+        pass
 
     def close(self) -> None:
         pass
@@ -139,6 +165,9 @@ class PlyerNotifier:
         except Exception:
             log.exception("plyer could not show a notification")
 
+    def withdraw(self, tag: str) -> None:
+        """plyer cannot take a notice back: it times out by itself."""
+
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
@@ -170,6 +199,10 @@ class AwaitingBus:
             self._real = self._make()
             self._tell(f"a session bus is there now ({address}): notifications are on")
         self._real.send(notice)
+
+    def withdraw(self, tag: str) -> None:
+        if self._real is not None:
+            self._real.withdraw(tag)
 
     def close(self) -> None:
         if self._real is not None:
@@ -214,6 +247,8 @@ class DesktopNotifier:
         self.fallback = fallback
         self.clock = clock
         self._failed_at: float | None = None
+        self._sending: dict[str, concurrent.futures.Future[None]] = {}  # by tag, until withdrawn
+        self._platform_ids: dict[str, int] = {}  # the server's id of each tagged notice shown
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="agentbar-notify", daemon=True)
@@ -248,6 +283,41 @@ class DesktopNotifier:
             return
         future = asyncio.run_coroutine_threadsafe(self._send(notice), self._loop)
         future.add_done_callback(self._log_failure)
+        if notice.tag:
+            self._sending[notice.tag] = future
+
+    def withdraw(self, tag: str) -> None:
+        future = asyncio.run_coroutine_threadsafe(self._withdraw(tag), self._loop)
+        future.add_done_callback(self._log_failure)
+
+    async def _withdraw(self, tag: str) -> None:
+        sending = self._sending.pop(tag, None)
+        if sending is not None:  # withdrawn while still on its way: once it is there
+            with contextlib.suppress(Exception):
+                await asyncio.wrap_future(sending)
+        platform_id = self._platform_ids.pop(tag, None)
+        close = getattr(
+            getattr(self._backend(), "interface", None), "call_close_notification", None
+        )
+        if platform_id is not None and close is not None:
+            # CloseNotification by the server's own id: desktop-notifier forgets a notice once a
+            # button was pressed, yet a server may keep showing it (dunst does).
+            with contextlib.suppress(Exception):  # closed already: nothing to do
+                await close(platform_id)
+            return
+        # Unknown to it (clicked or dismissed already, or never delivered): nothing to close.
+        with contextlib.suppress(KeyError):
+            await self._notifier.clear(tag)
+
+    def _backend(self) -> Any:
+        return getattr(self._notifier, "_backend", None)
+
+    def _remember_platform_id(self, tag: str) -> None:
+        """The server's id of the notice just sent (Linux: the D-Bus backend's map)."""
+        ids = getattr(self._backend(), "_platform_to_interface_notification_identifier", None)
+        inverse = getattr(ids, "inverse", None)
+        if inverse is not None and tag in inverse:
+            self._platform_ids[tag] = int(inverse[tag])
 
     async def _send(self, notice: Notice) -> None:
         await asyncio.wrap_future(self._warming)  # one connection: the warm-up's, once it is up
@@ -265,15 +335,32 @@ class DesktopNotifier:
             on_clicked=functools.partial(act, notice.click),
             on_dispatched=delivered.set,
             sound=dn.DEFAULT_SOUND if notice.sound else None,
+            reply_field=self._reply_field(notice),
+            **({"identifier": notice.tag} if notice.tag else {}),
         )
         # It logs and swallows a failure; ``on_dispatched`` runs only once the server has it.
         await self._notifier.send_notification(notification)
         if delivered.is_set():
             self._failed_at = None
+            if notice.tag:
+                self._remember_platform_id(notice.tag)
             return
         self._failed_at = self.clock()
         log.warning("desktop-notifier could not deliver a notification; trying the fallback")
         self._fall_back(notice)
+
+    def _reply_field(self, notice: Notice) -> Any:
+        """The inline reply (the server shows it only where it offers "inline-reply")."""
+        if notice.reply is None:
+            return None
+        reply = notice.reply.action
+
+        def replied(text: str) -> None:
+            self._act(dataclasses.replace(reply, text=text))
+
+        return self._dn.ReplyField(
+            title=notice.reply.label, button_title="Send", on_replied=replied
+        )
 
     def _act(self, action: Action) -> None:
         """A click or a button, on the notifier's loop: hand it over and return."""

@@ -15,6 +15,12 @@ driven by the tray's worker thread).
   once: only what is shown holds back what follows. A held session that moves on (answered in
   its terminal at once) drops out; one that moves twice is told once, in its latest state.
   ``coalesce_seconds = 0``: every transition at once.
+- A request the decision book holds is told once, by a notice of its own that answers it
+  (``Transition.request``), coalesced like the rest; it is held apart from its session's other
+  news (two requests of one session are two notices), it replaces its session's plain "needs
+  your approval" while that is untold, and while it is open that plain news is not told at all
+  (the request's notice says it, with the buttons). A request that closes before it is told
+  drops out (``close_request``).
 - Preferences, mute, pause and the window in front are applied when a notice is told (at once
   for the first, when the window closes for the held ones), so a change to any of them counts
   from then on.
@@ -33,6 +39,7 @@ from .pause import NO_PAUSE, Pause
 from .preferences import NOTIFIABLE, Preferences
 
 Told = tuple[State, WaitingFor | None, float]
+Slot = SessionKey | str  # a session's news by its key; a request's by its id
 Buttons = Callable[[Transition], tuple[Button, ...]]
 
 
@@ -53,22 +60,30 @@ class Policy:
         self.prefs = prefs or Preferences()
         self.pause = pause
         self.buttons = buttons  # extra buttons for a session's notice (a seam for launched tasks)
-        self._told: dict[SessionKey, Told] = {}
+        self._told: dict[Slot, Told] = {}
         self._first: Transition | None = None  # the transition that ended a quiet spell, untold
-        self._held: dict[SessionKey, Transition] = {}  # the ones that came inside the window
+        self._held: dict[Slot, Transition] = {}  # the ones that came inside the window
+        self._asking: dict[SessionKey, set[str]] = {}  # the open requests of each session
         self._window_ends: float | None = None  # when the coalescing window closes (monotonic)
 
     def offer(self, t: Transition) -> None:
+        slot = _slot(t)
         told = (t.state, t.waiting_for, t.since)
-        if self._told.get(t.key) == told:
+        if self._told.get(slot) == told:
             return  # seen before: a repeat is not a transition
-        self._told[t.key] = told
-        if t.state not in NOTIFIABLE:  # it moved on before it was told
-            if self._first is not None and self._first.key == t.key:
-                self._first = None
+        self._told[slot] = told
+        if t.request is not None:
+            self._asking.setdefault(t.key, set()).add(t.request.request_id)
+            if self._first is not None and _slot(self._first) == t.key:
+                self._first = t  # its session's plain news, untold: the request's says it
+                return
             self._held.pop(t.key, None)
+        elif t.state not in NOTIFIABLE:  # it moved on before it was told
+            self._drop(t.key)
             return
-        if self._first is not None and self._first.key == t.key:
+        elif t.state is State.INPUT_REQUIRED and self._asking.get(t.key):
+            return  # the open request's own notice says so, with the buttons
+        if self._first is not None and _slot(self._first) == slot:
             self._first = t  # not told yet: told once, in its latest state
             return
         now = self.clock.monotonic()
@@ -77,8 +92,26 @@ class Policy:
             self._first = t  # a quiet spell ends: told at once
             self._window_ends = now + self.prefs.coalesce_seconds
             return
-        self._held.pop(t.key, None)  # the latest state, in arrival order
-        self._held[t.key] = t
+        self._held.pop(slot, None)  # the latest state, in arrival order
+        self._held[slot] = t
+
+    def close_request(self, key: SessionKey, request_id: str) -> None:
+        """The request ``request_id`` of ``key`` closed: untold, it is never told now."""
+        open_ones = self._asking.get(key)
+        if open_ones is not None:
+            open_ones.discard(request_id)
+            if not open_ones:
+                del self._asking[key]
+        if self._first is not None and _slot(self._first) == request_id:
+            self._first = None
+        self._held.pop(request_id, None)
+        self._told.pop(request_id, None)
+
+    def _drop(self, key: SessionKey) -> None:
+        """Forget the session's own untold news (not its requests')."""
+        if self._first is not None and _slot(self._first) == key:
+            self._first = None
+        self._held.pop(key, None)
 
     def deadline(self) -> float | None:
         """When ``due`` has something to say (monotonic), or None."""
@@ -127,3 +160,7 @@ class Policy:
         else:
             notice = notices.summary(burst)
         return [dataclasses.replace(notice, sound=prefs.sound)]
+
+
+def _slot(t: Transition) -> Slot:
+    return t.request.request_id if t.request is not None else t.key

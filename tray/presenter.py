@@ -2,11 +2,12 @@
 on the tray's worker thread).
 
 The menu lists the sessions that need you first (what each waits for; choosing one opens its
-replay at that point), then the running ones, then the recently done or failed ones, then the
-tray's own entries. While the engine's first reading of the history goes on, a line at the
-top says how far it has come, and the tooltip says it too. Labels use only what changes when
-the session's state does (a running session shows its title, not the tool it runs right now),
-so the menu is not rebuilt on every tool call.
+replay at that point; one whose request the decision book holds gets a submenu that answers it:
+Approve, Deny, Always allow with its rule, a question's options), then the running ones, then
+the recently done or failed ones, then the tray's own entries. While the engine's first reading
+of the history goes on, a line at the top says how far it has come, and the tooltip says it too.
+Labels use only what changes when the session's state does (a running session shows its title,
+not the tool it runs right now), so the menu is not rebuilt on every tool call.
 """
 
 from __future__ import annotations
@@ -16,19 +17,21 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..core.decisions import PendingRequest
 from ..core.engine_messages import IndexProgress
-from ..core.model import Agent, SessionSnapshot, State, WaitingFor
+from ..core.model import Agent, SessionKey, SessionSnapshot, State, WaitingFor
 from ..core.progress_text import reading_line, tooltip_part
 from . import actions, pause
 from .actions import Action
+from .answer_entries import request_entries, request_heading
 from .pause import Pause
 from .preferences import Preferences
+from .text import shorten
 from .view import SEPARATOR, Badge, Entry, TrayView
 
 # What a person calls each agent ("Claude Code"), from the kits the tray was given
 # (``Settings.display_names()``); an agent missing there shows its wire name.
 AgentNames = Mapping[Agent, str]
-LABEL_CHARS = 72
 MAX_NEEDS = 10
 MAX_RUNNING = 6
 MAX_RECENT = 6
@@ -50,6 +53,8 @@ class TrayState:
     names: AgentNames = field(default_factory=dict)
     # The engine's first reading while it goes on (None: done, or not shown yet).
     reading: IndexProgress | None = None
+    # The requests waiting on the person (the decision book), whatever session they are of.
+    requests: tuple[PendingRequest, ...] = ()
 
 
 def present(
@@ -77,7 +82,11 @@ def present(
         key=lambda s: (-s.state_since, str(s.key)),
     )
     failed = sum(1 for s in recent if s.state.state is State.FAILED)
-    badge = Badge(needs=len(needs), failed=failed > 0)
+    asking = _by_session(tray.requests)
+    # A request of a session the engine does not show as waiting (yet) needs the person too.
+    needing = {s.key for s in needs}
+    unseen = [key for key in asking if key not in needing]
+    badge = Badge(needs=len(needs) + len(unseen), failed=failed > 0)
 
     menu: list[Entry] = []
     reading = reading_line(tray.reading) if tray.reading is not None else None
@@ -87,10 +96,10 @@ def present(
         count = len(prefs.problems)
         menu.append(Entry(f"settings.toml: {count} problem{'s' * (count > 1)}, see the log"))
     menu += problem_entries(tray.problems)
-    menu += _section("Needs you", needs, MAX_NEEDS, tray.names)
+    menu += _needs_section(needs, unseen, asking, tray.names)
     menu += _section("Running", running, MAX_RUNNING, tray.names)
     menu += _section("Recently finished", recent, MAX_RECENT, tray.names)
-    if not (needs or running or recent):
+    if not (needs or unseen or running or recent):
         menu.append(Entry("No agent session is active"))
     menu.append(SEPARATOR)
     menu += tray.extra
@@ -103,7 +112,7 @@ def present(
     return TrayView(
         badge=badge,
         tooltip=tooltip(
-            len(needs),
+            badge.needs,
             len(running),
             failed,
             tray.pause.describe(now),
@@ -144,6 +153,52 @@ def _section(
     return entries
 
 
+def _by_session(
+    requests: Sequence[PendingRequest],
+) -> dict[SessionKey, list[PendingRequest]]:
+    found: dict[SessionKey, list[PendingRequest]] = {}
+    for request in requests:
+        found.setdefault(SessionKey(Agent(request.agent), request.session_id), []).append(request)
+    return found
+
+
+def _needs_section(
+    needs: list[SessionSnapshot],
+    unseen: list[SessionKey],
+    asking: Mapping[SessionKey, list[PendingRequest]],
+    names: AgentNames,
+) -> list[Entry]:
+    """ "Needs you": each waiting session (its replay; with what answers its requests, when
+    the decision book holds any), then the requests of sessions the engine does not show as
+    waiting yet."""
+    rows = [(session_label(s, names), s.key) for s in needs]
+    rows += [(request_label(asking[key][0], names), key) for key in unseen]
+    if not rows:
+        return []
+    entries = [Entry(f"Needs you ({len(rows)})")]
+    for label, key in rows[:MAX_NEEDS]:
+        requests = asking.get(key, [])
+        if not requests:
+            entries.append(Entry(label, actions.open_session(key)))
+            continue
+        answers: list[Entry] = [Entry("Open replay", actions.open_session(key))]
+        for request in requests:
+            answers.append(SEPARATOR)
+            if len(requests) > 1:
+                answers.append(Entry(request_heading(request)))
+            answers += request_entries(request)
+        entries.append(Entry(label, submenu=tuple(answers)))
+    if len(rows) > MAX_NEEDS:
+        entries.append(Entry(f"… {len(rows) - MAX_NEEDS} more in the window", actions.BOARD))
+    return entries
+
+
+def request_label(request: PendingRequest, names: AgentNames) -> str:
+    """A request's entry when the engine does not list its session as waiting."""
+    who = agent_name(names, Agent(request.agent))
+    return shorten(f"{who} — {request_heading(request)}")
+
+
 def agent_name(names: AgentNames, agent: Agent) -> str:
     return names.get(agent) or str(agent)
 
@@ -172,12 +227,6 @@ def project_name(project: str | None) -> str:
     if path == os.path.normpath(os.path.expanduser("~")):
         return "~"
     return os.path.basename(path) or path
-
-
-def shorten(text: str, most: int = LABEL_CHARS) -> str:
-    """One line, at most ``most`` characters (an ellipsis says it was cut)."""
-    line = " ".join(text.split())
-    return line if len(line) <= most else line[: most - 1].rstrip() + "…"
 
 
 def _quit_entry(tasks_running: int) -> Entry:

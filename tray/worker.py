@@ -2,6 +2,10 @@
 every action (menu choices, notification clicks, hand-overs); the one consumer of its inbox, on
 its own thread ("agentbar-tray"), or driven by a test through ``step``.
 
+The decision book's requests come here too: each one opened is offered to the notification
+policy (a notice of its own, with the buttons that answer it) and shown in the menu; each one
+closed (answered anywhere, withdrawn) leaves the menu and has its notice withdrawn at once.
+
 The engine's subscriber and every toolkit callback only post a message here and return. One
 consumer means the presenter, the policy and the pause need no locks, and a test can drive it
 deterministically with a fake clock.
@@ -17,9 +21,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..core.clock import Clock
+from ..core.decisions import BookChange, DecisionBook
 from ..core.engine_messages import IndexProgress
 from ..core.errors import Fault
-from ..core.model import SessionSnapshot, StateChange
+from ..core.model import Agent, SessionKey, SessionSnapshot, StateChange
 from . import actions, pause
 from .actions import Action, ActionRouter
 from .notices import Transition, problem_notice
@@ -87,11 +92,16 @@ class _Problem:
     lasting: bool  # a condition that stays (a folder not watched), not a one-off failure
 
 
+@dataclass(frozen=True, slots=True)
+class _Book:
+    change: BookChange
+
+
 class _Stop:
     pass
 
 
-Message = _Changed | _Reading | _Do | _Wake | _Problem | _Stop
+Message = _Changed | _Reading | _Do | _Wake | _Problem | _Book | _Stop
 
 
 class TrayWorker:
@@ -112,12 +122,14 @@ class TrayWorker:
         buttons: Buttons | None = None,
         tasks_running: Callable[[], int] = lambda: 0,
         names: AgentNames | None = None,
+        decisions: DecisionBook | None = None,
     ) -> None:
         """``extra_entries`` and ``buttons`` are where other features add to the menu (above
         "Open window") and to a session's notification; they register the handlers of their
         actions' kinds on ``router``. ``tasks_running`` counts the launched agents a quit must
         decide about; ``quit(choice)`` gets ``actions.KEEP_TASKS`` or ``STOP_TASKS``. ``names``:
-        what a person calls each agent (``Settings.display_names()``)."""
+        what a person calls each agent (``Settings.display_names()``); ``decisions``: the
+        book of requests waiting on the person (``Agentbar.decisions``)."""
         self.engine = engine
         self.notifier = notifier
         self.clock = clock
@@ -150,8 +162,17 @@ class TrayWorker:
         # it goes on, changed once a second at most.
         self.reading = ReadingShown(clock.monotonic())
         self.reading.offer(engine.progress(), clock.monotonic())
+        self.decisions = decisions
+        # The notices shown that tell of open requests: withdrawn once all of theirs closed.
+        self._request_notices: dict[str, set[str]] = {}
         self._unsubscribe = engine.subscribe(self._on_change)
         self._unsubscribe_progress = engine.subscribe_progress(self._on_progress)
+        self._unsubscribe_book = (
+            decisions.subscribe(self._on_book) if decisions is not None else _nothing
+        )
+        if decisions is not None:  # the ones open already are news to this tray too
+            for request in decisions.pending():
+                self._inbox.put(_Book(BookChange(request, opened=True)))
 
     # -- any thread ------------------------------------------------------------------------
 
@@ -177,6 +198,10 @@ class TrayWorker:
         """The engine's progress subscriber, on the engine thread: hand it over and return."""
         self._inbox.put(_Reading(progress))
 
+    def _on_book(self, change: BookChange) -> None:
+        """The decision book's subscriber, on the thread that changed it: hand it over."""
+        self._inbox.put(_Book(change))
+
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="agentbar-tray", daemon=True)
         self._thread.start()
@@ -184,6 +209,7 @@ class TrayWorker:
     def stop(self, timeout: float = 5.0) -> None:
         self._unsubscribe()
         self._unsubscribe_progress()
+        self._unsubscribe_book()
         self._inbox.put(_Stop())
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
@@ -232,6 +258,8 @@ class TrayWorker:
                     pass  # the view is recomputed below, after every batch
                 case _Problem(fault=fault, lasting=lasting):
                     self._problem(fault, lasting=lasting)
+                case _Book(change=change):
+                    self._book(change)
                 case _Stop():
                     self._stopping = True
         # The view first: by the time a notice pops up, the badge and menu already show what
@@ -239,7 +267,23 @@ class TrayWorker:
         self.refresh_view()
         fronts = self.in_front()
         for notice in self.policy.due(lambda key: actions.session_path(key) in fronts):
+            if notice.tag and notice.requests:
+                self._request_notices[notice.tag] = set(notice.requests)
             self.notifier.send(notice)
+
+    def _book(self, change: BookChange) -> None:
+        request = change.request
+        key = SessionKey(Agent(request.agent), request.session_id)
+        if change.opened:
+            snap = next((s for s in self.engine.sessions() if s.key == key), None)
+            self.policy.offer(Transition.of_request(request, snap, self.names))
+            return
+        self.policy.close_request(key, request.request_id)
+        for tag, open_ones in list(self._request_notices.items()):
+            open_ones.discard(request.request_id)
+            if not open_ones:
+                del self._request_notices[tag]
+                self.notifier.withdraw(tag)
 
     def refresh_view(self) -> None:
         self.reading.settle(self.clock.monotonic())  # a step held back may be due by now
@@ -255,6 +299,7 @@ class TrayWorker:
                 problems=tuple(p.title for p in self.problems),
                 names=self.names,
                 reading=self.reading.shown,
+                requests=self.decisions.pending() if self.decisions is not None else (),
             ),
         )
         if view != self.view:
@@ -295,3 +340,7 @@ class TrayWorker:
         else:
             self.autostart.disable()
         self._autostart_on = self.autostart.status()
+
+
+def _nothing() -> None:
+    pass

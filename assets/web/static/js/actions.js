@@ -76,7 +76,11 @@ async function showTask(session, box, note) {
   if (!task) return;
   box.dataset.task = task.task_id;
   const controls = [h('a', { class: 'button open-terminal', href: terminalHref(task.task_id) }, 'Open terminal')];
-  if (task.waiting) {
+  // A request the decision book holds for this task is answered by its own buttons (at the
+  // pending call): the task's Approve / Deny step aside then.
+  const events = window.agentbarApp && window.agentbarApp.events;
+  const asking = events && [...events.decisions.values()].some((r) => r.task_id === task.task_id);
+  if (task.waiting && !asking) {
     for (const [path, label] of [['/approve', 'Approve'], ['/deny', 'Deny']]) {
       controls.push(h('button', {
         type: 'button', class: `button ${label.toLowerCase()}`,

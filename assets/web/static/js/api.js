@@ -72,12 +72,20 @@ export function exportUrl(agent, sessionId, format) {
 
 // -- the WebSocket ---------------------------------------------------------------------------
 
+// The requests of one session waiting on the person (a launched task's too), oldest first.
+export function requestsOf(events, agent, sessionId) {
+  return [...events.decisions.values()]
+    .filter((r) => r.agent === agent && (r.session_id === sessionId || r.task_id === sessionId))
+    .sort((a, b) => a.opened_at - b.opened_at);
+}
+
 export class Events {
   constructor() {
     this.listeners = new Set();
     this.statusListeners = new Set();
     this.sessions = new Map(); // key "agent:id" -> SESSION, kept current from the socket
     this.progress = null; // the engine's first reading (docs/api.md PROGRESS), from the socket
+    this.decisions = new Map(); // request id -> REQUEST waiting on the person (docs/api.md)
     this.status = 'connecting';
     this.delay = 500;
     this.socket = null;
@@ -159,6 +167,13 @@ export class Events {
     if (message.type === 'sessions') {
       this.sessions = new Map(message.sessions.map((s) => [`${s.agent}:${s.session_id}`, s]));
       if (message.progress) this.progress = message.progress;
+      if (Array.isArray(message.decisions)) {
+        this.decisions = new Map(message.decisions.map((r) => [r.request_id, r]));
+      }
+    } else if (message.type === 'decision' && message.request) {
+      // A request opened or closed (answered anywhere, or withdrawn): its buttons follow.
+      if (message.opened) this.decisions.set(message.request.request_id, message.request);
+      else this.decisions.delete(message.request.request_id);
     } else if (message.type === 'progress' && message.progress) {
       this.followReading(message.progress);
     } else if (message.type === 'change' && message.session) {
@@ -195,12 +210,14 @@ export class Events {
     if (this.pollTimer !== null) return;
     const poll = async () => {
       try {
-        const [body, health] = await Promise.all([
+        const [body, health, pending] = await Promise.all([
           getJSON('/api/sessions', { all: 1 }), getJSON('/api/health'),
+          getJSON('/api/decisions').catch(() => ({ requests: [] })),
         ]);
         if (this.status === 'live') return;
         this.receive(JSON.stringify({
           type: 'sessions', sessions: body.sessions, progress: health.progress, polled: true,
+          decisions: pending.requests,
         }));
       } catch (err) {
         // the server is away: the socket's retries bring it back

@@ -118,7 +118,7 @@ class App {
 
   // The window title always says how many sessions need you.
   updateTitle() {
-    const need = needsCount(this.events.sessions.values());
+    const need = needsCount(this.events.sessions.values(), this.events.decisions);
     const prefix = need ? `(${need}) ` : '';
     document.title = `${prefix}${this.pageTitle ? `${this.pageTitle} — ` : ''}${this.baseTitle}`;
   }

@@ -1,7 +1,11 @@
 // The board: every live and recent session, those that need you first, grouped by project, kept
-// current by the WebSocket (a state change moves its card without a reload).
+// current by the WebSocket (a state change moves its card without a reload). A session with a
+// request waiting on the person (the decision book) is among those that need you, and its card
+// carries the buttons that answer it; they come and go with the events stream's decisions.
 
 import { TasksPanel } from './actions.js';
+import { requestsOf } from './api.js';
+import { DecisionBoxes, placeBoxes } from './decisions.js';
 import { h, clear } from './dom.js';
 import {
   ago, epoch, sessionHref, sessionKey, shortPath, stateLabel, number, plural, readingText,
@@ -18,9 +22,13 @@ export const GROUPS = [
   { id: 'ended', title: 'Ended recently', test: (s) => s.state === 'ended' },
 ];
 
-export function needsCount(sessions) {
+// The sessions that wait on the person: input_required, or with a request the book holds.
+export function needsCount(sessions, decisions = new Map()) {
+  const asking = new Set([...decisions.values()].map((r) => `${r.agent}:${r.session_id}`));
   let n = 0;
-  for (const s of sessions) if (s.state === 'input_required') n += 1;
+  for (const s of sessions) {
+    if (s.state === 'input_required' || asking.has(`${s.agent}:${s.session_id}`)) n += 1;
+  }
   return n;
 }
 
@@ -54,6 +62,7 @@ export class BoardView {
       this.readingBar, this.readingText);
     this.tasks = new TasksPanel(app);
     this.problems = new ProblemsLine(app);
+    this.decisionBoxes = new DecisionBoxes();
     root.append(
       h('header', { class: 'view-header' },
         h('h1', null, 'Sessions'),
@@ -100,7 +109,11 @@ export class BoardView {
   render() {
     this.renderReading();
     const now = Date.now();
-    const all = [...this.app.events.sessions.values()];
+    const events = this.app.events;
+    // A session whose request waits on the person needs you, whatever the engine said last.
+    const all = [...events.sessions.values()].map((s) => (
+      s.state !== 'input_required' && requestsOf(events, s.agent, s.session_id).length
+        ? { ...s, state: 'input_required' } : s));
     const shown = all.filter((s) => visible(s, this.showAll, now));
     const hidden = all.length - shown.length;
     this.toggle.textContent = this.showAll ? 'Hide older ended sessions'
@@ -122,7 +135,11 @@ export class BoardView {
       if (!members.length) continue;
       sections.push(this.section(group, members, now));
     }
+    const typing = document.activeElement && document.activeElement.closest
+      && document.activeElement.closest('.decision') ? document.activeElement : null;
     this.sections.replaceChildren(...sections);
+    this.decisionBoxes.prune(new Set(events.decisions.keys()));
+    if (typing && typing.isConnected) typing.focus(); // a reply being typed keeps its place
     for (const key of [...this.cards.keys()]) {
       if (!shown.some((s) => sessionKey(s.agent, s.session_id) === key)) this.cards.delete(key);
     }
@@ -149,7 +166,17 @@ export class BoardView {
       h('h2', { id: headingId }, group.title, ' ', h('span', { class: 'count' }, String(members.length))),
       [...projects.entries()].map(([project, list]) => h('div', { class: 'project', dataset: { project } },
         h('h3', { class: 'project-name', title: project || '' }, shortPath(project)),
-        h('ul', { class: 'cards' }, list.map((s) => h('li', null, this.card(s, now)))))));
+        h('ul', { class: 'cards' }, list.map((s) => h('li', null, this.card(s, now), this.answers(s)))))));
+  }
+
+  // The buttons that answer the session's requests (none: nothing), beside its card.
+  answers(s) {
+    const requests = requestsOf(this.app.events, s.agent, s.session_id);
+    const boxes = this.decisionBoxes.boxesFor(requests, { agent: s.agent, sessionId: s.session_id });
+    if (!boxes.length) return null;
+    const holder = h('div', { class: 'card-decisions', dataset: { key: sessionKey(s.agent, s.session_id) } });
+    placeBoxes(holder, boxes);
+    return holder;
   }
 
   card(s, now) {

@@ -1,9 +1,12 @@
 // The replay of one session: its items page by page (scrolling up loads older pages, never the
 // whole file), opened at the end, at the item that needs the user, or at a search hit; sub-agent
-// threads expand where they were spawned; new items arrive live.
+// threads expand where they were spawned; new items arrive live. A request of the session that
+// waits on the person gets its buttons at the pending call (above the transcript while that call
+// is not on the page), live from the events stream's decisions.
 
 import { sessionActions } from './actions.js';
-import { ApiError, exportUrl, getJSON, sessionPath } from './api.js';
+import { ApiError, exportUrl, getJSON, requestsOf, sessionPath } from './api.js';
+import { DecisionBoxes, placeBoxes } from './decisions.js';
 import { append, clear, h } from './dom.js';
 import {
   addUsage, ago, clock, plural, sessionHref, shortPath, stateLabel, subUsage, usageText,
@@ -511,6 +514,8 @@ export class ReplayView {
       h('p', { class: 'loading' }, 'Loading the session…'));
     this.banner = h('div', { class: 'focus-banner', hidden: true, role: 'status' });
     this.main = new ThreadView(this, this.threadId);
+    this.decisionBoxes = new DecisionBoxes();
+    this.answers = h('div', { class: 'replay-decisions' });
     root.append(this.header, this.banner, this.main.el);
     this.onScroll = () => this.scheduleCheck();
     window.addEventListener('scroll', this.onScroll, { passive: true });
@@ -542,6 +547,7 @@ export class ReplayView {
       this.session = detail.session;
       this.drawHeader();
       this.position();
+      this.placeDecisions();
       // For bench/bench_web.py: the first page is in the DOM; two frames on, it was painted.
       performance.mark('agentbar:first-page');
       window.requestAnimationFrame(() => window.requestAnimationFrame(
@@ -730,12 +736,42 @@ export class ReplayView {
       if (!this.showFocus() && stick) {
         document.scrollingElement.scrollTop = document.scrollingElement.scrollHeight;
       }
+      this.placeDecisions();
     } else if (message.type === 'sessions' && this.session) {
       const s = this.app.events.sessions.get(`${this.agent}:${this.sessionId}`);
       if (s && s.state !== this.session.state) {
         this.onEvent({ type: 'change', session: s });
       }
+      this.placeDecisions();
+    } else if (message.type === 'decision' && this.session) {
+      this.placeDecisions();
     }
+  }
+
+  // The session's requests' buttons: inside the pending call when it is on the page, else just
+  // under the banner; gone once no request waits.
+  placeDecisions() {
+    if (this.destroyed || !this.session) return;
+    const events = this.app.events;
+    const requests = this.threadId === 'main' ? requestsOf(events, this.agent, this.sessionId) : [];
+    const boxes = this.decisionBoxes.boxesFor(requests, { agent: this.agent, sessionId: this.sessionId });
+    this.decisionBoxes.prune(new Set(events.decisions.keys()));
+    if (!boxes.length) {
+      this.answers.remove();
+      return;
+    }
+    const typing = document.activeElement && this.answers.contains(document.activeElement)
+      ? document.activeElement : null;
+    placeBoxes(this.answers, boxes);
+    const focus = this.main.list.querySelector('.item.focus');
+    const where = focus || this.banner;
+    const placed = focus ? this.answers.parentElement === focus : this.answers.previousElementSibling === this.banner;
+    if (!placed) {
+      if (focus) focus.append(this.answers);
+      else this.banner.after(this.answers);
+      if (typing) typing.focus({ preventScroll: true });
+    }
+    this.answers.dataset.at = where === focus ? 'call' : 'top';
   }
 
   async livePoll() {
