@@ -54,11 +54,14 @@ class ProcessBinder:
                     session.process = None
                     session.alive = False
                     self._sessions.changed(session)
-            pool = [
-                s
-                for s in (self._sessions if changed else sessions)
-                if s.process is None and (changed or s.alive is not False or self._fresh(s, now))
-            ]
+            if changed:
+                pool = self._changed_pool(None if among is None else sessions)
+            else:
+                pool = [
+                    s
+                    for s in sessions
+                    if s.process is None and (s.alive is not False or self._fresh(s, now))
+                ]
         else:
             pool = [
                 s
@@ -70,6 +73,27 @@ class ProcessBinder:
         pool = [s for s in pool if not self._bind_hook_pid(s)]
         if pool:
             self._bind_processes(pool, now)
+
+    def _changed_pool(self, among: list[SessionRecord] | None) -> list[SessionRecord]:
+        """Every session without a process, in the table's order, after a change in the
+        process table (a new process can resume an old one), less those that cannot bind:
+        outside ``among`` a session is known dead and not fresh, so with no hook pid and no
+        client process of its agent running it stays as it is (with 2,000 sessions on disk,
+        matching them all at each change was the largest part of an idle tick)."""
+        if among is None:
+            return [s for s in self._sessions if s.process is None]
+        looked_at = {id(s) for s in among}
+        agents = {
+            source.agent
+            for source in self._clients.values()
+            if any(source.is_client_process(proc) for proc in self.processes.candidates())
+        }
+        return [
+            s
+            for s in self._sessions
+            if s.process is None
+            and (id(s) in looked_at or s.hooks.pid is not None or s.key.agent in agents)
+        ]
 
     def registry_process(self, entry: RegistryEntry) -> Process | None:
         """The process a live registry entry names, if it is still that agent."""
@@ -143,32 +167,39 @@ class ProcessBinder:
         return last is not None and -FUTURE_SLACK_SECONDS < now - last < UNBOUND_GRACE_SECONDS
 
     def _bind_processes(self, unbound: list[SessionRecord], now: float) -> None:
-        taken = {s.process.pid for s in self._sessions if s.process is not None}
-        taken |= {s.registry.pid for s in self._sessions if s.registry is not None}
-        taken |= {p.pid for p in self.exiting}
+        by_agent: dict[Agent, list[SessionRecord]] = {}
+        for session in unbound:
+            by_agent.setdefault(session.key.agent, []).append(session)
+        running = {
+            source.agent: [p for p in self.processes.candidates() if source.is_client_process(p)]
+            for source in self._clients.values()
+            if source.agent in by_agent
+        }
+        # (Taken before any is bound here, and only when some agent's client runs at all.)
+        taken = self._taken_pids() if any(running.values()) else set()
         for source in self._clients.values():
+            mine = by_agent.get(source.agent)
+            if not mine:
+                continue
             clients = liveness.without_wrappers(
                 liveness.Client(
                     proc=proc,
                     cwd=source.process_cwd(proc),
                     session_hint=source.process_session_hint(proc),
                 )
-                for proc in self.processes.candidates()
-                if proc.pid not in taken and source.is_client_process(proc)
+                for proc in running[source.agent]
+                if proc.pid not in taken
             )
-            mine = [s for s in unbound if s.key.agent == source.agent]
-            candidates = [
-                liveness.Candidate(
-                    key=s.key,
-                    cwd=s.facts.project or s.hooks.cwd,
-                    started_at=s.facts.started_at,
-                    last_activity=s.facts.last_activity,
-                )
-                for s in mine
-            ]
-            matched = liveness.match(clients, candidates) if clients else {}
+            matched = liveness.match(clients, map(_candidate, mine)) if clients else {}
             for session in mine:
                 self._settle(session, matched.get(session.key), now)
+
+    def _taken_pids(self) -> set[int]:
+        """The pids bound to a session, named by a registry or on their way out."""
+        taken = {s.process.pid for s in self._sessions if s.process is not None}
+        taken |= {s.registry.pid for s in self._sessions if s.registry is not None}
+        taken |= {p.pid for p in self.exiting}
+        return taken
 
     def _settle(self, session: SessionRecord, client: liveness.Client | None, now: float) -> None:
         alive: bool | None
@@ -184,3 +215,12 @@ class ProcessBinder:
         if alive != session.alive:
             session.alive = alive
             self._sessions.changed(session)
+
+
+def _candidate(session: SessionRecord) -> liveness.Candidate:
+    return liveness.Candidate(
+        key=session.key,
+        cwd=session.facts.project or session.hooks.cwd,
+        started_at=session.facts.started_at,
+        last_activity=session.facts.last_activity,
+    )
