@@ -76,24 +76,33 @@ class ProcessBinder:
 
     def _changed_pool(self, among: list[SessionRecord] | None) -> list[SessionRecord]:
         """Every session without a process, in the table's order, after a change in the
-        process table (a new process can resume an old one), less those that cannot bind:
-        outside ``among`` a session is known dead and not fresh, so with no hook pid and no
-        client process of its agent running it stays as it is (with 2,000 sessions on disk,
-        matching them all at each change was the largest part of an idle tick)."""
+        process table (a new process can resume an old one), less those that cannot bind.
+        Outside ``among`` a session is known dead and not fresh, so it stays as it is unless a
+        hook named its pid or a client process of its agent can match it: one that names its
+        id, or started before its last write (``liveness.match`` looks at no other). With
+        2,000 sessions on disk, matching them all at each change was most of an idle tick."""
         if among is None:
             return [s for s in self._sessions if s.process is None]
         looked_at = {id(s) for s in among}
-        agents = {
-            source.agent
-            for source in self._clients.values()
-            if any(source.is_client_process(proc) for proc in self.processes.candidates())
-        }
+        reach = self._reach()
         return [
             s
             for s in self._sessions
             if s.process is None
-            and (id(s) in looked_at or s.hooks.pid is not None or s.key.agent in agents)
+            and (id(s) in looked_at or s.hooks.pid is not None or _reachable(s, reach))
         ]
+
+    def _reach(self) -> dict[Agent, tuple[float, set[str]]]:
+        """For each agent with a client process running: the earliest last write a client
+        can match (the oldest one's start, less the slack) and the session ids they name."""
+        reach: dict[Agent, tuple[float, set[str]]] = {}
+        for source in self._clients.values():
+            procs = [p for p in self.processes.candidates() if source.is_client_process(p)]
+            if procs:
+                hints = {source.process_session_hint(p) for p in procs}
+                born = min(p.create_time for p in procs) - liveness.START_SLACK_SECONDS
+                reach[source.agent] = (born, {h for h in hints if h is not None})
+        return reach
 
     def registry_process(self, entry: RegistryEntry) -> Process | None:
         """The process a live registry entry names, if it is still that agent."""
@@ -215,6 +224,16 @@ class ProcessBinder:
         if alive != session.alive:
             session.alive = alive
             self._sessions.changed(session)
+
+
+def _reachable(session: SessionRecord, reach: Mapping[Agent, tuple[float, set[str]]]) -> bool:
+    """Whether a running client of its agent could match ``session`` (see ``_reach``)."""
+    found = reach.get(session.key.agent)
+    if found is None:
+        return False
+    born, hinted = found
+    last = session.facts.last_activity
+    return (last is not None and last >= born) or session.key.session_id in hinted
 
 
 def _candidate(session: SessionRecord) -> liveness.Candidate:

@@ -196,15 +196,19 @@ def _random_world(rng: random.Random, now: float) -> tuple[SessionTable, list[Pr
             if rng.random() < 0.5:
                 procs.append(_proc(pid, str(agent), cwd, now - 50))
         table.add(record)
-    for n in range(rng.randrange(4)):  # running clients no session holds yet
-        agent = rng.choice([CLAUDE, CODEX])
-        args = ("--resume", f"{rng.randrange(40):08x}") if rng.random() < 0.3 else ()
-        procs.append(_proc(500 + n, str(agent), f"/work/p{rng.randrange(4)}", now - 90000, *args))
+    for n in range(rng.randrange(5)):  # running clients no session holds yet, some resuming
+        target = rng.choice(list(table))  # (an old one, written before the client started)
+        agent, resumed = target.key.agent, target.key.session_id
+        args = (("--resume", resumed) if agent == CLAUDE else ("resume", resumed)) * (
+            rng.random() < 0.4
+        )
+        started = now - rng.choice([20, 603, 700, 90000])  # (603: just before a write)
+        procs.append(_proc(500 + n, str(agent), f"/work/p{rng.randrange(4)}", started, *args))
     table.touched.clear()
     return table, procs
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(60))
 def test_after_a_process_change_the_warm_sessions_bind_as_the_whole_table_does(
     rig: Rig, seed: int
 ) -> None:
