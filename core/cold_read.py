@@ -162,6 +162,19 @@ def still_as_sent(stream: Stream, read: FileRead) -> bool:
     return stream.reader is None and read.started == (stream.cursor, _counters(stream))
 
 
+def _unchanged_since(read: FileRead | None, stream: Stream) -> FileRead | None:
+    """A read handed out ahead, when its file has not changed since: a file event served
+    meanwhile (the engine reads a stream of the next slice out of turn) must see the new
+    lines, not a worker's read from before they were written."""
+    if read is None:
+        return None
+    try:
+        st = os.stat(stream.spec.path)
+    except OSError:
+        return None
+    return read if (st.st_size, st.st_mtime_ns) == (read.size, read.mtime_ns) else None
+
+
 # What a stream counts of the odd lines it read (a worker's counts replace the engine's).
 _COUNTERS = ("malformed", "oversized", "unknown", "odd_times", "clamped", "bugs")
 
@@ -293,6 +306,24 @@ class _Planned:
     tasks: list[FileTask]
     bytes: int
     future: Future[list[FileRead | None]] | None = None
+    reads: list[FileRead | None] | None = None  # its results, once taken
+    ahead: bool = False  # of the next read's streams
+
+
+@dataclass(slots=True)
+class _Fetched:
+    """A stream of this read already handed to a worker by the read before it (``ahead``)."""
+
+    stream: Stream
+    batch: _Planned
+    at: int  # its place in the batch
+
+
+class _Later:
+    """The streams to hand out once a read's own are (None once planned)."""
+
+    def __init__(self, streams: Sequence[Stream]) -> None:
+        self.streams: list[Stream] | None = list(streams) or None
 
 
 class ColdReader:
@@ -310,11 +341,15 @@ class ColdReader:
         self.task_bytes = TASK_BYTES
         self.task_files = TASK_FILES
         self.merged = 0  # files read by workers (since start; for the diagnostics and tests)
+        self.merged_ahead = 0  # of which handed out by the read before (``ahead``)
         self._warned = False
         self._pool: ProcessPoolExecutor | None = None
         self._tracker_was_running = True
         self._holds = 0
         self._expected = 0  # bytes the reads of a ``held`` block take together
+        self._in_flight = 0  # bytes handed to workers whose results are not taken yet
+        # Streams of the next read already handed to workers (by id: the stream, its batch).
+        self._ahead: dict[int, _Fetched] = {}
 
     @contextlib.contextmanager
     def held(self, expected_bytes: int = 0) -> Iterator[None]:
@@ -334,17 +369,21 @@ class ColdReader:
                 self._close()
 
     def read(
-        self, streams: Sequence[Stream], sessions: Any = None
+        self, streams: Sequence[Stream], sessions: Any = None, ahead: Sequence[Stream] = ()
     ) -> Generator[tuple[Stream, FileRead | None], None, None]:
         """Each of ``streams`` in order, with what a worker read of it, or None when the
         caller must read it itself (small reads, streams the pool does not take, failures).
-        ``sessions`` (keys the engine knows) says which files' records will be wanted."""
+        ``sessions`` (keys the engine knows) says which files' records will be wanted.
+        ``ahead``: the streams the next read will likely ask for (a held pool's next slice of
+        history): handed to the workers once this read's are, so that they keep reading while
+        the engine merges and settles this one (a read of them that is stale by then is
+        noticed at the merge, as any other)."""
         pooled = self._plan(streams, set(sessions or ()))
         if pooled is None:
             for stream in streams:
                 yield stream, None
             return
-        yield from self._pooled(streams, pooled)
+        yield from self._pooled(streams, pooled, ahead)
 
     def _plan(self, streams: Sequence[Stream], known: set[SessionKey]) -> dict[int, int] | None:
         """Which streams go to workers (index in ``streams`` -> bytes to read), or None when
@@ -355,8 +394,19 @@ class ColdReader:
         if self.workers < 2 or len(streams) < fewest:
             return None
         index = {id(source): n for n, source in enumerate(self.sources)}
+        chosen = self._sizes(streams, index)
+        total = sum(chosen.values())
+        least = min(self.min_bytes, self.min_bytes_held) if worth_a_pool else self.min_bytes
+        if total < least or len(chosen) < fewest:
+            return None
+        self._known = known
+        self._source_index = index
+        return chosen
+
+    @staticmethod
+    def _sizes(streams: Sequence[Stream], index: dict[int, int]) -> dict[int, int]:
+        """The streams a worker can read (index in ``streams`` -> bytes to read)."""
         chosen: dict[int, int] = {}
-        total = 0
         for n, stream in enumerate(streams):
             if (
                 stream.reader is not None
@@ -370,12 +420,6 @@ class ColdReader:
                 continue  # gone: the serial read says so
             todo = max(0, size - stream.cursor.offset) if not stream.spec.compressed else size
             chosen[n] = todo
-            total += todo
-        least = min(self.min_bytes, self.min_bytes_held) if worth_a_pool else self.min_bytes
-        if total < least or len(chosen) < fewest:
-            return None
-        self._known = known
-        self._source_index = index
         return chosen
 
     def _task(self, stream: Stream, claimed: set[SessionKey]) -> FileTask:
@@ -397,74 +441,133 @@ class ColdReader:
             keep_records=keep,
         )
 
-    def _batches(self, streams: Sequence[Stream], chosen: dict[int, int]) -> list[_Planned | int]:
-        """The read in order: batches of files for workers, and indexes of streams the engine
-        reads itself."""
-        plan: list[_Planned | int] = []
-        claimed: set[SessionKey] = set()
+    def _batches(
+        self, streams: Sequence[Stream], chosen: dict[int, int], claimed: set[SessionKey]
+    ) -> list[_Planned | _Fetched | int]:
+        """The read in order: batches of files for workers, streams handed to them already
+        (``ahead`` of the read before), and indexes of streams the engine reads itself."""
+        plan: list[_Planned | _Fetched | int] = []
         open_batch: _Planned | None = None
         for n, stream in enumerate(streams):
             todo = chosen.get(n)
+            fetched = self._ahead.pop(id(stream), None)
+            if fetched is not None and fetched.stream is stream:
+                plan.append(fetched)
+                open_batch = None
+                continue
             if todo is None:
                 plan.append(n)
                 open_batch = None
                 continue
-            if (
-                open_batch is None
-                or open_batch.bytes + todo > self.task_bytes
-                or len(open_batch.streams) >= self.task_files
-            ):
-                open_batch = _Planned([], [], 0)
-                plan.append(open_batch)
-            open_batch.streams.append(stream)
-            open_batch.tasks.append(self._task(stream, claimed))
-            open_batch.bytes += todo
+            open_batch = self._join(open_batch, stream, todo, claimed, plan)
         return plan
 
+    def _join(
+        self,
+        batch: _Planned | None,
+        stream: Stream,
+        todo: int,
+        claimed: set[SessionKey],
+        plan: list[Any],
+        *,
+        ahead: bool = False,
+    ) -> _Planned:
+        """``stream`` added to ``batch``, or to a new one appended to ``plan`` when it is full:
+        the batch it is in."""
+        if (
+            batch is None
+            or batch.bytes + todo > self.task_bytes
+            or (len(batch.streams) >= self.task_files)
+        ):
+            batch = _Planned([], [], 0, ahead=ahead)
+            plan.append(batch)
+        batch.streams.append(stream)
+        batch.tasks.append(self._task(stream, claimed))
+        batch.bytes += todo
+        return batch
+
     def _pooled(
-        self, streams: Sequence[Stream], chosen: dict[int, int]
+        self, streams: Sequence[Stream], chosen: dict[int, int], ahead: Sequence[Stream]
     ) -> Iterator[tuple[Stream, FileRead | None]]:
-        plan = self._batches(streams, chosen)
+        claimed: set[SessionKey] = set()  # (this read's and the ahead's files claim sessions)
+        plan = self._batches(streams, chosen, claimed)
         self._warned = False  # said once per read
         pool = self._pool or self._start()
         if pool is None:
             for stream in streams:
                 yield stream, None
             return
-        pending: deque[_Planned] = deque()
-        in_flight = 0
-        submitted = 0
-        broken = False
+        to_hand = deque(step for step in plan if isinstance(step, _Planned))
+        later = _Later(ahead)
         try:
             for step in plan:
                 if isinstance(step, int):
                     yield streams[step], None
                     continue
-                # Keep the workers fed up to the window before waiting on this batch.
-                while submitted < len(plan) and (not pending or in_flight < self.window_bytes):
-                    ahead = plan[submitted]
-                    submitted += 1
-                    if isinstance(ahead, int) or broken:
-                        continue
-                    try:
-                        ahead.future = pool.submit(_read_files, ahead.tasks)
-                    except Exception as exc:  # a broken pool, a process that cannot start
-                        broken = self._broken(f"could not hand files to a reading process ({exc})")
-                        continue
-                    pending.append(ahead)
-                    in_flight += ahead.bytes
-                if pending and pending[0] is step:
-                    pending.popleft()
-                    in_flight -= step.bytes
-                reads = self._results(step)
-                for stream, read in zip(step.streams, reads, strict=True):
-                    self.merged += read is not None
-                    yield stream, read
+                if isinstance(step, _Planned):
+                    # Keep the workers fed up to the window before waiting on this batch.
+                    self._hand_out(pool, to_hand, step, later, claimed)
+                    for stream, read in zip(step.streams, self._results(step), strict=True):
+                        self.merged += read is not None
+                        yield stream, read
+                    continue
+                read = _unchanged_since(self._results(step.batch)[step.at], step.stream)
+                self.merged += read is not None
+                self.merged_ahead += read is not None
+                yield step.stream, read
+            self._hand_out(pool, to_hand, None, later, claimed)  # the next read's, meanwhile
         finally:
-            if broken or self._warned or not self._holds:
+            wanted = {id(stream) for stream in ahead}
+            self._ahead = {k: v for k, v in self._ahead.items() if k in wanted}
+            if self._warned or not self._holds:
                 self._close()  # (a pool that failed once is not used again)
 
+    def _hand_out(
+        self,
+        pool: ProcessPoolExecutor,
+        to_hand: deque[_Planned],
+        waited: _Planned | None,
+        later: _Later,
+        claimed: set[SessionKey],
+    ) -> None:
+        """Hand batches to the workers, in order, while fewer than ``window_bytes`` wait to be
+        merged (and at least up to ``waited``, the batch the engine waits on next); once this
+        read's are all handed out, the ``ahead`` streams' batches follow."""
+        while not self._warned:
+            if not to_hand:
+                if later.streams is None:
+                    return
+                to_hand.extend(self._plan_ahead(later, claimed))
+            if not to_hand or (
+                (waited is None or waited.future is not None)
+                and self._in_flight >= self.window_bytes
+            ):
+                return
+            batch = to_hand.popleft()
+            try:
+                batch.future = pool.submit(_read_files, batch.tasks)
+            except Exception as exc:  # a broken pool, a process that cannot start
+                self._broken(f"could not hand files to a reading process ({exc})")
+                return
+            self._in_flight += batch.bytes
+            if batch.ahead:  # noted once handed out: the next read takes its results
+                for at, stream in enumerate(batch.streams):
+                    self._ahead[id(stream)] = _Fetched(stream, batch, at)
+
+    def _plan_ahead(self, later: _Later, claimed: set[SessionKey]) -> list[_Planned]:
+        """Batches of the ``ahead`` streams a worker can read (but those handed out already)."""
+        streams, later.streams = later.streams or [], None
+        chosen = self._sizes(streams, self._source_index)
+        batches: list[_Planned] = []
+        open_batch: _Planned | None = None
+        for n, size in chosen.items():
+            if id(streams[n]) not in self._ahead:
+                open_batch = self._join(open_batch, streams[n], size, claimed, batches, ahead=True)
+        return batches
+
     def _close(self) -> None:
+        self._ahead.clear()
+        self._in_flight = 0
         pool, self._pool = self._pool, None
         if pool is None:
             return
@@ -481,18 +584,21 @@ class ColdReader:
             cold_pool.stop_tracker()
 
     def _results(self, step: _Planned) -> list[FileRead | None]:
-        none: list[FileRead | None] = [None] * len(step.streams)
+        if step.reads is not None:
+            return step.reads
+        step.reads = [None] * len(step.streams)
         if step.future is None:
-            return none
+            return step.reads
+        self._in_flight -= step.bytes
         try:
-            return step.future.result()
+            step.reads = step.future.result()
         except Exception as exc:
             if type(exc).__name__ == "BrokenProcessPool":
                 self._broken("a reading process died")
             elif not self._warned:
                 log.exception("a reading process failed on %d files", len(step.streams))
                 self._warned = True
-        return none
+        return step.reads
 
     def _broken(self, why: str) -> bool:
         if not self._warned:

@@ -348,7 +348,7 @@ class Engine:
             return
         started, planned = self.clock.monotonic(), history.bytes_done
         streams = history.next_slice()
-        self._read_streams(streams)
+        self._read_streams(streams, ahead=history.peek_slice())
         if self.reads_live_first:
             history.adapt(history.bytes_done - planned, self.clock.monotonic() - started)
         self._settle_read(history, streams)
@@ -583,10 +583,12 @@ class Engine:
         )
         self._read_streams(chosen)
 
-    def _read_streams(self, streams: Sequence[Stream]) -> None:
+    def _read_streams(self, streams: Sequence[Stream], ahead: Sequence[Stream] = ()) -> None:
         """Read each of ``streams`` to its end, in this order (a cold catch-up reads almost
-        every byte here): on every core when there is much to read (``cold_read``)."""
-        with contextlib.closing(self.cold.read(streams, self._sessions.keys())) as reads:
+        every byte here): on every core when there is much to read (``cold_read``); the
+        workers read on into ``ahead`` (the next slice) while these are merged."""
+        reads = self.cold.read(streams, self._sessions.keys(), ahead)
+        with contextlib.closing(reads):
             for stream, read in reads:
                 if read is None:
                     self._read(stream, budget=None)

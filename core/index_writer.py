@@ -191,8 +191,10 @@ class IndexWriter:
     def persist(self, *, index_now: bool) -> None:
         """Save every changed stream and session in one transaction (``index_now``: put their
         search rows in the full-text index at once)."""
-        streams = [s for s in self._streams if s.unsaved]
-        sessions = [s for s in self._sessions if s.unsaved]
+        # Only the rows marked since the last save (``core/unsaved.py``), in the tables' order:
+        # what a scan of all of them for ``unsaved`` finds, without the scan.
+        streams = self._streams.take_unsaved()
+        sessions = self._sessions.take_unsaved()
         standins = [s for s in self._standins.streams() if s.search or s.search_reset]
         cursors = [
             row for row in self._cursor_rows() if self._cursors_saved.get(row.path) != row.parser
@@ -202,6 +204,8 @@ class IndexWriter:
         ):
             return
         if not self._save(streams, sessions, standins, cursors, index_now=index_now):
+            self._streams.unsaved.put_back(streams)  # tried again at the next save
+            self._sessions.unsaved.put_back(sessions)
             return
         self.search_chars = 0
         self._cursors_saved.update((row.path, row.parser) for row in cursors)

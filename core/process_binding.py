@@ -54,11 +54,14 @@ class ProcessBinder:
                     session.process = None
                     session.alive = False
                     self._sessions.changed(session)
-            pool = [
-                s
-                for s in (self._sessions if changed else sessions)
-                if s.process is None and (changed or s.alive is not False or self._fresh(s, now))
-            ]
+            if changed:
+                pool = self._changed_pool(None if among is None else sessions)
+            else:
+                pool = [
+                    s
+                    for s in sessions
+                    if s.process is None and (s.alive is not False or self._fresh(s, now))
+                ]
         else:
             pool = [
                 s
@@ -70,6 +73,36 @@ class ProcessBinder:
         pool = [s for s in pool if not self._bind_hook_pid(s)]
         if pool:
             self._bind_processes(pool, now)
+
+    def _changed_pool(self, among: list[SessionRecord] | None) -> list[SessionRecord]:
+        """Every session without a process, in the table's order, after a change in the
+        process table (a new process can resume an old one), less those that cannot bind.
+        Outside ``among`` a session is known dead and not fresh, so it stays as it is unless a
+        hook named its pid or a client process of its agent can match it: one that names its
+        id, or started before its last write (``liveness.match`` looks at no other). With
+        2,000 sessions on disk, matching them all at each change was most of an idle tick."""
+        if among is None:
+            return [s for s in self._sessions if s.process is None]
+        looked_at = {id(s) for s in among}
+        reach = self._reach()
+        return [
+            s
+            for s in self._sessions
+            if s.process is None
+            and (id(s) in looked_at or s.hooks.pid is not None or _reachable(s, reach))
+        ]
+
+    def _reach(self) -> dict[Agent, tuple[float, set[str]]]:
+        """For each agent with a client process running: the earliest last write a client
+        can match (the oldest one's start, less the slack) and the session ids they name."""
+        reach: dict[Agent, tuple[float, set[str]]] = {}
+        for source in self._clients.values():
+            procs = [p for p in self.processes.candidates() if source.is_client_process(p)]
+            if procs:
+                hints = {source.process_session_hint(p) for p in procs}
+                born = min(p.create_time for p in procs) - liveness.START_SLACK_SECONDS
+                reach[source.agent] = (born, {h for h in hints if h is not None})
+        return reach
 
     def registry_process(self, entry: RegistryEntry) -> Process | None:
         """The process a live registry entry names, if it is still that agent."""
@@ -143,32 +176,39 @@ class ProcessBinder:
         return last is not None and -FUTURE_SLACK_SECONDS < now - last < UNBOUND_GRACE_SECONDS
 
     def _bind_processes(self, unbound: list[SessionRecord], now: float) -> None:
-        taken = {s.process.pid for s in self._sessions if s.process is not None}
-        taken |= {s.registry.pid for s in self._sessions if s.registry is not None}
-        taken |= {p.pid for p in self.exiting}
+        by_agent: dict[Agent, list[SessionRecord]] = {}
+        for session in unbound:
+            by_agent.setdefault(session.key.agent, []).append(session)
+        running = {
+            source.agent: [p for p in self.processes.candidates() if source.is_client_process(p)]
+            for source in self._clients.values()
+            if source.agent in by_agent
+        }
+        # (Taken before any is bound here, and only when some agent's client runs at all.)
+        taken = self._taken_pids() if any(running.values()) else set()
         for source in self._clients.values():
+            mine = by_agent.get(source.agent)
+            if not mine:
+                continue
             clients = liveness.without_wrappers(
                 liveness.Client(
                     proc=proc,
                     cwd=source.process_cwd(proc),
                     session_hint=source.process_session_hint(proc),
                 )
-                for proc in self.processes.candidates()
-                if proc.pid not in taken and source.is_client_process(proc)
+                for proc in running[source.agent]
+                if proc.pid not in taken
             )
-            mine = [s for s in unbound if s.key.agent == source.agent]
-            candidates = [
-                liveness.Candidate(
-                    key=s.key,
-                    cwd=s.facts.project or s.hooks.cwd,
-                    started_at=s.facts.started_at,
-                    last_activity=s.facts.last_activity,
-                )
-                for s in mine
-            ]
-            matched = liveness.match(clients, candidates) if clients else {}
+            matched = liveness.match(clients, map(_candidate, mine)) if clients else {}
             for session in mine:
                 self._settle(session, matched.get(session.key), now)
+
+    def _taken_pids(self) -> set[int]:
+        """The pids bound to a session, named by a registry or on their way out."""
+        taken = {s.process.pid for s in self._sessions if s.process is not None}
+        taken |= {s.registry.pid for s in self._sessions if s.registry is not None}
+        taken |= {p.pid for p in self.exiting}
+        return taken
 
     def _settle(self, session: SessionRecord, client: liveness.Client | None, now: float) -> None:
         alive: bool | None
@@ -184,3 +224,22 @@ class ProcessBinder:
         if alive != session.alive:
             session.alive = alive
             self._sessions.changed(session)
+
+
+def _reachable(session: SessionRecord, reach: Mapping[Agent, tuple[float, set[str]]]) -> bool:
+    """Whether a running client of its agent could match ``session`` (see ``_reach``)."""
+    found = reach.get(session.key.agent)
+    if found is None:
+        return False
+    born, hinted = found
+    last = session.facts.last_activity
+    return (last is not None and last >= born) or session.key.session_id in hinted
+
+
+def _candidate(session: SessionRecord) -> liveness.Candidate:
+    return liveness.Candidate(
+        key=session.key,
+        cwd=session.facts.project or session.hooks.cwd,
+        started_at=session.facts.started_at,
+        last_activity=session.facts.last_activity,
+    )

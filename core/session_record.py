@@ -12,6 +12,7 @@ from .model import Process, SessionKey, SessionState
 from .sources.base import RegistryEntry
 from .state.hooks import HookState
 from .state.turns import TurnState
+from .unsaved import UNSAVED, UnsavedFlag, UnsavedRows
 
 
 @dataclass(eq=False)
@@ -35,7 +36,7 @@ class SessionRecord:
     reported: SessionState | None = None  # the last state subscribers were told about
     hold_until: float | None = None  # a provisional state waits for its detail until then
     undecided: bool = True  # changed since its state was last decided
-    unsaved: bool = True  # its row differs from the index
+    unsaved: UnsavedFlag = UNSAVED  # its row differs from the index
 
     def mark(self) -> None:
         self.undecided = True
@@ -68,6 +69,7 @@ class SessionTable:
         self.touched: set[SessionKey] = set()
         self._order: dict[SessionKey, int] = {}  # when each was added: the table's order
         self._added = 0
+        self.unsaved = UnsavedRows[SessionRecord]()  # the sessions to save (``take_unsaved``)
 
     def __iter__(self) -> Iterator[SessionRecord]:
         return iter(self._by_key.values())
@@ -100,6 +102,14 @@ class SessionTable:
             self._order[record.key] = self._added
         self.deleted.discard(record.key)
         self.touched.add(record.key)
+        self.unsaved.adopt(record)
+
+    def take_unsaved(self) -> list[SessionRecord]:
+        """The sessions marked unsaved since the last take, in the table's order: those a
+        scan of every session for ``unsaved`` would find, without the scan."""
+        return self.unsaved.take(
+            lambda r: self._by_key.get(r.key) is r, lambda r: self._order[r.key]
+        )
 
     def changed(self, record: SessionRecord) -> None:
         """``record`` changed: decide, save and publish it again."""

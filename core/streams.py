@@ -41,6 +41,7 @@ from .tail import (
     WholeDocumentReader,
     ZstdFileReader,
 )
+from .unsaved import UNSAVED, UnsavedFlag, UnsavedRows
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ class Stream:
     bugs: int = 0  # lines the adapter failed on (kept as unknown; this run only, for the log)
     last_error: str | None = None
     registry: RegistryEntry | None = None  # the last good content of a registry file
-    unsaved: bool = True
+    unsaved: UnsavedFlag = UNSAVED  # its row differs from the index
     # Search rows read since the last save (offset of the line, kind, ts, text), and whether
     # the stream's rows in the search index must go first (it is read again).
     search: list[SearchEntry] = field(default_factory=list)
@@ -133,6 +134,9 @@ class StreamTable:
         self._open: OrderedDict[str, Stream] = OrderedDict()
         self._folders = FolderCache()
         self._registries: set[str] = set()  # registry files are always hot
+        self.unsaved = UnsavedRows[Stream]()  # the streams to save (see ``take_unsaved``)
+        self._order: dict[str, int] = {}  # when each was added: the table's order
+        self._added = 0
 
     def __iter__(self) -> Iterator[Stream]:
         return iter(list(self._streams.values()))
@@ -144,7 +148,12 @@ class StreamTable:
         return self._streams.get(path)
 
     def add(self, stream: Stream) -> None:
-        self._streams[stream.path] = stream
+        path = stream.path
+        if path not in self._streams:  # (one replaced keeps its place, as in a dict)
+            self._added += 1
+            self._order[path] = self._added
+        self._streams[path] = stream
+        self.unsaved.adopt(stream)
         if stream.spec.kind is StreamKind.REGISTRY:
             self._registries.add(stream.path)
 
@@ -193,7 +202,15 @@ class StreamTable:
             stream.reader = None
         self._open.pop(stream.path, None)
         self._streams.pop(stream.path, None)
+        self._order.pop(stream.path, None)
         self._registries.discard(stream.path)
+
+    def take_unsaved(self) -> list[Stream]:
+        """The streams marked unsaved since the last take, in the table's order: those a scan
+        of every stream for ``unsaved`` would find, without the scan."""
+        return self.unsaved.take(
+            lambda s: self._streams.get(s.path) is s, lambda s: self._order[s.path]
+        )
 
     def close(self, stream: Stream) -> None:
         """Close its reader (it reopens at the same cursor when next read)."""

@@ -18,6 +18,7 @@ from typing import Any
 import psutil
 import pytest
 
+from agentbar.core import live_first
 from agentbar.core.clock import FakeClock
 from agentbar.core.config import Settings
 from agentbar.core.engine import Engine, PathTouched, Rescan
@@ -398,3 +399,87 @@ def test_a_small_read_stays_on_the_engine_thread(tmp_path: Path, engines: list[E
     engine.cold.workers = 2
     caught_up(engine)  # 2 MB: under the pool's threshold
     assert engine.cold.merged == 0 and engine.stats().sessions == 10
+
+
+@pytest.fixture
+def small_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """History slices of about 200 KB: a few MB of corpus is read in many slices, each one's
+    successor handed to the workers while it is merged."""
+    for name in ("MIN_SLICE_BYTES", "MAX_SLICE_BYTES"):
+        monkeypatch.setattr(live_first, name, 200_000)
+    plan = live_first.History.plan
+
+    def first_slice_small(*args: Any) -> live_first.History:
+        history = plan(*args)
+        history.slice_bytes = 200_000
+        return history
+
+    monkeypatch.setattr(live_first.History, "plan", first_slice_small)
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_slices_read_ahead_by_the_workers_read_the_same(
+    seed: int, tmp_path: Path, engines: list[Engine], small_slices: None
+) -> None:
+    """The same history in small slices: serially, on workers slice by slice, and on workers
+    with each next slice handed out ahead. All the same after the catch-up; the two pooled
+    ones the same after appends too (a serial read that leaves a reader open counts the bytes
+    of an unfinished line differently from a worker's, ahead or not)."""
+    home = tmp_path / "home"
+    corpus.generate(home, 16, 3 * corpus.MB, seed=seed, now=NOW, projects=3)
+    rests = cut_last_lines(home)
+    serial = open_engine(home, tmp_path / "serial", workers=0)
+    plain = open_engine(home, tmp_path / "plain", workers=2)
+    ahead = open_engine(home, tmp_path / "ahead", workers=2)
+    engines += [serial, plain, ahead]
+    read = plain.cold.read
+    plain.cold.read = lambda streams, sessions=None, ahead=(): read(streams, sessions)  # type: ignore[method-assign]
+    for engine in engines:
+        caught_up(engine)
+    assert plain.cold.merged > 0 and plain.cold.merged_ahead == 0
+    assert ahead.cold.merged_ahead > 0, "no slice was read ahead"
+    assert_same(picture(serial), picture(ahead))
+    assert_same(picture(plain), picture(ahead))
+    for path, rest in rests.items():
+        with path.open("ab") as fh:
+            fh.write(rest)
+    for engine in (plain, ahead):
+        touch_all(engine, transcripts(home))
+    assert_same(picture(plain), picture(ahead))
+
+
+def test_a_file_read_out_of_turn_after_it_was_handed_out_ahead_is_not_merged_twice(
+    tmp_path: Path, engines: list[Engine], small_slices: None
+) -> None:
+    """A file event for a file of the next slice, already handed to a worker: the engine reads
+    it at once (its session is live), and the worker's read of it, stale by the time its slice
+    comes, is noticed and dropped."""
+    home = tmp_path / "home"
+    corpus.generate(home, 16, 3 * corpus.MB, seed=9, now=NOW, projects=3)
+    pooled = open_engine(home, tmp_path / "pooled", workers=2)
+    engines.append(pooled)
+    pooled._catch_up_live()
+    history = pooled._history
+    assert history is not None
+    pooled._read_history_slice()
+    fetched = list(pooled.cold._ahead.values())
+    assert fetched, "nothing was handed out ahead"
+    assert fetched[-1].batch.future is not None
+    fetched[-1].batch.future.result()  # the worker read it before the write below
+    stream = fetched[-1].stream
+    touched = stream.spec.path
+    lines = touched.read_bytes().splitlines(keepends=True)
+    with touched.open("ab") as fh:
+        fh.writelines(lines[-2:])
+    pooled.post(PathTouched(touched))
+    pooled.step()
+    assert not history.waiting(str(touched))
+    assert stream.position.offset == touched.stat().st_size  # the new lines too, at once
+    merged_ahead = pooled.cold.merged_ahead
+    pooled.catch_up()
+    pooled.drain()
+    assert pooled.cold.merged_ahead > merged_ahead  # the others of the slice were used
+    serial = open_engine(home, tmp_path / "serial", workers=0)
+    engines.append(serial)
+    caught_up(serial)
+    assert_same(picture(serial), picture(pooled))
