@@ -75,6 +75,10 @@ class HookCaller:
     # A standard-library-only module of the agent's package, ``translate(event, payload) ->
     # (event, payload)``: its events under the names the state machine reads (state/hooks.py).
     translator: Path | None = None
+    # The longest the program waits for agentbar's answer to the event it relays (``--hold``;
+    # 0: it relays nothing and answers nothing, as before). The agent's own ``timeout`` for the
+    # handler is this plus the usual bound.
+    hold_seconds: int = 0
 
     def __post_init__(self) -> None:
         if not is_agent_name(self.agent):
@@ -96,6 +100,8 @@ class HookCaller:
             args += ["--reply", f"{event}={text}"]
         if self.translator is not None:
             args += ["--translate", str(self.translator.resolve())]
+        if self.hold_seconds > 0:
+            args += ["--hold", str(self.hold_seconds)]
         return args
 
 
@@ -106,15 +112,22 @@ class HookCommand:
     python: str
     script: str
     data_dir: str
+    # (agent, seconds): how long that agent's held events may wait for an answer from agentbar,
+    # as the person chose in settings.toml (``options.py``); an agent not named holds nothing.
+    holds: tuple[tuple[str, int], ...] = ()
 
     @classmethod
-    def current(cls, data_dir: Path) -> HookCommand:
-        """This agentbar's Python and script, and ``data_dir``."""
+    def current(cls, data_dir: Path, holds: tuple[tuple[str, int], ...] = ()) -> HookCommand:
+        """This agentbar's Python and script, ``data_dir``, and the holds chosen."""
         return cls(
             python=os.path.abspath(sys.executable),
             script=str(hook_script()),
             data_dir=os.path.abspath(data_dir),
+            holds=holds,
         )
+
+    def hold_for(self, agent: str) -> int:
+        return dict(self.holds).get(agent, 0)
 
     def argv(self, caller: HookCaller | Agent, *, notify: bool = False) -> list[str]:
         """The command for ``caller`` (an agent alone: one with nothing of its own to add)."""
@@ -135,7 +148,10 @@ class HookCommand:
 
     def handler(self, caller: HookCaller | Agent) -> dict[str, object]:
         """One hook handler entry, the same shape for every agent."""
-        return {"type": "command", "command": self.shell(caller), "timeout": TIMEOUT_SECONDS}
+        if not isinstance(caller, HookCaller):
+            caller = HookCaller(caller)
+        timeout = TIMEOUT_SECONDS + max(0, caller.hold_seconds)
+        return {"type": "command", "command": self.shell(caller), "timeout": timeout}
 
 
 def command_of(handler: object) -> str | None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ...hooks.spec import HookCaller
+import dataclasses
+
+from ...hooks.spec import HookCaller, HookCommand
 from .files import AGENT
 
 # What the hook program needs of Codex, on the command line agentbar installs: Codex parses a
@@ -40,3 +42,16 @@ def codex_event_label(event: str) -> str:
             out.append("_")
         out.append(char.lower())
     return "".join(out)
+
+
+# The one event whose hook may hold Codex for an answer from agentbar (decisions.py): only when
+# the person opted in (``[answers] codex_hold_seconds``), and never longer than that.
+HELD_EVENT = "PermissionRequest"
+
+
+def handler(command: HookCommand, event: str) -> dict[str, object]:
+    """agentbar's handler for ``event``: PermissionRequest's carries the person's hold (the
+    hook program's ``--hold`` and Codex's own ``timeout`` past it, which ends a hook that
+    overstays and draws the usual prompt); every other event's is the plain one."""
+    hold = command.hold_for(CALLER.agent) if event == HELD_EVENT else 0
+    return command.handler(dataclasses.replace(CALLER, hold_seconds=hold) if hold else CALLER)
