@@ -18,7 +18,7 @@ from typing import Any, TextIO, TypeAlias
 
 import orjson
 
-from . import jsonsafe, logs, privacy
+from . import answers_cli, jsonsafe, logs, privacy
 from .agents import registry
 from .app import Agentbar
 from .config import Settings
@@ -59,6 +59,7 @@ def parser_and_commands(prog: str = "agentbar") -> tuple[argparse.ArgumentParser
     hooks_cli.add_parser(commands, [kit.agent for kit in registry.KITS if kit.hooks is not None])
     server_cli.add_parsers(commands)
     launch_cli.add_parsers(commands, [kit.agent for kit in registry.KITS if kit.launch is not None])
+    answers_cli.add_parsers(commands)
     return parser, commands
 
 
@@ -84,6 +85,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return server_cli.run(args, settings, out)
     if args.command in launch_cli.COMMANDS:
         return launch_cli.run(args, settings, out)
+    if args.command in answers_cli.COMMANDS:
+        return answers_cli.run(args, settings, out)
     raise SystemExit(f"unknown command {args.command!r}")
 
 
