@@ -83,7 +83,8 @@ def test_launch_send_approve_handoff_and_quit_from_the_shell(shell):
     assert sent.returncode == 0, sent.stderr
     wait_for(lambda: tasks(env)[0]["waiting"], 10, "the approval prompt")
     approved = agentbar(env, "approve", task_id)
-    assert approved.returncode == 0 and approved.stdout.startswith(f"approved task {task_id}: Do you want")
+    assert approved.returncode == 0
+    assert approved.stdout.startswith(f"approved task {task_id}: Do you want")
     wait_for((project / "from-shell.txt").exists, 10, "the approved command")
     again = agentbar(env, "deny", task_id)
     assert again.returncode == 1 and "is not waiting for an approval" in again.stderr
