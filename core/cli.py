@@ -18,7 +18,7 @@ from typing import Any, TextIO, TypeAlias
 
 import orjson
 
-from . import answers_cli, jsonsafe, logs, privacy
+from . import answers_cli, jsonsafe, logs, presence, privacy
 from .agents import registry
 from .app import Agentbar
 from .config import Settings
@@ -218,6 +218,8 @@ def watch(settings: Settings, *, as_json: bool, out: TextIO, err: TextIO | None 
     app = Agentbar.open(settings, tasks=False)
     finished = threading.Event()
     printer = _Printer(out, as_json, on_broken_pipe=finished.set)
+    here = contextlib.ExitStack()
+    here.enter_context(presence.present(settings.data_dir, "watch"))  # a background serve stays
     app.subscribe(printer)
     app.subscribe_faults(lambda fault: print(f"agentbar: {fault.line()}", file=err, flush=True))
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -235,6 +237,7 @@ def watch(settings: Settings, *, as_json: bool, out: TextIO, err: TextIO | None 
             pass
     finally:
         app.close()
+        here.close()
     return 0
 
 
