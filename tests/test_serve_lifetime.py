@@ -135,9 +135,10 @@ def test_a_connected_window_keeps_it(shell) -> None:
     async def window() -> None:
         origin = f"http://127.0.0.1:{info['port']}"
         headers = {"Authorization": f"Bearer {info['token']}", "Origin": origin}
-        async with aiohttp.ClientSession() as client, client.ws_connect(
-            f"{origin}/api/events", headers=headers
-        ) as ws:
+        async with (
+            aiohttp.ClientSession() as client,
+            client.ws_connect(f"{origin}/api/events", headers=headers) as ws,
+        ):
             await ws.receive_json(timeout=10)  # the hello
             connected.set()
             while not close.is_set():
