@@ -97,7 +97,10 @@ def serve(
                 out.write(server.open_url(seconds=MAX_SECONDS) + "\n")
                 out.flush()
             app.start()
-            idle = settings.options().background_idle_seconds
+            options = settings.options()
+            for problem in options.problems:
+                log.warning("%s", problem)
+            idle = options.background_idle_seconds
             lifetime = Lifetime(idle, time.monotonic()) if detached else None
             while not finished.wait(0.5):
                 if lifetime is not None and lifetime.step(time.monotonic(), uses_of(app)):

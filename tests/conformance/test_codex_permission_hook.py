@@ -157,6 +157,18 @@ def test_a_hook_past_its_timeout_is_ended_and_the_prompt_drawn(rig: Rig) -> None
     assert APPROVAL_PROMPT in run.term.text()
 
 
+def test_escape_while_the_hook_holds_interrupts_the_turn(rig: Rig) -> None:
+    """The one key that works during the hold: Esc stops the turn (no approval is given)."""
+    run = approval_turn(rig, *scripted_layer(rig, "allow"))
+    assert run.term is not None
+    run.term.wait_for(HOLDING, timeout=60)
+    run.term.press("escape")
+    run.term.wait_for("Conversation interrupted", timeout=15)
+    time.sleep(HOLD)  # the hook's later allow is not taken
+    assert not (rig.project / "made.txt").exists()
+    assert APPROVAL_PROMPT not in run.term.text()
+
+
 def test_exit_status_2_denies(rig: Rig) -> None:
     """Why agentbar's hook program must never exit 2: Codex takes it as a denial."""
     run = approval_turn(rig, *scripted_layer(rig, "exit2"))
