@@ -4,9 +4,11 @@ codex/), the engine's settings.toml options, and the installed hook entry carryi
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+from cli_runner import agentbar
 
 from agentbar.core.agents.codex import KIT
 from agentbar.core.agents.codex import config as codex_config
@@ -188,3 +190,39 @@ def test_install_writes_the_hold_status_says_it_and_uninstall_is_an_exact_undo()
     assert again.after is not None and "--hold" not in again.after
     removal = HOOKS.remove(edit.after, "config.toml", None)
     assert removal.after == before
+
+
+def test_hooks_install_takes_the_hold_from_settings_toml_and_undoes_it_exactly(
+    tmp_path: Path,
+) -> None:
+    """The real command, as a person runs it: the hold chosen in settings.toml goes into
+    Codex's PermissionRequest entry alone; status says it, and says when the file disagrees;
+    uninstall gives the file back byte for byte."""
+    home, config_dir = tmp_path / "home", tmp_path / "config"
+    (home / ".codex").mkdir(parents=True)
+    config_dir.mkdir()
+    codex_config_file = home / ".codex" / "config.toml"
+    before = b'model = "o3"  # mine\n'
+    codex_config_file.write_bytes(before)
+    settings = config_dir / "settings.toml"
+    settings.write_text("[answers]\ncodex_hold_seconds = 20\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_"))}
+    env.update(HOME=str(home), AGENTBAR_CONFIG_DIR=str(config_dir),
+               AGENTBAR_DATA_DIR=str(tmp_path / "data"))  # fmt: skip
+    done = agentbar(env, "hooks", "install", "--agent", "codex", "--yes")
+    assert done.returncode == 0, done.stderr
+    written = codex_config_file.read_text()
+    assert written.count("--hold 20") == 1 and "timeout = 25" in written
+    held = next(line for line in written.splitlines() if "--hold" in line)
+    assert held.startswith("PermissionRequest")
+    status = agentbar(env, "hooks", "status", "--agent", "codex").stdout
+    assert "waits up to 20 s for an answer from agentbar" in status, status
+    settings.write_text("[answers]\ncodex_hold_seconds = 0\n")
+    status = agentbar(env, "hooks", "status", "--agent", "codex").stdout
+    assert "settings.toml now says codex_hold_seconds = 0" in status, status
+    settings.write_text("[answers]\ncodex_hold_seconds = 'long'\n")
+    wrong = agentbar(env, "hooks", "status", "--agent", "codex")
+    assert "answers.codex_hold_seconds: must be a whole number of seconds" in wrong.stderr
+    done = agentbar(env, "hooks", "uninstall", "--agent", "codex", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert codex_config_file.read_bytes() == before

@@ -21,11 +21,14 @@ import orjson
 import psutil
 import pytest
 from cli_runner import agentbar, start_agentbar
+from engine_harness import make_rig
 from launch_rig import FAKE_AGENT
 from polling import end_process, wait_for
 
 from agentbar.core import presence
-from agentbar.core.server.lifetime import Lifetime, Uses
+from agentbar.core.app import Agentbar
+from agentbar.core.decisions import PendingRequest, RequestKind, Route, new_request_id
+from agentbar.core.server.lifetime import Lifetime, Uses, uses_of
 
 IDLE = 1.5  # seconds, in the test's settings.toml
 LONGER = 4.0  # more than the idle time and a few of serve's half-second checks
@@ -68,6 +71,28 @@ def test_presence_marks_count_live_processes_and_clear_dead_ones(tmp_path: Path)
         assert presence.count(tmp_path) == 1
         assert not (tmp_path / "users" / f"watch-{dead.pid}").exists()
     assert presence.count(tmp_path) == 0
+
+
+def test_uses_of_a_real_app_count_a_pending_decision_and_a_watch(tmp_path: Path) -> None:
+    rig = make_rig(tmp_path)
+    app = Agentbar.open(rig.settings, tasks=False)
+    try:
+        assert uses_of(app) is None  # not serving: nobody can tell, so it stays
+        with app.serving():
+            assert uses_of(app) == Uses()
+            waiting = PendingRequest(
+                request_id=new_request_id(), agent="codex", session_id="s1",
+                kind=RequestKind.APPROVAL, route=Route.HOOK, tool="Bash", summary="make",
+                opened_at=time.time(),
+            )  # fmt: skip
+            app.decisions.open(waiting)
+            assert uses_of(app) == Uses(decisions=1)
+            with presence.present(rig.settings.data_dir, "watch"):
+                assert uses_of(app) == Uses(decisions=1, watches=1)
+            app.decisions.withdraw(waiting.request_id, "answered in the terminal")
+            assert uses_of(app) == Uses()
+    finally:
+        app.close()
 
 
 # -- real processes ----------------------------------------------------------------------------

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 COMMANDS = ("serve", "export")
 log = logging.getLogger(__name__)
+LIFETIME_CHECK_SECONDS = 2.0  # what uses a background serve, looked at this often (cheap)
 
 
 def add_parsers(commands: Any) -> None:
@@ -102,9 +103,14 @@ def serve(
                 log.warning("%s", problem)
             idle = options.background_idle_seconds
             lifetime = Lifetime(idle, time.monotonic()) if detached else None
+            next_check = 0.0
             while not finished.wait(0.5):
-                if lifetime is not None and lifetime.step(time.monotonic(), uses_of(app)):
-                    say_ending(lifetime.reason(time.monotonic()))
+                now = time.monotonic()
+                if lifetime is None or now < next_check:
+                    continue
+                next_check = now + LIFETIME_CHECK_SECONDS
+                if lifetime.step(now, uses_of(app)):
+                    say_ending(lifetime.reason(now))
                     break
     except OSError as exc:
         print(f"agentbar: cannot listen on 127.0.0.1:{port}: {exc.strerror}", file=sys.stderr)
