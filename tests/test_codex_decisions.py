@@ -80,6 +80,9 @@ def test_a_summary_is_one_short_line_whatever_the_input() -> None:
     edit = {**base, "tool_name": "apply_patch", "tool_input": {"command": patch}}
     held = DECISIONS.held_request("PermissionRequest", edit)
     assert held is not None and held.summary == "api/conf.py"
+    write = {**base, "tool_name": "Write", "tool_input": {"file_path": "a/b.py", "content": "x"}}
+    held = DECISIONS.held_request("PermissionRequest", write)
+    assert held is not None and (held.tool, held.summary) == ("Write", "a/b.py")
     other = {**base, "tool_name": "mcp__x__y", "tool_input": {"url": "https://e.org"}}
     held = DECISIONS.held_request("PermissionRequest", other)
     assert held is not None and held.summary == '{"url":"https://e.org"}'

@@ -77,8 +77,8 @@ def _is_session_id(value: object) -> bool:
 
 
 def _summary(tool: str, tool_input: object) -> str:
-    """What the call would do, on one line: the command, the files a patch touches, or the
-    input as compact JSON."""
+    """What the call would do, on one line: the command, the files a patch touches, the file
+    an edit names, or the input as compact JSON."""
     if isinstance(tool_input, Mapping):
         command = tool_input.get("command")
         if isinstance(command, str) and command.strip():
@@ -87,6 +87,10 @@ def _summary(tool: str, tool_input: object) -> str:
             return _cut(_one_line(text))
         if isinstance(command, list) and all(isinstance(c, str) for c in command):
             return _cut(_one_line(" ".join(command)))
+        for key in ("file_path", "path"):  # an edit under another name (Edit/Write aliases)
+            path = tool_input.get(key)
+            if isinstance(path, str) and path.strip():
+                return _cut(_one_line(path))
     try:
         text = json.dumps(tool_input, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):
