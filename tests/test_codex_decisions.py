@@ -39,7 +39,7 @@ def test_a_recorded_permission_request_is_held_as_an_approval() -> None:
     assert held is not None
     assert held.session_id == payload["session_id"]
     assert (held.kind, held.tool, held.summary) == (RequestKind.APPROVAL, "Bash", "touch made.txt")
-    assert held.always_rule is None  # updatedPermissions fails the hook closed in Codex
+    assert held.always_rule is None  # Codex fails a hook that sets updatedPermissions
     assert held.questions == ()
 
 

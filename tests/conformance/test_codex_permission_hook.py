@@ -58,7 +58,11 @@ if event == "PermissionRequest":
         said["decision"] = {"behavior": "allow"}
     elif then == "deny":
         said["decision"] = {"behavior": "deny", "message": "agentbar says no"}
-    if then in ("allow", "deny"):
+    elif then == "always":
+        said["decision"] = {"behavior": "allow", "updatedPermissions": [
+            {"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "allow",
+             "destination": "session"}]}
+    if then in ("allow", "deny", "always"):
         print(json.dumps({"hookSpecificOutput": said}))
     elif then == "garbage":
         print("this is not json")
@@ -262,3 +266,14 @@ def test_agentbar_answers_a_held_codex_approval(rig: Rig, verdict: str) -> None:
         assert APPROVAL_PROMPT not in run.term.text()
     finally:
         end_process(serve)
+
+
+
+def test_updated_permissions_fail_the_hook_and_the_prompt_comes(rig: Rig) -> None:
+    """Why Codex gets no "Always allow" from agentbar: an allow with ``updatedPermissions`` is
+    refused as a failed hook (no verdict, not a denial), and the usual prompt is drawn."""
+    run = approval_turn(rig, *scripted_layer(rig, "always"))
+    assert run.term is not None
+    run.term.wait_for("unsupported updatedPermissions", timeout=60)
+    run.term.wait_for(APPROVAL_PROMPT)
+    assert not (rig.project / "made.txt").exists()

@@ -13,9 +13,10 @@ meanwhile go to the composer, not to an approval. The hook's stdout decides:
 
 allow runs the command with no prompt; deny shows "Blocked by hook" with the message and the
 model is told (the turn goes on); no output, or a hook killed at its ``timeout``, gives no
-verdict and the usual prompt is drawn then. ``updatedPermissions`` makes Codex fail the hook
-closed, so "Always allow" is never offered for Codex. ``request_user_input`` runs no hook at
-all: Codex questions are never held.
+verdict and the usual prompt is drawn then; exit status 2 denies. ``updatedPermissions`` makes
+Codex fail the hook ("unsupported updatedPermissions": no verdict), so "Always allow" is never
+offered for Codex. ``request_user_input`` runs PreToolUse and PostToolUse but no
+PermissionRequest hook: Codex questions are never held.
 
 Because the wait holds the person's terminal, agentbar holds a Codex request only when the
 person opted in (``[answers] codex_hold_seconds`` in settings.toml, written into the installed
