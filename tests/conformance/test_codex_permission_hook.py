@@ -268,7 +268,6 @@ def test_agentbar_answers_a_held_codex_approval(rig: Rig, verdict: str) -> None:
         end_process(serve)
 
 
-
 def test_updated_permissions_fail_the_hook_and_the_prompt_comes(rig: Rig) -> None:
     """Why Codex gets no "Always allow" from agentbar: an allow with ``updatedPermissions`` is
     refused as a failed hook (no verdict, not a denial), and the usual prompt is drawn."""
