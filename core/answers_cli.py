@@ -7,7 +7,8 @@ them and asks for ``--request``; none: the session is not waiting, exit 1) and a
 ``POST /api/decisions/ID`` (origin "cli"). The answer names that request's own id, so a request
 answered in the terminal meanwhile is refused as stale (exit 1), never landing on a later one.
 A launched task whose approval prompt is on its screen but not in the book yet is answered with
-its keys, as before (``/api/tasks/ID/approve|deny``).
+its keys, as before (``/api/tasks/ID/approve|deny``); one whose answer ends in a question gets
+the reply typed into its input, as a person would (``/api/tasks/ID/input``).
 """
 
 from __future__ import annotations
@@ -90,8 +91,8 @@ def _answer(client: Client, args: argparse.Namespace, out: TextIO) -> int:
             raise
         if task.get("session_id") and any(r["session_id"] == task["session_id"] for r in requests):
             request = pick(requests, task["session_id"], kinds, args.request)
-        elif args.command != "reply" and args.request is None and task.get("waiting"):
-            return _answer_task(client, str(task["task_id"]), args, out)
+        elif args.request is None and _on_screen(task, args.command):
+            return _answer_task(client, task, args, out)
         else:
             raise
     answer = answer_for(args, request)
@@ -204,7 +205,29 @@ def _task(client: Client, wanted: str) -> dict[str, Any] | None:
     return named[0] if len(named) == 1 else None
 
 
-def _answer_task(client: Client, task_id: str, args: argparse.Namespace, out: TextIO) -> int:
+def _on_screen(task: dict[str, Any], command: str) -> bool:
+    """Whether a launched task shows what ``command`` answers on its screen without it being
+    in the book: an approval prompt (approve, deny), or a question asked in its answer (reply:
+    typed into its input like a person would)."""
+    if command != "reply":
+        return bool(task.get("waiting"))
+    session = task.get("session") or {}
+    asked = (session.get("state"), session.get("waiting_for")) == ("input_required", "question")
+    return task.get("status") == "running" and asked and not task.get("waiting")
+
+
+def _answer_task(
+    client: Client, task: dict[str, Any], args: argparse.Namespace, out: TextIO
+) -> int:
+    task_id = str(task["task_id"])
+    if args.command == "reply":
+        text = " ".join(args.text)
+        client.request("POST", f"/api/tasks/{task_id}/input", {"text": text, "enter": True})
+        if args.json:
+            out.write(orjson.dumps({"task_id": task_id, "typed": text}).decode() + "\n")
+        else:
+            out.write(f"replied to task {task_id} (typed into it): {text}\n")
+        return 0
     reply = client.request("POST", f"/api/tasks/{task_id}/{args.command}", {})
     answer = reply["answer"]
     if args.json:

@@ -106,6 +106,34 @@ def test_launch_send_approve_handoff_and_quit_from_the_shell(shell):
     assert not (Path(env["AGENTBAR_DATA_DIR"]) / "server.json").exists()
 
 
+def test_reply_types_the_answer_to_a_launched_task_s_question(shell):
+    """A launched task whose answer ends in a question, not in agentbar's book: ``agentbar
+    reply TASK TEXT`` types the reply into it, as a person would; nothing else is typed."""
+    env, project = shell
+    launched = agentbar(env, "launch", "codex", "--project", str(project), "--prompt",
+                        "tabs or spaces?", "--json")  # fmt: skip
+    assert launched.returncode == 0, launched.stderr
+    task_id = orjson.loads(launched.stdout)["task"]["task_id"]
+    wait_for(
+        lambda: [t for t in tasks(env) if (t["session"] or {}).get("waiting_for") == "question"],
+        15,
+        "the question",
+    )
+    replied = agentbar(env, "reply", task_id[:5], "tabs,", "please")
+    assert replied.returncode == 0, replied.stderr
+    assert replied.stdout == f"replied to task {task_id} (typed into it): tabs, please\n"
+    wait_for(
+        lambda: [
+            t for t in tasks(env) if (t["session"] or {}).get("detail") == "You said: tabs, please"
+        ],
+        15,
+        "the reply's turn",
+    )
+    again = agentbar(env, "reply", task_id, "more")
+    assert again.returncode == 1 and "is not waiting for a question" in again.stderr
+    assert agentbar(env, "quit", "--stop").returncode == 0
+
+
 def test_quit_keeps_the_agents_and_the_next_launch_takes_them_back(shell):
     env, project = shell
     launched = agentbar(env, "launch", "codex", "--project", str(project), "--json")
