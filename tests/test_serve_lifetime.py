@@ -28,10 +28,14 @@ from polling import end_process, wait_for
 from agentbar.core import presence
 from agentbar.core.app import Agentbar
 from agentbar.core.decisions import PendingRequest, RequestKind, Route, new_request_id
-from agentbar.core.server.lifetime import Lifetime, Uses, uses_of
+from agentbar.core.launch.client import api_call
+from agentbar.core.logs import LOG_FILE
+from agentbar.core.server.cli import LIFETIME_CHECK_SECONDS
+from agentbar.core.server.lifetime import RECENT_SECONDS, Lifetime, Uses, uses_of
 
 IDLE = 1.5  # seconds, in the test's settings.toml
-LONGER = 4.0  # more than the idle time and a few of serve's half-second checks
+# More than a recent request counts (RECENT_SECONDS), the idle time and serve's check interval.
+LONGER = RECENT_SECONDS + IDLE + LIFETIME_CHECK_SECONDS + 1.5
 
 
 # -- the state machine and the marks -----------------------------------------------------------
@@ -78,7 +82,11 @@ def test_uses_of_a_real_app_count_a_pending_decision_and_a_watch(tmp_path: Path)
     app = Agentbar.open(rig.settings, tasks=False)
     try:
         assert uses_of(app) is None  # not serving: nobody can tell, so it stays
-        with app.serving():
+        with app.serving() as server:
+            assert uses_of(app) == Uses()
+            api_call(server.origin, server.token, "GET", "/api/health")
+            assert uses_of(app) == Uses(talking=1)  # e.g. a launch on its way
+            server.guard.last_request -= RECENT_SECONDS
             assert uses_of(app) == Uses()
             waiting = PendingRequest(
                 request_id=new_request_id(), agent="codex", session_id="s1",
@@ -148,8 +156,11 @@ def test_a_launched_task_keeps_it_and_it_ends_after_the_last(shell) -> None:
     assert serve.is_running(), "it ended while its launched agent ran"
     stop(env, task_id)
     ended_saying_why(env, serve)
-    said = (Path(env["AGENTBAR_DATA_DIR"]) / "serve.log").read_text()
-    assert "the last: 1 launched agent(s)" in said, said
+    data = Path(env["AGENTBAR_DATA_DIR"])
+    said = (data / "serve.log").read_text()
+    assert "(the last: 1 client that just spoke to it)" in said, said  # `agentbar stop`
+    logged = (data / LOG_FILE).read_text()
+    assert "background agentbar in use: 1 launched agent(s)" in logged, logged
 
 
 def test_a_connected_window_keeps_it(shell) -> None:

@@ -3,14 +3,16 @@ itself: it stays while anything uses it and ends by itself a while after the las
 main thread; ``Lifetime`` is a pure state machine fed the clock and what uses it).
 
 What uses it: a launched agent still running, a window or browser page (an events WebSocket),
-an ``agentbar watch`` (``presence.py``), a request in the decision book. When any of them
-cannot be told, it counts as used: a serve never ends while anything may still need it. A
-``serve`` a person started, the tray and autostart have no such lifetime.
+an ``agentbar watch`` (``presence.py``), a request in the decision book, and a client that has
+just made a request (``agentbar launch`` between finding the serve and launching through it).
+When any of them cannot be told, it counts as used: a serve never ends while anything may
+still need it. A ``serve`` a person started, the tray and autostart have no such lifetime.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,6 +22,9 @@ if TYPE_CHECKING:
     from ..app import Agentbar
 
 log = logging.getLogger(__name__)
+# A request this recent counts as a use: ``agentbar launch`` asks /api/health, then launches; a
+# serve must not end between the two.
+RECENT_SECONDS = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,9 +33,10 @@ class Uses:
     pages: int = 0  # windows and browser pages (events WebSockets)
     watches: int = 0  # ``agentbar watch`` processes
     decisions: int = 0  # requests waiting on the person
+    talking: int = 0  # a client spoke to it in the last ``RECENT_SECONDS`` (a launch on its way)
 
     def any(self) -> bool:
-        return bool(self.tasks or self.pages or self.watches or self.decisions)
+        return bool(self.tasks or self.pages or self.watches or self.decisions or self.talking)
 
     def text(self) -> str:
         parts = [
@@ -40,6 +46,7 @@ class Uses:
                 (self.pages, "window(s) or page(s)"),
                 (self.watches, "watch(es)"),
                 (self.decisions, "pending decision(s)"),
+                (self.talking, "client that just spoke to it"),
             )
             if n
         ]
@@ -91,6 +98,7 @@ def uses_of(app: Agentbar) -> Uses | None:
             pages=len(server.context.clients),
             watches=watches,
             decisions=len(app.decisions.pending()),
+            talking=int(time.monotonic() - server.guard.last_request < RECENT_SECONDS),
         )
     except Exception:  # unsure: stay
         log.exception("cannot tell what uses the background agentbar")
