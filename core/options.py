@@ -35,8 +35,8 @@ class Options:
     background_idle_seconds: float = 300.0
     problems: tuple[str, ...] = field(default=(), compare=False)
 
-    def holds(self) -> tuple[tuple[str, int], ...]:
-        """The hook holds chosen, as ``HookCommand.holds`` takes them."""
+    def agent_holds(self) -> tuple[tuple[str, int], ...]:
+        """The hook holds chosen, as ``HookCommand.agent_holds`` takes them."""
         return (("codex", self.codex_hold_seconds),) if self.codex_hold_seconds else ()
 
 

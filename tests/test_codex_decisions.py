@@ -23,6 +23,10 @@ DATA = Path(__file__).parent / "data" / "hooks" / "codex"
 COMMAND = HookCommand("/usr/bin/python3", "/opt/agentbar/agentbar_hook.py", "/home/u/.agentbar")
 
 
+def holding(agent: str, seconds: int) -> HookCommand:
+    return HookCommand(COMMAND.python, COMMAND.script, COMMAND.data_dir, ((agent, seconds),))
+
+
 def recorded(name: str) -> dict[str, object]:
     doc = json.loads((DATA / name).read_text())
     assert isinstance(doc, dict)
@@ -113,7 +117,7 @@ def test_replies_are_codex_s_own_output_format() -> None:
 def test_options_default_to_observing_codex_and_five_idle_minutes(tmp_path: Path) -> None:
     assert load(None) == Options() == load(tmp_path / "missing.toml")
     assert (Options().codex_hold_seconds, Options().background_idle_seconds) == (0, 300.0)
-    assert Options().holds() == ()
+    assert Options().agent_holds() == ()
 
 
 def test_options_read_their_sections_and_skip_the_tray_s() -> None:
@@ -121,7 +125,7 @@ def test_options_read_their_sections_and_skip_the_tray_s() -> None:
     text += "[serve]\nbackground_idle_seconds = 2.5\n"
     options = parse(text)
     assert (options.codex_hold_seconds, options.background_idle_seconds) == (20, 2.5)
-    assert options.holds() == (("codex", 20),)
+    assert options.agent_holds() == (("codex", 20),)
     assert options.problems == ()
 
 
@@ -162,24 +166,25 @@ def test_without_a_hold_every_codex_entry_is_the_plain_one() -> None:
 
 
 def test_a_hold_goes_into_permission_request_alone_with_codex_s_timeout_past_it() -> None:
-    held = HookCommand(COMMAND.python, COMMAND.script, COMMAND.data_dir, holds=(("codex", 20),))
+    held = holding("codex", 20)
     entry = handler(held, "PermissionRequest")
-    assert str(entry["command"]).endswith("--hold 20 --data-dir /home/u/.agentbar")
+    tail = "--hold PermissionRequest --hold-seconds 20 --data-dir /home/u/.agentbar"
+    assert str(entry["command"]).endswith(tail)
     assert entry["timeout"] == 20 + TIMEOUT_SECONDS
     for event in CODEX_EVENTS:
         if event != "PermissionRequest":
             assert handler(held, event) == COMMAND.handler(CALLER)
     # Another agent's hold is not Codex's.
-    other = HookCommand(COMMAND.python, COMMAND.script, COMMAND.data_dir, holds=(("claude", 9),))
+    other = holding("claude", 9)
     assert handler(other, "PermissionRequest") == COMMAND.handler(CALLER)
 
 
 def test_install_writes_the_hold_status_says_it_and_uninstall_is_an_exact_undo() -> None:
     before = 'model = "o3"\n'
-    held = HookCommand(COMMAND.python, COMMAND.script, COMMAND.data_dir, holds=(("codex", 30),))
+    held = holding("codex", 30)
     edit = HOOKS.add(before, "config.toml", held, version="codex-cli 0.171.0", notify=True)
-    assert edit.after is not None and "--hold 30" in edit.after
-    assert edit.after.count("--hold") == 1 and "timeout = 35" in edit.after
+    assert edit.after is not None and "--hold PermissionRequest --hold-seconds 30" in edit.after
+    assert edit.after.count("--hold-seconds") == 1 and "timeout = 35" in edit.after
     doc = codex_config.load(edit.after, "config.toml")
     assert codex_config.is_current(doc, held, notify=True, config_path="config.toml")
     assert not codex_config.is_current(doc, COMMAND, notify=True, config_path="config.toml")
@@ -215,7 +220,8 @@ def test_hooks_install_takes_the_hold_from_settings_toml_and_undoes_it_exactly(
     done = agentbar(env, "hooks", "install", "--agent", "codex", "--yes")
     assert done.returncode == 0, done.stderr
     written = codex_config_file.read_text()
-    assert written.count("--hold 20") == 1 and "timeout = 25" in written
+    assert written.count("--hold PermissionRequest --hold-seconds 20") == 1
+    assert "timeout = 25" in written
     held = next(line for line in written.splitlines() if "--hold" in line)
     assert held.startswith("PermissionRequest")
     status = agentbar(env, "hooks", "status", "--agent", "codex").stdout

@@ -67,7 +67,7 @@ def run(
     options = settings.options()
     for problem in options.problems:  # a wrong [answers] hold is named, and none is installed
         print(f"agentbar: {problem}", file=sys.stderr)
-    command = HookCommand.current(settings.data_dir, options.holds())
+    command = HookCommand.current(settings.data_dir, options.agent_holds())
     if args.hooks_command == "status":
         return _status(agents, settings, command, out, version_of)
     confirm = confirm or _ask

@@ -75,10 +75,10 @@ class HookCaller:
     # A standard-library-only module of the agent's package, ``translate(event, payload) ->
     # (event, payload)``: its events under the names the state machine reads (state/hooks.py).
     translator: Path | None = None
-    # The longest the program waits for agentbar's answer to the event it relays (``--hold``;
-    # 0: it relays nothing and answers nothing, as before). The agent's own ``timeout`` for the
-    # handler is this plus the usual bound.
-    hold_seconds: int = 0
+    # Events whose hook holds a request and waits, at most ``hold_seconds``, for the person's
+    # answer from the running agentbar (``--hold``; the hook route of ``core/decisions.py``).
+    holds: tuple[str, ...] = ()
+    hold_seconds: int | None = None
 
     def __post_init__(self) -> None:
         if not is_agent_name(self.agent):
@@ -100,8 +100,10 @@ class HookCaller:
             args += ["--reply", f"{event}={text}"]
         if self.translator is not None:
             args += ["--translate", str(self.translator.resolve())]
-        if self.hold_seconds > 0:
-            args += ["--hold", str(self.hold_seconds)]
+        for event in self.holds:
+            args += ["--hold", event]
+        if self.holds and self.hold_seconds is not None:
+            args += ["--hold-seconds", str(self.hold_seconds)]
         return args
 
 
@@ -114,20 +116,21 @@ class HookCommand:
     data_dir: str
     # (agent, seconds): how long that agent's held events may wait for an answer from agentbar,
     # as the person chose in settings.toml (``options.py``); an agent not named holds nothing.
-    holds: tuple[tuple[str, int], ...] = ()
+    agent_holds: tuple[tuple[str, int], ...] = ()
 
     @classmethod
-    def current(cls, data_dir: Path, holds: tuple[tuple[str, int], ...] = ()) -> HookCommand:
+    def current(cls, data_dir: Path, agent_holds: tuple[tuple[str, int], ...] = ()) -> HookCommand:
         """This agentbar's Python and script, ``data_dir``, and the holds chosen."""
         return cls(
             python=os.path.abspath(sys.executable),
             script=str(hook_script()),
             data_dir=os.path.abspath(data_dir),
-            holds=holds,
+            agent_holds=agent_holds,
         )
 
     def hold_for(self, agent: str) -> int:
-        return dict(self.holds).get(agent, 0)
+        """The seconds ``agent``'s held events may wait (0: it holds nothing)."""
+        return dict(self.agent_holds).get(agent, 0)
 
     def argv(self, caller: HookCaller | Agent, *, notify: bool = False) -> list[str]:
         """The command for ``caller`` (an agent alone: one with nothing of its own to add)."""
@@ -146,11 +149,11 @@ class HookCommand:
         else:
             return shlex.join(argv)
 
-    def handler(self, caller: HookCaller | Agent) -> dict[str, object]:
-        """One hook handler entry, the same shape for every agent."""
-        if not isinstance(caller, HookCaller):
-            caller = HookCaller(caller)
-        timeout = TIMEOUT_SECONDS + max(0, caller.hold_seconds)
+    def handler(
+        self, caller: HookCaller | Agent, timeout: int = TIMEOUT_SECONDS
+    ) -> dict[str, object]:
+        """One hook handler entry, the same shape for every agent (``timeout``: a holding
+        event's is its hold and a margin)."""
         return {"type": "command", "command": self.shell(caller), "timeout": timeout}
 
 

@@ -208,7 +208,7 @@ def test_request_user_input_runs_no_permission_request_hook(rig: Rig) -> None:
 
 
 def held_layer(rig: Rig, hold: int) -> list[str]:
-    command = HookCommand.current(rig.data, holds=(("codex", hold),))
+    command = HookCommand.current(rig.data, agent_holds=(("codex", hold),))
     return launch_args(command, bypass_trust=True, version=CODEX.version)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...hooks.spec import HookCaller, HookCommand
+from ...hooks.spec import TIMEOUT_SECONDS, HookCaller, HookCommand
 from .files import AGENT
 
 # What the hook program needs of Codex, on the command line agentbar installs: Codex parses a
@@ -51,7 +51,11 @@ HELD_EVENT = "PermissionRequest"
 
 def handler(command: HookCommand, event: str) -> dict[str, object]:
     """agentbar's handler for ``event``: PermissionRequest's carries the person's hold (the
-    hook program's ``--hold`` and Codex's own ``timeout`` past it, which ends a hook that
-    overstays and draws the usual prompt); every other event's is the plain one."""
+    hook program's ``--hold PermissionRequest --hold-seconds N``, and Codex's own ``timeout``
+    5 s past it, which ends a hook that overstays and draws the usual prompt); every other
+    event's is the plain one."""
     hold = command.hold_for(CALLER.agent) if event == HELD_EVENT else 0
-    return command.handler(dataclasses.replace(CALLER, hold_seconds=hold) if hold else CALLER)
+    if not hold:
+        return command.handler(CALLER)
+    held = dataclasses.replace(CALLER, holds=(HELD_EVENT,), hold_seconds=hold)
+    return command.handler(held, hold + TIMEOUT_SECONDS)

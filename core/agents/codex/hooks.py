@@ -112,8 +112,8 @@ def installed_hold(commands: set[str]) -> int:
     """The hold written into the installed PermissionRequest command (0: none)."""
     for command in commands:
         words = command.split()
-        if "--hold" in words[:-1]:
-            value = words[words.index("--hold") + 1].strip("'\"")
+        if "--hold-seconds" in words[:-1]:
+            value = words[words.index("--hold-seconds") + 1].strip("'\"")
             return int(value) if value.isdigit() else 0
     return 0
 
