@@ -5,7 +5,7 @@ or a failing hook give, and that ``request_user_input`` runs no PermissionReques
 A scripted hook (``SCRIPT``) stands in for a hook that waits for an answer: it saves its
 payload, sleeps, then prints what the scenario says. Codex gets it through the per-launch
 ``-c hooks.<Event>=`` layer with ``--dangerously-bypass-hook-trust`` (the rig cannot trust
-hooks in ``/hooks``). Then agentbar's own hook program with a hold (``--hold 30``, Codex's
+hooks in ``/hooks``). Then agentbar's own hook program with a hold (``--hold-seconds 30``, Codex's
 timeout 35) and no agentbar running: the prompt comes at once. With agentbar answering (the
 hook route's relay, once the hook program has it): ``agentbar approve`` / ``deny`` decide.
 Findings are in README.md ("Codex's PermissionRequest hook").
@@ -231,7 +231,7 @@ def _hook_relays() -> bool:
     """Whether this tree's hook program relays a held event to the running agentbar (the hook
     route): until then there is nothing to answer from agentbar."""
     impl = Path(hook_assets.__file__).parent / "agentbar_hook_impl.py"
-    return "--hold" in impl.read_text()
+    return "--hold-seconds" in impl.read_text()
 
 
 @pytest.mark.skipif(not _hook_relays(), reason="the hook program does not relay yet (hookroute)")
