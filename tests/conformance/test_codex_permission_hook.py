@@ -28,7 +28,7 @@ from model_server import Reply, thinking
 from polling import end_process, wait_for
 
 from agentbar.assets import hooks as hook_assets
-from agentbar.core.agents.codex.launch import launch_args
+from agentbar.core.agents.codex.events import CODEX_EVENTS, handler
 from agentbar.core.hooks.layers import toml_value
 from agentbar.core.hooks.spec import HookCommand
 from agentbar.core.launch.client import api_call
@@ -208,8 +208,15 @@ def test_request_user_input_runs_no_permission_request_hook(rig: Rig) -> None:
 
 
 def held_layer(rig: Rig, hold: int) -> list[str]:
+    """agentbar's hooks as `agentbar hooks install` writes them with ``codex_hold_seconds =
+    hold`` (each event's handler, PermissionRequest's holding), given as ``-c`` overrides: the
+    rig cannot trust installed hooks in ``/hooks``. (A launched task's own layer never holds.)"""
     command = HookCommand.current(rig.data, agent_holds=(("codex", hold),))
-    return launch_args(command, bypass_trust=True, version=CODEX.version)
+    args = ["--dangerously-bypass-hook-trust"]
+    for event in CODEX_EVENTS:
+        args += ["-c", f"hooks.{event}={toml_value([{'hooks': [handler(command, event)]}])}"]
+    assert sum("--hold-seconds" in a for a in args) == 1
+    return args
 
 
 def test_agentbar_s_hook_with_a_hold_and_no_agentbar_draws_the_prompt_at_once(
