@@ -243,7 +243,7 @@ def _hook_relays() -> bool:
 
 @pytest.mark.skipif(not _hook_relays(), reason="the hook program does not relay yet (hookroute)")
 @pytest.mark.parametrize("verdict", ["approve", "deny"])
-def test_agentbar_answers_a_held_codex_approval(rig: Rig, verdict: str) -> None:
+def test_agentbar_answers_a_held_codex_approval(rig: Rig, verdict: str, record_delay: Any) -> None:
     serve = start_agentbar(rig.env, "serve")
     try:
         wait_for((rig.data / "server.json").exists, 30, "agentbar serve to start")
@@ -261,15 +261,19 @@ def test_agentbar_answers_a_held_codex_approval(rig: Rig, verdict: str) -> None:
         (request,) = wait_for(waiting, 20, "the held request in agentbar's book")
         assert request["summary"] == "touch made.txt" and request["verdicts"] == ["allow", "deny"]
         told = ("--message", "agentbar says no") if verdict == "deny" else ()
+        asked_at = time.perf_counter()
         done = agentbar(rig.env, verdict, request["session_id"], *told)
         assert done.returncode == 0, done.stderr
         if verdict == "approve":
+            seen = run.term.wait_for("Ran touch made.txt", timeout=30)
             run.term.wait_for("Turn over.", timeout=30)
             assert (rig.project / "made.txt").exists()
         else:
-            run.term.wait_for("Blocked by hook", timeout=30)
+            seen = run.term.wait_for("Blocked by hook", timeout=30)
             run.term.wait_for("agentbar says no")
             assert not (rig.project / "made.txt").exists()
+        what = f"`agentbar {verdict}` run -> Codex shows the outcome"
+        record_delay(CODEX.label, "held approval", what, asked_at, seen)
         assert APPROVAL_PROMPT not in run.term.text()
     finally:
         end_process(serve)
