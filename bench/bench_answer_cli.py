@@ -9,7 +9,7 @@ once. Baseline, interleaved with the command's runs: ``python -m agentbar.tray -
 (the same interpreter and entry point, answering nothing): what any ``agentbar`` command pays
 before it does anything.
 
-    python bench/bench_answer.py [--runs 30] [--json F]
+    python bench/bench_answer_cli.py [--runs 30] [--json F]
 """
 
 from __future__ import annotations
