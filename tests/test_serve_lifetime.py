@@ -149,6 +149,7 @@ def ended_saying_why(env: dict[str, str], serve: psutil.Process) -> None:
     assert not (data / "server.json").exists()
 
 
+@pytest.mark.slow
 def test_a_launched_task_keeps_it_and_it_ends_after_the_last(shell) -> None:
     env, project = shell
     task_id, serve, _ = launch(env, project)
@@ -163,6 +164,7 @@ def test_a_launched_task_keeps_it_and_it_ends_after_the_last(shell) -> None:
     assert "background agentbar in use: 1 launched agent(s)" in logged, logged
 
 
+@pytest.mark.slow
 def test_a_connected_window_keeps_it(shell) -> None:
     env, project = shell
     task_id, serve, info = launch(env, project)
@@ -191,6 +193,7 @@ def test_a_connected_window_keeps_it(shell) -> None:
     ended_saying_why(env, serve)
 
 
+@pytest.mark.slow
 def test_a_watch_keeps_it(shell) -> None:
     env, project = shell
     task_id, serve, _ = launch(env, project)
@@ -206,6 +209,7 @@ def test_a_watch_keeps_it(shell) -> None:
     ended_saying_why(env, serve)
 
 
+@pytest.mark.slow
 def test_a_serve_a_person_started_stays(shell) -> None:
     env, _ = shell
     serve = start_agentbar(env, "serve")
