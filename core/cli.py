@@ -18,7 +18,7 @@ from typing import Any, TextIO, TypeAlias
 
 import orjson
 
-from . import jsonsafe, logs, privacy
+from . import answers_cli, jsonsafe, logs, presence, privacy
 from .agents import registry
 from .app import Agentbar
 from .config import Settings
@@ -59,6 +59,7 @@ def parser_and_commands(prog: str = "agentbar") -> tuple[argparse.ArgumentParser
     hooks_cli.add_parser(commands, [kit.agent for kit in registry.KITS if kit.hooks is not None])
     server_cli.add_parsers(commands)
     launch_cli.add_parsers(commands, [kit.agent for kit in registry.KITS if kit.launch is not None])
+    answers_cli.add_parsers(commands)
     return parser, commands
 
 
@@ -84,6 +85,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return server_cli.run(args, settings, out)
     if args.command in launch_cli.COMMANDS:
         return launch_cli.run(args, settings, out)
+    if args.command in answers_cli.COMMANDS:
+        return answers_cli.run(args, settings, out)
     raise SystemExit(f"unknown command {args.command!r}")
 
 
@@ -215,6 +218,8 @@ def watch(settings: Settings, *, as_json: bool, out: TextIO, err: TextIO | None 
     app = Agentbar.open(settings, tasks=False)
     finished = threading.Event()
     printer = _Printer(out, as_json, on_broken_pipe=finished.set)
+    here = contextlib.ExitStack()
+    here.enter_context(presence.present(settings.data_dir, "watch"))  # a background serve stays
     app.subscribe(printer)
     app.subscribe_faults(lambda fault: print(f"agentbar: {fault.line()}", file=err, flush=True))
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -232,6 +237,7 @@ def watch(settings: Settings, *, as_json: bool, out: TextIO, err: TextIO | None 
             pass
     finally:
         app.close()
+        here.close()
     return 0
 
 

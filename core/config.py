@@ -17,6 +17,7 @@ from pathlib import Path
 
 import platformdirs
 
+from . import options
 from .agents import registry
 from .agents.base import AgentKit, by_agent, display_names, replay_adapters
 from .model import Agent
@@ -96,6 +97,15 @@ class Settings:
     def server_path(self) -> Path:
         """Where a running ``agentbar serve`` says where it is (mode 0600)."""
         return self.data_dir / "server.json"
+
+    @property
+    def options_path(self) -> Path | None:
+        """``settings.toml``: the engine's options in it (``options.py``), the tray's too."""
+        return None if self.config_dir is None else self.config_dir / options.FILE_NAME
+
+    def options(self) -> options.Options:
+        """The engine's options as the file says now (defaults when there is none)."""
+        return options.load(self.options_path)
 
     @property
     def agent_roots(self) -> tuple[Path, ...]:

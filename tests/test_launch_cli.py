@@ -83,10 +83,11 @@ def test_launch_send_approve_handoff_and_quit_from_the_shell(shell):
     assert sent.returncode == 0, sent.stderr
     wait_for(lambda: tasks(env)[0]["waiting"], 10, "the approval prompt")
     approved = agentbar(env, "approve", task_id)
-    assert approved.returncode == 0 and approved.stdout.startswith("approved: Do you want")
+    assert approved.returncode == 0
+    assert approved.stdout.startswith(f"approved task {task_id}: Do you want")
     wait_for((project / "from-shell.txt").exists, 10, "the approved command")
     again = agentbar(env, "deny", task_id)
-    assert again.returncode == 1 and "no approval prompt" in again.stderr
+    assert again.returncode == 1 and "is not waiting for an approval" in again.stderr
 
     session_id = tasks(env)[0]["session_id"]
     printed = agentbar(env, "handoff", session_id[:8], "--what", "brief", "--print")
@@ -103,6 +104,34 @@ def test_launch_send_approve_handoff_and_quit_from_the_shell(shell):
     for pid in pids:
         assert not psutil.pid_exists(pid)
     assert not (Path(env["AGENTBAR_DATA_DIR"]) / "server.json").exists()
+
+
+def test_reply_types_the_answer_to_a_launched_task_s_question(shell):
+    """A launched task whose answer ends in a question, not in agentbar's book: ``agentbar
+    reply TASK TEXT`` types the reply into it, as a person would; nothing else is typed."""
+    env, project = shell
+    launched = agentbar(env, "launch", "codex", "--project", str(project), "--prompt",
+                        "tabs or spaces?", "--json")  # fmt: skip
+    assert launched.returncode == 0, launched.stderr
+    task_id = orjson.loads(launched.stdout)["task"]["task_id"]
+    wait_for(
+        lambda: [t for t in tasks(env) if (t["session"] or {}).get("waiting_for") == "question"],
+        15,
+        "the question",
+    )
+    replied = agentbar(env, "reply", task_id[:5], "tabs,", "please")
+    assert replied.returncode == 0, replied.stderr
+    assert replied.stdout == f"replied to task {task_id} (typed into it): tabs, please\n"
+    wait_for(
+        lambda: [
+            t for t in tasks(env) if (t["session"] or {}).get("detail") == "You said: tabs, please"
+        ],
+        15,
+        "the reply's turn",
+    )
+    again = agentbar(env, "reply", task_id, "more")
+    assert again.returncode == 1 and "is not waiting for a question" in again.stderr
+    assert agentbar(env, "quit", "--stop").returncode == 0
 
 
 def test_quit_keeps_the_agents_and_the_next_launch_takes_them_back(shell):

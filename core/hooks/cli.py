@@ -64,7 +64,10 @@ def run(
     version_of: VersionOf = detect_version,
 ) -> int:
     agents = [Agent(args.agent)] if args.agent else installer.hooked_agents(settings)
-    command = HookCommand.current(settings.data_dir)
+    options = settings.options()
+    for problem in options.problems:  # a wrong [answers] hold is named, and none is installed
+        print(f"agentbar: {problem}", file=sys.stderr)
+    command = HookCommand.current(settings.data_dir, options.agent_holds())
     if args.hooks_command == "status":
         return _status(agents, settings, command, out, version_of)
     confirm = confirm or _ask

@@ -82,7 +82,7 @@ def plan_install(
     notify: bool = True,
 ) -> Plan:
     where = target(agent, settings)
-    command = command or HookCommand.current(settings.data_dir)
+    command = command or HookCommand.current(settings.data_dir, settings.options().agent_holds())
     before = files.read(where.real)
     text = files.decode(before, where.real)
     edit = hook_target(agent, settings).add(
@@ -258,7 +258,7 @@ def status(
     version: str | None = None,
 ) -> AgentStatus:
     where = target(agent, settings)
-    command = command or HookCommand.current(settings.data_dir)
+    command = command or HookCommand.current(settings.data_dir, settings.options().agent_holds())
     try:
         text = files.decode(files.read(where.real), where.real)
     except HooksFileError as exc:

@@ -114,15 +114,23 @@ class HookCommand:
     python: str
     script: str
     data_dir: str
+    # (agent, seconds): how long that agent's held events may wait for an answer from agentbar,
+    # as the person chose in settings.toml (``options.py``); an agent not named holds nothing.
+    agent_holds: tuple[tuple[str, int], ...] = ()
 
     @classmethod
-    def current(cls, data_dir: Path) -> HookCommand:
-        """This agentbar's Python and script, and ``data_dir``."""
+    def current(cls, data_dir: Path, agent_holds: tuple[tuple[str, int], ...] = ()) -> HookCommand:
+        """This agentbar's Python and script, ``data_dir``, and the holds chosen."""
         return cls(
             python=os.path.abspath(sys.executable),
             script=str(hook_script()),
             data_dir=os.path.abspath(data_dir),
+            agent_holds=agent_holds,
         )
+
+    def hold_for(self, agent: str) -> int:
+        """The seconds ``agent``'s held events may wait (0: it holds nothing)."""
+        return dict(self.agent_holds).get(agent, 0)
 
     def argv(self, caller: HookCaller | Agent, *, notify: bool = False) -> list[str]:
         """The command for ``caller`` (an agent alone: one with nothing of its own to add)."""

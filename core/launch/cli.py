@@ -1,6 +1,7 @@
-"""``agentbar launch``, ``tasks``, ``send``, ``approve``, ``deny``, ``stop``, ``resume``, ``fork``,
-``handoff`` and ``quit``: launched agents from the shell, through the running agentbar's API
-(main thread; ``client.py`` finds or starts that agentbar).
+"""``agentbar launch``, ``tasks``, ``send``, ``stop``, ``resume``, ``fork``, ``handoff`` and
+``quit``: launched agents from the shell, through the running agentbar's API (main thread;
+``client.py`` finds or starts that agentbar). ``approve``, ``deny`` and ``reply``, for any
+session, are ``answers_cli.py``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from ..config import Settings
 from ..text import natural_widths, short_path, table
 from .client import ApiError, Client, NoServer, connect
 
-COMMANDS = ("launch", "tasks", "send", "approve", "deny", "stop", "resume", "fork", "handoff",
-            "quit")  # fmt: skip
+COMMANDS = ("launch", "tasks", "send", "stop", "resume", "fork", "handoff", "quit")
 BIND_WAIT_SECONDS = 10.0
 
 
@@ -45,9 +45,6 @@ def add_parsers(commands: Any, agents: Sequence[str]) -> None:
         help="press a key (enter, escape, tab, up, ctrl-c, y, ...); repeatable",
     )
     send.add_argument("--no-enter", action="store_true", help="type the text without Enter")
-    for name, what in (("approve", "allow"), ("deny", "refuse")):
-        answer = commands.add_parser(name, help=f"{what} what a launched agent asks approval for")
-        answer.add_argument("task_id", metavar="TASK_ID")
     stop = commands.add_parser("stop", help="stop a launched agent (its own exit, then signals)")
     stop.add_argument("task_id", metavar="TASK_ID")
     stop.add_argument("--force", action="store_true", help="signals at once, no exit keys")
@@ -106,14 +103,6 @@ def _run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         return _list(client, args.json, out)
     if command == "send":
         return _send(client, args, out)
-    if command in ("approve", "deny"):
-        task_id = _task_id(client, args.task_id)
-        reply = client.request("POST", f"/api/tasks/{task_id}/{command}", {})
-        answer = reply["answer"]
-        verb = "approved" if command == "approve" else "denied"
-        note = "" if answer["cleared"] else " (the prompt is still on its screen)"
-        out.write(f"{verb}: {answer['question']}{note}\n")
-        return 0
     if command == "stop":
         task_id = _task_id(client, args.task_id)
         task = client.request(

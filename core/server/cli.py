@@ -11,10 +11,12 @@ session is named by its id or a unique prefix of it, in either agent.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -27,11 +29,14 @@ from ..replay.export import Format, Options, export
 from ..replay.files import AgentRoots
 from ..replay.pages import NotFound, Replay
 from .codes import MAX_SECONDS
+from .lifetime import Lifetime, uses_of
 
 if TYPE_CHECKING:
     from ..launch.manager import TaskManager
 
 COMMANDS = ("serve", "export")
+log = logging.getLogger(__name__)
+LIFETIME_CHECK_SECONDS = 2.0  # what uses a background serve, looked at this often (cheap)
 
 
 def add_parsers(commands: Any) -> None:
@@ -73,7 +78,9 @@ def serve(
     """Engine, server and the launched agents' task manager until SIGINT, SIGTERM or
     ``POST /api/quit``; then the agents still running are kept or stopped (``on_exit``).
     The address to open is printed first, except ``detached`` (no person to read it: it is in
-    ``server.json`` alone)."""
+    ``server.json`` alone). A ``detached`` serve (the one ``agentbar launch`` started by itself)
+    also ends once nothing has used it for ``[serve] background_idle_seconds`` (``lifetime.py``);
+    one a person started runs until told to stop."""
     app = Agentbar.open(settings)
     finished = threading.Event()
     chosen: list[str] = []
@@ -91,8 +98,20 @@ def serve(
                 out.write(server.open_url(seconds=MAX_SECONDS) + "\n")
                 out.flush()
             app.start()
+            options = settings.options()
+            for problem in options.problems:
+                log.warning("%s", problem)
+            idle = options.background_idle_seconds
+            lifetime = Lifetime(idle, time.monotonic()) if detached else None
+            next_check = 0.0
             while not finished.wait(0.5):
-                pass
+                now = time.monotonic()
+                if lifetime is None or now < next_check:
+                    continue
+                next_check = now + LIFETIME_CHECK_SECONDS
+                if lifetime.step(now, uses_of(app)):
+                    say_ending(lifetime.reason(now))
+                    break
     except OSError as exc:
         print(f"agentbar: cannot listen on 127.0.0.1:{port}: {exc.strerror}", file=sys.stderr)
         return 1
@@ -100,6 +119,12 @@ def serve(
         keep = app.tasks is None or keep_tasks(app.tasks, chosen[0] if chosen else on_exit, out)
         app.close(keep_tasks=keep)
     return 0
+
+
+def say_ending(reason: str) -> None:
+    """Why a background serve ends, in its log and on its stderr (``serve.log``)."""
+    log.info("%s", reason)
+    print(f"agentbar: {reason}", file=sys.stderr, flush=True)
 
 
 def say_fault(fault: Fault) -> None:

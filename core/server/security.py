@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import time
 from collections.abc import Awaitable, Callable
 
 from aiohttp import hdrs, web
@@ -53,6 +54,9 @@ class Guard:
         self.cookie_value = cookie_value(token, port)
         self.hosts = frozenset({f"127.0.0.1:{port}", f"localhost:{port}"})
         self.origins = frozenset(f"http://{host}" for host in self.hosts)
+        # When an authenticated request last came (``time.monotonic``): a background serve
+        # does not end while a client has just spoken to it (``lifetime.py``).
+        self.last_request = 0.0
 
     def csp(self, *, inline_styles: bool = False) -> str:
         """The policy; ``inline_styles`` for the terminal page alone: xterm.js sizes and colours
@@ -71,6 +75,7 @@ class Guard:
         refusal = self._check(request)
         if refusal is not None:
             return refusal
+        self.last_request = time.monotonic()
         try:
             return await handler(request)
         except web.HTTPException as exc:

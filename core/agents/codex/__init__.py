@@ -9,6 +9,7 @@ from pathlib import Path
 from ...sources.base import JS_RUNTIMES
 from ...state.fusion import AgentTraits
 from ..base import AgentKit
+from .decisions import DECISIONS
 from .files import AGENT, CodexSource, default_codex_home
 from .hooks import HOOKS
 from .launch import LAUNCH
@@ -43,4 +44,5 @@ KIT = AgentKit(
     tools=TOOLS,
     # The native binary ships as e.g. codex-x86_64-unknown-linux-musl.
     process_names=("codex", *JS_RUNTIMES),
+    decisions=DECISIONS,
 )

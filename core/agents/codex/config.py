@@ -24,7 +24,7 @@ from tomlkit.items import AoT, Array, InlineTable, Table
 
 from ...hooks.errors import HooksFileError
 from ...hooks.spec import MARKER, HookCommand, is_ours
-from .events import CALLER, CODEX_EVENTS, codex_event_label
+from .events import CALLER, CODEX_EVENTS, codex_event_label, handler
 
 LEGACY_FEATURE = "codex_hooks"  # the key before 0.129; still an alias after
 FEATURE = "hooks"
@@ -105,7 +105,6 @@ def trust_key(config_path: str, event: str, group: int, handler: int) -> str:
 def is_current(
     doc: tomlkit.TOMLDocument, command: HookCommand, *, notify: bool, config_path: str
 ) -> bool:
-    wanted = command.handler(CALLER)
     hooks = doc.get("hooks")
     if not isinstance(hooks, Table | InlineTable):
         return False
@@ -114,7 +113,7 @@ def is_current(
         if not isinstance(groups, AoT | Array):
             return False
         ours = [g for g in groups if any(is_ours(_plain(h)) for h in _group_handlers(g))]
-        if len(ours) != 1 or _plain(ours[0]) != {"hooks": [wanted]}:
+        if len(ours) != 1 or _plain(ours[0]) != {"hooks": [handler(command, event)]}:
             return False
     extra = [h for h in status(doc, config_path).hooks if h.event not in CODEX_EVENTS]
     if extra:
@@ -157,7 +156,7 @@ def add(
     if hooks is None:
         hooks = tomlkit.table()
         for event in CODEX_EVENTS:
-            hooks[event] = _inline_groups(command)
+            hooks[event] = _inline_groups(command, event)
         _blank_line_before_new_table(result)
         result["hooks"] = hooks
     else:
@@ -195,16 +194,16 @@ def _add_to_hooks(hooks: Table | InlineTable, command: HookCommand) -> None:
         if groups is None:
             if as_tables:
                 aot = tomlkit.aot()
-                aot.append(_table_group(command))
+                aot.append(_table_group(command, event))
                 hooks[event] = aot
             else:
-                hooks[event] = _inline_groups(command)
+                hooks[event] = _inline_groups(command, event)
         elif isinstance(groups, AoT):
             if len(groups) and not groups[-1].as_string().endswith("\n\n"):
                 groups[-1].add(tomlkit.nl())  # a blank line between theirs and ours
-            groups.append(_table_group(command))
+            groups.append(_table_group(command, event))
         elif isinstance(groups, Array):
-            groups.append(_inline_group(command))
+            groups.append(_inline_group(command, event))
         else:
             raise HooksFileError(
                 f"hooks.{event} is a {type(groups).__name__}, not a list of matcher groups"
@@ -341,34 +340,34 @@ def _feature_set(doc: tomlkit.TOMLDocument) -> bool:
     )
 
 
-def _inline_handler(command: HookCommand) -> InlineTable:
+def _inline_handler(command: HookCommand, event: str) -> InlineTable:
     table = tomlkit.inline_table()
-    table.update(command.handler(CALLER))
+    table.update(handler(command, event))
     return table
 
 
-def _inline_handlers(command: HookCommand) -> Array:
+def _inline_handlers(command: HookCommand, event: str) -> Array:
     array = tomlkit.array()
-    array.append(_inline_handler(command))
+    array.append(_inline_handler(command, event))
     return array
 
 
-def _table_group(command: HookCommand) -> Table:
+def _table_group(command: HookCommand, event: str) -> Table:
     group = tomlkit.table()
-    group["hooks"] = _inline_handlers(command)
+    group["hooks"] = _inline_handlers(command, event)
     group.add(tomlkit.nl())
     return group
 
 
-def _inline_group(command: HookCommand) -> InlineTable:
+def _inline_group(command: HookCommand, event: str) -> InlineTable:
     group = tomlkit.inline_table()
-    group["hooks"] = _inline_handlers(command)
+    group["hooks"] = _inline_handlers(command, event)
     return group
 
 
-def _inline_groups(command: HookCommand) -> Array:
+def _inline_groups(command: HookCommand, event: str) -> Array:
     array = tomlkit.array()
-    array.append(_inline_group(command))
+    array.append(_inline_group(command, event))
     return array
 
 

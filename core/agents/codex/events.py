@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ...hooks.spec import HookCaller
+import dataclasses
+
+from ...hooks.spec import TIMEOUT_SECONDS, HookCaller, HookCommand
 from .files import AGENT
 
 # What the hook program needs of Codex, on the command line agentbar installs: Codex parses a
@@ -40,3 +42,20 @@ def codex_event_label(event: str) -> str:
             out.append("_")
         out.append(char.lower())
     return "".join(out)
+
+
+# The one event whose hook may hold Codex for an answer from agentbar (decisions.py): only when
+# the person opted in (``[answers] codex_hold_seconds``), and never longer than that.
+HELD_EVENT = "PermissionRequest"
+
+
+def handler(command: HookCommand, event: str) -> dict[str, object]:
+    """agentbar's handler for ``event``: PermissionRequest's carries the person's hold (the
+    hook program's ``--hold PermissionRequest --hold-seconds N``, and Codex's own ``timeout``
+    5 s past it, which ends a hook that overstays and draws the usual prompt); every other
+    event's is the plain one."""
+    hold = command.hold_for(CALLER.agent) if event == HELD_EVENT else 0
+    if not hold:
+        return command.handler(CALLER)
+    held = dataclasses.replace(CALLER, holds=(HELD_EVENT,), hold_seconds=hold)
+    return command.handler(held, hold + TIMEOUT_SECONDS)

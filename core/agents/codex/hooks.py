@@ -14,7 +14,7 @@ from ...hooks.files import Record
 from ...hooks.spec import HookCommand, parse_version
 from ...hooks.target import AgentStatus, Target, command_notes, mismatch_note
 from ..base import HookEdit, HookRemoval
-from .events import CALLER, CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
+from .events import CALLER, CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON, HELD_EVENT, handler
 
 REVIEW_NOTE = (
     "Codex runs new hooks only after you review them: start codex, type /hooks and trust "
@@ -95,7 +95,10 @@ class CodexHooks:
         disabled = [h.event for h in found.hooks if h.trust == "disabled"]
         if disabled:
             status.notes.append(f"disabled in Codex's /hooks: {', '.join(disabled)}")
-        status.notes += command_notes(found.commands, command.shell(CALLER))
+        held = str(handler(command, HELD_EVENT)["command"])
+        others = {c for c in found.commands if c != held}
+        status.notes += command_notes(others, command.shell(CALLER))
+        status.notes.append(hold_note(found.commands, command.hold_for(CALLER.agent)))
         wanted = command.argv(CALLER, notify=True)
         if found.notify == "agentbar" and found.notify_command != wanted:
             shown = "notify = " + " ".join(found.notify_command)
@@ -103,6 +106,31 @@ class CodexHooks:
         if found.features_off:
             status.notes.append("hooks are turned off in [features]: Codex runs none of them")
         return status
+
+
+def installed_hold(commands: set[str]) -> int:
+    """The hold written into the installed PermissionRequest command (0: none)."""
+    for command in commands:
+        words = command.split()
+        if "--hold-seconds" in words[:-1]:
+            value = words[words.index("--hold-seconds") + 1].strip("'\"")
+            return int(value) if value.isdigit() else 0
+    return 0
+
+
+def hold_note(commands: set[str], wanted: int) -> str:
+    """Whether Codex approvals can be decided from agentbar, and whether settings.toml agrees."""
+    held = installed_hold(commands)
+    if held:
+        said = (f"approvals: Codex's PermissionRequest hook waits up to {held} s for an answer "
+                "from agentbar, and draws its own prompt only after that")  # fmt: skip
+    else:
+        said = ("approvals: observed only (set [answers] codex_hold_seconds in settings.toml to "
+                "decide them from agentbar)")  # fmt: skip
+    if held != wanted:
+        said += (f"; settings.toml now says codex_hold_seconds = {wanted}: run `agentbar hooks "
+                 "install --agent codex` to apply it")  # fmt: skip
+    return said
 
 
 HOOKS = CodexHooks()
