@@ -123,3 +123,18 @@ def test_the_config_dir_follows_the_override(tmp_path: Path) -> None:
         tmp_path / "settings.toml"
     )
     assert preferences.config_dir({}).name == "agentbar"
+
+
+def test_the_engines_sections_of_the_same_file_are_not_the_trays_problems() -> None:
+    prefs = parse(
+        """
+        [answers]
+        codex_hold_seconds = 30
+        [serve]
+        background_idle_seconds = 60
+        [notifications]
+        sound = true
+        """
+    )
+    assert prefs.sound is True
+    assert prefs.problems == ()

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import config
+from ..core import config, options
 from ..core.model import State
 
 log = logging.getLogger(__name__)
@@ -83,6 +83,8 @@ def parse(text: str, *, where: str = FILE_NAME, home: str | None = None) -> Pref
     values: dict[str, Any] = {}
     known = {"notifications": _NOTIFICATION_KEYS, "menu": _MENU_KEYS, "launch": _LAUNCH_KEYS}
     for section, table in doc.items():
+        if section in options.SECTIONS:
+            continue  # the engine's part of the same file (core/options.py reads it)
         if section not in known or not isinstance(table, dict):
             problems.append(f"{where}: unknown section [{section}] (ignored)")
             continue
