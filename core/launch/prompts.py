@@ -78,13 +78,13 @@ def find_dialog(
 
 def _context(lines: list[str], question: int) -> tuple[str, ...]:
     """Up to ``CONTEXT_ROWS`` rows of text right above a dialog's question, up to the rule or
-    box edge that opens the dialog."""
+    box edge that opens the dialog (the rows of a box inside it are read through its edges)."""
     found: list[str] = []
-    for index in range(question - 1, max(question - 2 * CONTEXT_ROWS, -1), -1):
+    for index in range(question - 1, max(question - 3 * CONTEXT_ROWS, -1), -1):
+        if _RULE.match(lines[index]):
+            break  # the dialog's own top: a rule, or its box's top edge
         text = lines[index].strip(_BORDER)
-        if _RULE.match(text):
-            break
-        if text:
+        if text and not _RULE.match(text):  # a box inside the dialog: its content counts
             found.append(text)
         if len(found) == CONTEXT_ROWS:
             break
@@ -112,6 +112,8 @@ def describe(prompt: Prompt) -> tuple[str, str]:
     if commands:
         return tool or "shell", commands[-1][:SUMMARY_CHARS]
     rest = [row for row in about if _TOOL_ROW.match(row) is None]
+    # A row that repeats a shorter one in full ("? Shell  touch x" over "touch x") says less.
+    rest = [row for row in rest if not any(o != row and o in row for o in rest)]
     summary = " · ".join(rest) or prompt.question
     return tool, summary[:SUMMARY_CHARS]
 

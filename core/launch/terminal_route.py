@@ -64,7 +64,7 @@ def same_dialog(one: Prompt, other: Prompt) -> bool:
         return False
     if one.kind is PromptKind.QUESTION:
         return True  # its rows change as an answer is typed into its "type your own" option
-    return _plain(one.rows) == _plain(other.rows)
+    return one.context == other.context and _plain(one.rows) == _plain(other.rows)
 
 
 def _plain(rows: tuple[str, ...]) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ Claude's AskUserQuestion answered from the book by an option and by typed text."
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +19,17 @@ from claude_rig import VERSIONS as CLAUDE_VERSIONS
 from claude_rig import bash, claude_env
 from claude_rig import write_config as write_claude_config
 from cli_install import ensure_installed
+from cli_runner import agentbar
+from codex_rig import PLAN_MODE
 from codex_rig import VERSIONS as CODEX_VERSIONS
 from codex_rig import write_config as write_codex_config
+from gemini_rig import VERSIONS as GEMINI_VERSIONS
+from gemini_rig import gemini_env
+from gemini_rig import settings as gemini_settings
 from model_server import Reply, thinking
+from opencode_rig import VERSIONS as OPENCODE_VERSIONS
+from opencode_rig import opencode_env
+from opencode_rig import write_config as write_opencode_config
 from polling import wait_for
 
 from agentbar.core.config import Settings
@@ -39,6 +48,10 @@ pytestmark = pytest.mark.conformance
 
 CLAUDE = CLAUDE_VERSIONS[0]
 CODEX = CODEX_VERSIONS[0]
+GEMINI = GEMINI_VERSIONS[0]
+OPENCODE = OPENCODE_VERSIONS[0]
+LABELS = {"claude": CLAUDE.label, "codex": CODEX.label, "gemini": GEMINI.label,
+          "opencode": OPENCODE.label}  # fmt: skip
 CODEX_APPROVALS = ("-a", "on-request", "-s", "read-only")
 
 
@@ -113,6 +126,29 @@ def codex(rig: Rig) -> Iterator[Booked]:
     run.close()
 
 
+@pytest.fixture
+def gemini(rig: Rig) -> Iterator[Booked]:
+    binary = ensure_installed(GEMINI.cli)
+    gemini_env(rig.env, rig.server.url)
+    (rig.home / ".gemini").mkdir(exist_ok=True)
+    (rig.home / ".gemini" / "settings.json").write_text(json.dumps(gemini_settings()))
+    run = Booked(rig, {Agent("gemini"): (str(binary),)})
+    yield run
+    run.close()
+
+
+@pytest.fixture
+def opencode(rig: Rig) -> Iterator[Booked]:
+    binary = ensure_installed(OPENCODE.cli)
+    rig.env.update(opencode_env(rig.env))
+    write_opencode_config(rig.home, rig.server.url)
+    installed = agentbar(rig.env, "hooks", "install", "--agent", "opencode", "--yes")
+    assert installed.returncode == 0, installed.stderr
+    run = Booked(rig, {Agent("opencode"): (str(binary),)})
+    yield run
+    run.close()
+
+
 def bound(manager: TaskManager, info: TaskInfo) -> TaskInfo:
     def check() -> TaskInfo | None:
         now = manager.get(info.task_id)
@@ -126,13 +162,13 @@ def answer_from_the_book(run: Booked, agent: Agent, made: Path, record_delay: An
     info = bound(manager, manager.launch(LaunchRequest(agent, str(run.rig.project), prompt="go")))
     request = run.request(book, manager, info)
     assert request.kind is RequestKind.APPROVAL and request.task_id == info.task_id
-    assert request.session_id == info.session_id and made.name in request.summary
+    assert request.session_id == info.session_id
+    assert made.name in request.summary, manager.task(info.task_id).screen_text()
     time.sleep(1.0)  # a person reads it first
     started = time.monotonic()
     book.decide(Decision(request.request_id, Verdict.ALLOW, origin="test"))
     wait_for(lambda: manager.get(info.task_id).waiting is None, 10, "the prompt to clear")
-    label = CLAUDE.label if agent == Agent("claude") else CODEX.label
-    record_delay(label, "book", "answer in the book -> prompt gone", 0.0,
+    record_delay(LABELS[str(agent)], "book", "answer in the book -> prompt gone", 0.0,
                  time.monotonic() - started)  # fmt: skip
     wait_for(made.exists, 30, "the approved command")
     run.state(info, lambda s: s.state.state is State.DONE)
@@ -168,6 +204,39 @@ def test_codex_answered_from_the_book(codex: Booked, record_delay: Any) -> None:
     answer_from_the_book(codex, Agent("codex"), codex.rig.project / "booked.txt", record_delay)
 
 
+def test_gemini_answered_from_the_book(gemini: Booked, record_delay: Any) -> None:
+    gemini.rig.server.script.add(
+        thinking(Reply.tool("run_shell_command", {"command": "touch booked.txt"})),
+        thinking(Reply.text("Created it.")),
+    )
+    answer_from_the_book(gemini, Agent("gemini"), gemini.rig.project / "booked.txt", record_delay)
+
+
+def test_opencode_answered_from_the_book(opencode: Booked, record_delay: Any) -> None:
+    opencode.rig.server.script.add(
+        thinking(Reply.tool("bash", {"command": "touch booked.txt", "description": "Make it"})),
+        Reply.text("Made it."),
+    )
+    path = opencode.rig.project / "booked.txt"
+    answer_from_the_book(opencode, Agent("opencode"), path, record_delay)
+
+
+def test_gemini_taken_back_with_its_prompt_up_is_approvable(gemini: Booked) -> None:
+    gemini.rig.server.script.add(
+        thinking(Reply.tool("run_shell_command", {"command": "touch kept.txt"})),
+        thinking(Reply.text("Created it.")),
+    )
+    take_over_and_approve(gemini, Agent("gemini"), gemini.rig.project / "kept.txt")
+
+
+def test_opencode_taken_back_with_its_prompt_up_is_approvable(opencode: Booked) -> None:
+    opencode.rig.server.script.add(
+        thinking(Reply.tool("bash", {"command": "touch kept.txt", "description": "Make it"})),
+        Reply.text("Made it."),
+    )
+    take_over_and_approve(opencode, Agent("opencode"), opencode.rig.project / "kept.txt")
+
+
 def test_claude_taken_back_with_its_prompt_up_is_approvable(claude: Booked) -> None:
     claude.rig.server.script.add(bash("touch kept.txt", "make the file"),
                                  thinking(Reply.text("Made it.")))  # fmt: skip
@@ -180,38 +249,102 @@ def test_codex_taken_back_with_its_prompt_up_is_approvable(codex: Booked) -> Non
     take_over_and_approve(codex, Agent("codex"), codex.rig.project / "kept.txt")
 
 
-@pytest.mark.parametrize(("reply", "chosen"), [("2", "Blue"), ("teal please", "teal please")])
-def test_claude_question_answered_from_the_book(claude: Booked, reply: str, chosen: str) -> None:
-    ask = Reply.tool(
+QUESTION = "Which indentation style do you want?"
+OPTIONS = [
+    {"label": "Tabs", "description": "Use tabs."},
+    {"label": "Spaces", "description": "Use spaces."},
+]
+ASK = {
+    "claude": Reply.tool(
         "AskUserQuestion",
-        {
-            "questions": [
-                {
-                    "question": "Which color should the file be?",
-                    "header": "Color",
-                    "options": [
-                        {"label": "Red", "description": "warm"},
-                        {"label": "Blue", "description": "cool"},
-                    ],
-                    "multiSelect": False,
-                }
-            ]
-        },
-    )
-    server = claude.rig.server
-    server.script.add(thinking(ask), Reply.text("Noted."))
-    manager, book = claude.agentbar()
-    info = bound(manager, manager.launch(LaunchRequest(Agent("claude"), str(claude.rig.project),
-                                                       prompt="pick a color")))  # fmt: skip
-    request = claude.request(book, manager, info)
+        {"questions": [{"question": QUESTION, "header": "Style", "options": OPTIONS,
+                        "multiSelect": False}]},
+    ),
+    "codex": Reply.tool(
+        "request_user_input",
+        {"questions": [{"id": "style", "header": "Style", "question": QUESTION,
+                        "options": OPTIONS}]},
+    ),
+    "gemini": Reply.tool(
+        "ask_user",
+        {"questions": [{"question": QUESTION, "header": "Style", "type": "choice",
+                        "options": OPTIONS}]},
+    ),
+    "opencode": Reply.tool(
+        "question", {"questions": [{"question": QUESTION, "header": "Style", "options": OPTIONS}]}
+    ),
+}  # fmt: skip
+
+
+def ask_in_plan_mode(manager: TaskManager, info: TaskInfo, text: str) -> None:
+    """Codex asks with its question tool only in Plan mode: Shift+Tab until its footer says
+    so (0.171 may drop the first presses while it starts), then the prompt."""
+    task = manager.task(info.task_id)
+    wait_for(lambda: CODEX.ready in task.screen_text(), 60, "Codex ready")
+    for _ in range(10):
+        if PLAN_MODE in task.screen_text():
+            break
+        manager.send_keys(info.task_id, ["shift-tab"])
+        time.sleep(0.5)
+    manager.send_text(info.task_id, text)
+
+
+def ask(run: Booked, agent: str, reply: str, chosen: str, record_delay: Any) -> None:
+    server = run.rig.server
+    server.script.add(thinking(ASK[agent]), Reply.text("Noted."))
+    manager, book = run.agentbar()
+    plan = agent == "codex"
+    prompt = None if plan else "ask me which style"
+    launched = manager.launch(LaunchRequest(Agent(agent), str(run.rig.project), prompt=prompt))
+    if plan:
+        ask_in_plan_mode(manager, launched, "ask me which style")
+    info = bound(manager, launched)
+    request = run.request(book, manager, info)
     assert request.kind is RequestKind.QUESTION
-    assert [(q.text, q.options) for q in request.questions] == [
-        ("Which color should the file be?", ("Red", "Blue"))
-    ]
+    assert request.questions[0].text == QUESTION
+    assert request.questions[0].options[:2] in (
+        ("Tabs", "Spaces"),
+        ("Tabs (Recommended)", "Spaces"),
+    )
     asked = len(server.main_requests())
-    time.sleep(1.0)
+    time.sleep(1.0)  # a person reads it first
+    started = time.monotonic()
     book.decide(Decision(request.request_id, Verdict.REPLY, "test", replies=(reply,)))
-    # The tool's result, as Claude sends it to the model, carries the answer.
+    wait_for(lambda: manager.get(info.task_id).asking is None, 15, "the question to clear")
+    record_delay(LABELS[agent], "book", f"reply {reply!r} -> question gone", 0.0,
+                 time.monotonic() - started)  # fmt: skip
+    # The tool's result, as the agent sends it to the model, carries the answer.
     answered = server.wait_main_requests(asked + 1, timeout=30)[asked]
     assert chosen in str(answered.body), manager.task(info.task_id).screen_text()
     wait_for(lambda: book.pending() == (), 5, "nothing left in the book")
+
+
+REPLIES = [("2", "Spaces"), ("Tabs", "Tabs"), ("two spaces, please", "two spaces, please")]
+
+
+@pytest.mark.parametrize(("reply", "chosen"), REPLIES)
+def test_claude_question_answered_from_the_book(
+    claude: Booked, reply: str, chosen: str, record_delay: Any
+) -> None:
+    ask(claude, "claude", reply, chosen, record_delay)
+
+
+@pytest.mark.parametrize(("reply", "chosen"), REPLIES)
+def test_codex_question_answered_from_the_book(
+    codex: Booked, reply: str, chosen: str, record_delay: Any
+) -> None:
+    ask(codex, "codex", reply, chosen, record_delay)
+
+
+@pytest.mark.parametrize(("reply", "chosen"), REPLIES)
+def test_gemini_question_answered_from_the_book(
+    gemini: Booked, reply: str, chosen: str, record_delay: Any
+) -> None:
+    ask(gemini, "gemini", reply, chosen, record_delay)
+
+
+@pytest.mark.parametrize(("reply", "chosen"), REPLIES)
+def test_opencode_question_answered_from_the_book(
+    opencode: Booked, reply: str, chosen: str, record_delay: Any
+) -> None:
+    ask(opencode, "opencode", reply, chosen, record_delay)
