@@ -8,9 +8,10 @@ figure), the clock starts at ``DecisionBook.decide(ALLOW)`` and stops
 
 - ``off screen``: when the dialog is no longer on the task's VT screen (the agent's profile
   reads it off the screen every 5 ms), what a person watching the terminal sees;
-- ``cleared``: when the task reports the prompt gone (``TaskInfo.waiting`` is None: it stays
-  off the screen ``task.PROMPT_GONE_SECONDS`` first, so a redraw is not taken for an answer),
-  what the menu, the API and "Needs you" see.
+- ``cleared``: when the task reports the prompt gone (``TaskInfo.waiting`` is None, or the
+  next command's dialog: a prompt stays off the screen ``task.PROMPT_GONE_SECONDS`` before it
+  counts as gone, so a redraw is not taken for an answer), what the menu, the API and "Needs
+  you" see.
 
 Baseline, in the same run: ``tests/fake_agent.py`` as Claude (a scripted agent on a real PTY that
 draws Claude's dialog and reacts to its key at once): what agentbar's own part costs. The real
@@ -43,7 +44,9 @@ from agentbar.core.config import Settings  # noqa: E402
 from agentbar.core.decisions import Decision, DecisionBook, PendingRequest, Verdict  # noqa: E402
 from agentbar.core.launch.manager import TaskManager  # noqa: E402
 from agentbar.core.launch.options import LaunchOptions  # noqa: E402
+from agentbar.core.launch.prompts import Prompt  # noqa: E402
 from agentbar.core.launch.request import LaunchRequest  # noqa: E402
+from agentbar.core.launch.terminal_route import same_dialog  # noqa: E402
 from agentbar.core.model import Agent  # noqa: E402
 
 READ_SECONDS = 1.0
@@ -76,9 +79,14 @@ def answer_once(
     time.sleep(READ_SECONDS)
     started = time.monotonic()
     book.decide(Decision(request.request_id, Verdict.ALLOW, origin="bench"))
-    wait(lambda: profile.find_prompt(task.screen_text().split("\n")) != shown, 15, "off screen")
+    assert shown is not None
+
+    def gone(prompt: Prompt | None) -> bool:  # or the next one up already
+        return prompt is None or not same_dialog(prompt, shown)
+
+    wait(lambda: gone(profile.find_prompt(task.screen_text().split("\n"))), 15, "off screen")
     off = time.monotonic() - started
-    wait(lambda: manager.get(task_id).waiting is None, 15, "cleared")
+    wait(lambda: gone(manager.get(task_id).waiting), 15, "cleared")
     cleared = time.monotonic() - started
     return off * 1000, cleared * 1000
 

@@ -521,8 +521,8 @@ class TaskManager:
         cleared = False
         for attempt in range(2):
             current = task.refresh_prompt()
-            if current is None or current.rows != prompt.rows:
-                cleared = attempt > 0
+            if current is None or not same_dialog(current, prompt):
+                cleared = attempt > 0  # another dialog is not this answer's to take
                 break
             task.write(data, person=False)
             cleared = self._wait_prompt_gone(task, prompt)

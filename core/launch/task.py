@@ -336,7 +336,11 @@ class Task:
             self._gone_since = None
             if prompt == self._prompt:
                 return
-            appeared = self._prompt is None or prompt is None or prompt.rows != self._prompt.rows
+            appeared = (
+                self._prompt is None
+                or prompt is None
+                or (prompt.rows, prompt.context) != (self._prompt.rows, self._prompt.context)
+            )
             self._prompt = prompt
             if prompt is None:
                 self._prompt_since = None
