@@ -1,6 +1,6 @@
 """The TERMINAL route's bookkeeping without a PTY (pure logic over a real ``DecisionBook``): one
-request per dialog, opened again with the session id once the task is bound, withdrawn when the
-dialog leaves, an answer handed to the delivery once, and offered again when it did not clear."""
+request per dialog (kept as it is when the task is bound meanwhile), withdrawn when the dialog
+leaves, an answer handed to the delivery once, and offered again when it did not clear."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from agentbar.core.decisions import Decision, DecisionBook, RequestKind, Route, 
 from agentbar.core.launch.prompts import Prompt, PromptKind
 from agentbar.core.launch.terminal_route import (
     LEFT_SCREEN,
-    REBOUND,
     TASK_ENDED,
     Shown,
     TerminalRoute,
@@ -47,7 +46,7 @@ def reasons(book: DecisionBook) -> list[str | None]:
     return found
 
 
-def test_one_request_per_dialog_and_the_session_id_once_bound():
+def test_one_request_per_dialog_with_the_session_id_when_bound():
     book = DecisionBook()
     closed = reasons(book)
     route = TerminalRoute(book, Delivery())
@@ -57,11 +56,13 @@ def test_one_request_per_dialog_and_the_session_id_once_bound():
     assert (first.route, first.kind, first.task_id, first.session_id) == (
         Route.TERMINAL, RequestKind.APPROVAL, "t1", "")  # fmt: skip
     assert (first.tool, first.summary) == ("Bash", "touch x")
+    route.shown(BOUND, APPROVAL)  # bound meanwhile: a person may be answering it already
+    assert book.pending() == (first,) and closed == []
+    route.shown(BOUND, None)
+    assert book.pending() == () and closed == [LEFT_SCREEN]
     route.shown(BOUND, APPROVAL)
     (second,) = book.pending()
-    assert second.session_id == "s1" and closed == [REBOUND]
-    route.shown(BOUND, None)
-    assert book.pending() == () and closed == [REBOUND, LEFT_SCREEN]
+    assert second.session_id == "s1" and second.request_id != first.request_id
     route.shown(BOUND, QUESTION)
     (asked,) = book.pending()
     assert asked.kind is RequestKind.QUESTION and asked.questions[0].options == ("Red", "Blue")

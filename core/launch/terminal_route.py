@@ -36,7 +36,6 @@ log = logging.getLogger(__name__)
 
 LEFT_SCREEN = "the prompt left the task's screen (answered in its terminal)"
 TASK_ENDED = "the task is no longer running here"
-REBOUND = "the task was bound to its session: opened again with the session's id"
 
 # Types the answer into the task; returns the dialog still up after it (None: it cleared).
 Deliver = Callable[[str, Prompt, Decision], Prompt | None]
@@ -126,11 +125,11 @@ class TerminalRoute:
                 return  # the answer's own keys move its highlight: not a new dialog
             current = self._up.get(shown.task_id)
             if current is not None and prompt is not None and same_dialog(current.prompt, prompt):
-                if current.shown == shown:
-                    return
-                reason = REBOUND  # bound meanwhile: the request carries the session id now
-            else:
-                reason = TASK_ENDED if ended else LEFT_SCREEN
+                # The same dialog (redrawn; or the task bound meanwhile: the request keeps the
+                # id a person may be answering, without the session id, which its task id
+                # stands for).
+                return
+            reason = TASK_ENDED if ended else LEFT_SCREEN
             fresh = None if prompt is None else _Up(shown, prompt, request_for(shown, prompt))
             if fresh is None:
                 self._up.pop(shown.task_id, None)

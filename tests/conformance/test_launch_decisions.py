@@ -162,7 +162,9 @@ def answer_from_the_book(run: Booked, agent: Agent, made: Path, record_delay: An
     info = bound(manager, manager.launch(LaunchRequest(agent, str(run.rig.project), prompt="go")))
     request = run.request(book, manager, info)
     assert request.kind is RequestKind.APPROVAL and request.task_id == info.task_id
-    assert request.session_id == info.session_id
+    # The session id when the task was bound by the time the dialog came up (the task id names
+    # it either way): Claude and Gemini from the launch, Codex and opencode by their hooks.
+    assert request.session_id in (info.session_id, "")
     assert made.name in request.summary, manager.task(info.task_id).screen_text()
     time.sleep(1.0)  # a person reads it first
     started = time.monotonic()
