@@ -105,7 +105,23 @@ CLAUDE_APPROVAL = [
     "   2. Yes, and don't ask again for touch commands in /work",
     "   3. No, and tell Claude what to do differently (esc)",
 ]
+CLAUDE_2_1_APPROVAL = [  # 2.1.332: the command between dashed rules
+    "● Making it",
+    "  ⎿  $ touch made-0.txt",
+    "─" * 80,
+    " Bash command",
+    " make it",
+    "╌" * 80,
+    " touch made-0.txt",
+    "╌" * 80,
+    " Do you want to proceed?",
+    " ❯ 1. Yes",
+    "   2. Yes, and always allow access to /tmp/project from this project",
+    "   3. No",
+    " Esc to cancel · Tab to amend",
+]
 CODEX_APPROVAL = [
+    "• Working (3s • esc to interrupt)",  # the conversation above: not the dialog's
     "› make it",
     "",
     "  Would you like to run the following command?",
@@ -151,6 +167,7 @@ def test_each_agent_reads_its_own_question_dialog(profile, lines, question, opti
     ("profile", "lines", "tool", "summary"),
     [
         (CLAUDE, CLAUDE_APPROVAL, "Bash", "touch x · Create the file"),
+        (CLAUDE, CLAUDE_2_1_APPROVAL, "Bash", "make it · touch made-0.txt"),
         (CODEX, CODEX_APPROVAL, "shell", "touch x"),
         (GEMINI, GEMINI_APPROVAL, "Shell", "touch booked.txt"),
         (OPENCODE, OPENCODE_APPROVAL, "Shell", "touch made.txt"),

@@ -17,7 +17,8 @@ from typing import Protocol
 LOOK_UP_ROWS = 40  # how far above its choices a dialog's question may be
 CONTEXT_ROWS = 3
 SUMMARY_CHARS = 300
-_RULE = re.compile(r"^\s*[─━═╭╮╰╯┌┐└┘▀▄-]{3,}")
+_RULE = re.compile(r"^\s*[─━═╭╮╰╯┌┐└┘▀▄-]{3,}")  # a solid rule or a box's edge
+_LINES_ONLY = re.compile(r"^[\s─━═╌┄┈╍┅┉╭╮╰╯┌┐└┘▀▄-]*$")  # a row of lines, solid or dashed
 _TOOL_ROW = re.compile(r"^#?\s*(\w+) (?:command|file)\b")
 _BRACKETED_TOOL = re.compile(r"\[(\w+)\]")
 # "❯ 1. Red", "│ ● 2. Allow always", "  3) Other": a numbered choice, maybe highlighted.
@@ -59,11 +60,17 @@ def read_dialog(reader: DialogReader, lines: list[str]) -> Prompt | None:
 
 
 def find_dialog(
-    lines: list[str], choice: re.Pattern[str], question: re.Pattern[str]
+    lines: list[str],
+    choice: re.Pattern[str],
+    question: re.Pattern[str],
+    *,
+    context_above: bool = True,
 ) -> Prompt | None:
     """The lowest dialog on these lines: a row matching ``choice`` (its first choice) with a
     ``question`` at most ``LOOK_UP_ROWS`` above it. The lowest wins: a TUI that scrolls keeps
-    old dialogs above the live one."""
+    old dialogs above the live one. ``context_above``: the dialog's rows go on above its
+    question (Claude's "Bash command" and the command; Gemini's box); else the question is the
+    dialog's top, and what is above it is the conversation (which changes)."""
     for index in range(len(lines) - 1, -1, -1):
         if not choice.match(lines[index]):
             continue
@@ -71,7 +78,7 @@ def find_dialog(
             found = question.search(lines[above])
             if found is not None:
                 block = tuple(line for line in lines[above : index + 1] if line.strip())
-                context = _context(lines, above)
+                context = _context(lines, above) if context_above else ()
                 return Prompt(question=found.group(0).strip(), rows=block, context=context)
     return None
 
@@ -84,7 +91,7 @@ def _context(lines: list[str], question: int) -> tuple[str, ...]:
         if _RULE.match(lines[index]):
             break  # the dialog's own top: a rule, or its box's top edge
         text = lines[index].strip(_BORDER)
-        if text and not _RULE.match(text):  # a box inside the dialog: its content counts
+        if not _LINES_ONLY.match(text):  # a box or a dashed rule inside it: its text counts
             found.append(text)
         if len(found) == CONTEXT_ROWS:
             break

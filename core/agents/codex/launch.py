@@ -132,7 +132,8 @@ class CodexLaunch:
         return KEYS.approve
 
     def find_prompt(self, lines: list[str]) -> Prompt | None:
-        return find_dialog(lines, APPROVAL_FIRST, APPROVAL_QUESTION)
+        # The question is the dialog's top: the rows above it are the conversation.
+        return find_dialog(lines, APPROVAL_FIRST, APPROVAL_QUESTION, context_above=False)
 
     def find_question(self, lines: list[str]) -> Prompt | None:
         return prompts.find_question(lines, QUESTION_FOOTER, TYPE_YOUR_OWN)
