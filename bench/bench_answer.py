@@ -41,7 +41,13 @@ sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "conformance")]
 from launch_rig import launch_rig  # noqa: E402
 
 from agentbar.core.config import Settings  # noqa: E402
-from agentbar.core.decisions import Decision, DecisionBook, PendingRequest, Verdict  # noqa: E402
+from agentbar.core.decisions import (  # noqa: E402
+    Decision,
+    DecisionBook,
+    PendingRequest,
+    StaleRequest,
+    Verdict,
+)
 from agentbar.core.launch.manager import TaskManager  # noqa: E402
 from agentbar.core.launch.options import LaunchOptions  # noqa: E402
 from agentbar.core.launch.prompts import Prompt  # noqa: E402
@@ -65,8 +71,9 @@ def wait(check: Callable[[], Any], timeout: float, what: str) -> Any:
 
 def answer_once(
     manager: TaskManager, book: DecisionBook, task_id: str, seen: set[str]
-) -> tuple[float, float]:
-    """Wait for the next request of the task, answer it; (off screen, cleared) in ms."""
+) -> tuple[float, float] | None:
+    """Wait for the next request of the task, answer it; (off screen, cleared) in ms. None:
+    the request was withdrawn while it was being read (the dialog changed under it)."""
 
     def fresh() -> PendingRequest | None:
         return next((r for r in book.for_session(task_id) if r.request_id not in seen), None)
@@ -78,7 +85,10 @@ def answer_once(
     shown = profile.find_prompt(task.screen_text().split("\n"))
     time.sleep(READ_SECONDS)
     started = time.monotonic()
-    book.decide(Decision(request.request_id, Verdict.ALLOW, origin="bench"))
+    try:
+        book.decide(Decision(request.request_id, Verdict.ALLOW, origin="bench"))
+    except StaleRequest:
+        return None
     assert shown is not None
 
     def gone(prompt: Prompt | None) -> bool:  # or the next one up already
@@ -102,9 +112,10 @@ def measure_fake(runs: int) -> dict[str, Any]:
         seen: set[str] = set()
         for index in range(runs):
             manager.send_text(info.task_id, f"run: touch fake-{index}.txt")
-            off, cleared = answer_once(manager, book, info.task_id, seen)
-            offs.append(off)
-            clears.append(cleared)
+            answered = answer_once(manager, book, info.task_id, seen)
+            assert answered is not None, "the fake agent's dialog never changes under a reader"
+            offs.append(answered[0])
+            clears.append(answered[1])
             wait(lambda: "Ran it" in manager.task(info.task_id).screen_text(), 10, "ran")
     return {"off_screen": distribution(offs), "cleared": distribution(clears)}
 
@@ -186,14 +197,17 @@ def measure_real(runs: int) -> dict[str, Any]:
                 decisions=book,
             )
             manager.start()
-            offs, clears = [], []
+            offs, clears, withdrawn = [], [], []
             try:
                 info = manager.launch(LaunchRequest(agent, str(project), prompt="make the files"))
                 seen: set[str] = set()
-                for _ in range(runs):
-                    off, cleared = answer_once(manager, book, info.task_id, seen)
-                    offs.append(off)
-                    clears.append(cleared)
+                while len(offs) < runs and len(withdrawn) < runs:
+                    answered = answer_once(manager, book, info.task_id, seen)
+                    if answered is None:
+                        withdrawn.append(manager.task(info.task_id).screen_text())
+                        continue
+                    offs.append(answered[0])
+                    clears.append(answered[1])
             finally:
                 manager.shutdown(keep=False)
                 server.stop()
@@ -201,6 +215,8 @@ def measure_real(runs: int) -> dict[str, Any]:
             results[version.label] = {
                 "off_screen": distribution(offs),
                 "cleared": distribution(clears),
+                "withdrawn_while_read": len(withdrawn),
+                "withdrawn_screens": withdrawn[:3],
             }
     return results
 
@@ -223,8 +239,10 @@ def main() -> int:
         for what in ("off_screen", "cleared"):
             d = figures[what]
             rows.append([label, what.replace("_", " "), d["count"], f"{d['p50_ms']:.0f}",
-                         f"{d['p90_ms']:.0f}", f"{d['p99_ms']:.0f}"])  # fmt: skip
-    print(table(rows, ["agent", "answer -> prompt", "n", "p50 ms", "p90 ms", "p99 ms"]))
+                         f"{d['p90_ms']:.0f}", f"{d['p99_ms']:.0f}",
+                         figures.get("withdrawn_while_read", 0)])  # fmt: skip
+    header = ["agent", "answer -> prompt", "n", "p50 ms", "p90 ms", "p99 ms", "withdrawn"]
+    print(table(rows, header))
     print(f"load average: {results['machine']['loadavg_1m']} -> "
           f"{results['machine_after']['loadavg_1m']}")  # fmt: skip
     if args.json:
