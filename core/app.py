@@ -44,15 +44,20 @@ READY_SECONDS = 120.0
 
 class Agentbar:
     def __init__(
-        self, settings: Settings, service: Service, tasks: TaskManager | None = None
+        self,
+        settings: Settings,
+        service: Service,
+        tasks: TaskManager | None = None,
+        decisions: DecisionBook | None = None,
     ) -> None:
         self.settings = settings
         self.service = service
         self.tasks = tasks
         self.server: LoopbackServer | None = None  # while ``serving``
         # The approvals and questions waiting on the person, whatever holds them (a hook, a
-        # launched task's screen), and the answers every front end gives them.
-        self.decisions = DecisionBook()
+        # launched task's screen: ``tasks`` is handed the same book), and the answers every
+        # front end gives them.
+        self.decisions = decisions if decisions is not None else DecisionBook()
         # The requests hooks hold are withdrawn once their session moves on without us.
         self.hook_route = HookRoute(self.decisions)
         self._unfollow_hooks = self.hook_route.follow(service.engine.subscribe)
@@ -70,12 +75,13 @@ class Agentbar:
         ``tasks``, the manager of the agents this process launches."""
         service = service or Service.open(settings, tick_seconds=tick_seconds)
         manager = None
+        decisions = DecisionBook()
         if tasks:
             # Imported here: status, watch and export launch nothing, and start faster without.
             from .launch.manager import TaskManager  # noqa: PLC0415
 
-            manager = TaskManager(settings, engine=service.engine)
-        return cls(settings, service, manager)
+            manager = TaskManager(settings, engine=service.engine, decisions=decisions)
+        return cls(settings, service, manager, decisions)
 
     @property
     def engine(self) -> Engine:

@@ -269,7 +269,13 @@ class Agent:
             self.write(r.started(), r.prompt(prompt))
         time.sleep(work)
         match = re.match(r"run:\s*(.+)", prompt)
-        answer = self.tool_turn(match.group(1).strip()) if match else f"You said: {prompt}"
+        asked = re.match(r"ask:\s*(.+)", prompt)
+        if match:
+            answer = self.tool_turn(match.group(1).strip())
+        elif asked:
+            answer = self.ask_turn(*[part.strip() for part in asked.group(1).split("|")])
+        else:
+            answer = f"You said: {prompt}"
         self.now()
         if self.kind == "claude":
             self.write(
@@ -341,6 +347,48 @@ class Agent:
             self.write(r.output(call_id, output))
         self.hook("PostToolUse", tool_name=tool, tool_input=tool_input, tool_response=output)
         return f"Ran it: {output}"
+
+    def ask_turn(self, question: str, *labels: str) -> str:
+        """A question dialog drawn as Claude Code 2.1.332 draws AskUserQuestion's (rows copied
+        from its screen): arrows move the highlight, Enter picks, on "Type something." the
+        typed text is the answer, Esc dismisses."""
+        self.registry("waiting", "question")
+        choices = [*labels, "Type something.", "Chat about this"]
+        at, typed = 0, ""
+        guard = float(env_flag("FAKE_AGENT_DIALOG_GUARD", "0.3"))
+        shown = time.monotonic()
+        while True:
+            rows = []
+            for index, label in enumerate(choices):
+                mark = "❯" if index == at else " "
+                text = typed if label == "Type something." and index == at and typed else label
+                rows.append(f"{mark} {index + 1}. {text}")
+                if index < len(labels):
+                    rows.append("     an option")
+            self.out(
+                f"{ESC}[2J{ESC}[H{'─' * 60}\n ☐ Pick\n\n{question}\n\n" + "\n".join(rows)
+                + "\n\nEnter to select · ↑/↓ to navigate · Esc to cancel\n"
+            )  # fmt: skip
+            key = os.read(0, 64).decode("utf-8", "replace")
+            if time.monotonic() - shown < guard:
+                continue  # a dialog drops keys that come right after it appears
+            if key == f"{ESC}[A":
+                at = max(at - 1, 0)
+            elif key == f"{ESC}[B":
+                at = min(at + 1, len(choices) - 1)
+            elif key == ESC:
+                answer = "You dismissed it."
+                break
+            elif key == "\r":
+                picked = choices[at]
+                own = picked == "Type something."
+                answer = f"You wrote: {typed}" if own else f"You chose: {picked}"
+                break
+            elif choices[at] == "Type something.":
+                typed += key.strip("\r")
+        self.out(f"{ESC}[2J{ESC}[H")  # the dialog goes
+        self.registry("busy")
+        return answer
 
     # -- the loop --------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from polling import wait_for
 
 from agentbar.core.agents.claude import AGENT as CLAUDE
 from agentbar.core.config import Settings
+from agentbar.core.decisions import DecisionBook
 from agentbar.core.launch.manager import TaskManager
 from agentbar.core.launch.options import LaunchOptions
 from agentbar.core.launch.request import LaunchRequest
@@ -55,10 +56,14 @@ class LaunchRig:
     service: Service | None = None
     managers: list[TaskManager] = field(default_factory=list)
 
-    def manager(self, *, engine: bool = True, **options: Any) -> TaskManager:
+    def manager(
+        self, *, engine: bool = True, decisions: DecisionBook | None = None, **options: Any
+    ) -> TaskManager:
         opts = LaunchOptions(programs=fake_programs(), **options)
         link = self.service.engine if engine and self.service is not None else None
-        manager = TaskManager(self.settings, engine=link, options=opts, env=self.env)
+        manager = TaskManager(
+            self.settings, engine=link, options=opts, env=self.env, decisions=decisions
+        )
         manager.start()
         self.managers.append(manager)
         return manager

@@ -232,6 +232,8 @@ def test_codex_without_hooks_shows_its_approval_wait_through_the_pty(tmp_path: P
         assert snap.state.source in (Source.PTY, Source.TRANSCRIPT)
         assert snap.state.waiting_for is WaitingFor.APPROVAL
         assert "touch pty.txt" in snap.state.detail
+        # The transcript may say so before the dialog is drawn: approve what is on screen.
+        wait_for(lambda: manager.get(info.task_id).waiting, 10, "the prompt")
         manager.approve(info.task_id)
         rig.state(info, lambda s: s.state.state is State.DONE)
 

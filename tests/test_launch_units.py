@@ -21,7 +21,7 @@ from agentbar.core.launch import keys, status_scrape
 from agentbar.core.launch.commands import TASK_ENV, child_env, command_line, session_vars
 from agentbar.core.launch.handoff import NothingToHandOff, answer_in, brief
 from agentbar.core.launch.request import BadLaunch, LaunchRequest, Mode, Program
-from agentbar.core.launch.screen import Screen, find_prompt
+from agentbar.core.launch.screen import Screen
 from agentbar.core.model import Agent, SessionSnapshot, Source, State, WaitingFor
 from agentbar.core.records import Asks
 from agentbar.core.replay.model import ItemKind, ReplayItem
@@ -107,17 +107,18 @@ CODEX_DIALOG = [
 ]
 
 
-@pytest.mark.parametrize("lines", [CLAUDE_DIALOG, CODEX_DIALOG])
-def test_an_approval_dialog_is_found_on_screen(lines: list[str]):
-    prompt = find_prompt(["", "older output", *lines, ""])
+@pytest.mark.parametrize(("profile", "lines"), [(CLAUDE, CLAUDE_DIALOG), (CODEX, CODEX_DIALOG)])
+def test_an_approval_dialog_is_found_on_screen(profile, lines: list[str]):
+    prompt = profile.find_prompt(["", "older output", *lines, ""])
     assert prompt is not None
     assert prompt.question.endswith("?")
     assert any("1. Yes" in row for row in prompt.rows)
 
 
-def test_a_question_without_a_yes_choice_is_not_an_approval():
-    assert find_prompt(["Which one do you want?", "❯ 1. Red", "  2. Blue"]) is None
-    assert find_prompt(["1. Yes this is a list", "2. Not a dialog"]) is None
+@pytest.mark.parametrize("kit", [kit for kit in KITS if kit.launch is not None])
+def test_a_question_without_a_yes_choice_is_not_an_approval(kit):
+    assert kit.launch.find_prompt(["Which one do you want?", "❯ 1. Red", "  2. Blue"]) is None
+    assert kit.launch.find_prompt(["1. Yes this is a list", "2. Not a dialog"]) is None
 
 
 def test_the_screen_emulates_what_was_drawn_and_answers_the_cursor_query():
@@ -125,10 +126,10 @@ def test_the_screen_emulates_what_was_drawn_and_answers_the_cursor_query():
     screen = Screen(10, 60, answer=answered.append)
     screen.feed(b"\x1b[?2004h\x1b[2J\x1b[3;1HDo you want to proceed?\x1b[4;1H\xe2\x9d\xaf 1. Yes")
     screen.feed(b"\x1b[6n")
-    assert screen.prompt() is not None and screen.bracketed_paste
+    assert CLAUDE.find_prompt(screen.lines()) is not None and screen.bracketed_paste
     assert answered == [b"\x1b[4;9R"]
     screen.feed(b"\x1b[2J")  # the dialog is gone
-    assert screen.prompt() is None
+    assert CLAUDE.find_prompt(screen.lines()) is None
 
 
 # -- command lines -------------------------------------------------------------------------

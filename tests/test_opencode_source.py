@@ -349,7 +349,9 @@ def test_the_tools_a_hand_off_reads() -> None:
 
 def test_its_permission_dialog_is_an_approval_prompt() -> None:
     """The dialog as opencode 1.18.33 draws it (rows copied from its screen)."""
-    from agentbar.core.launch.screen import find_prompt
+    from agentbar.core.agents.opencode.launch import LAUNCH
+
+    find_prompt = LAUNCH.find_prompt
 
     rows = [
         "     $ touch made.txt",

@@ -15,8 +15,8 @@ from tray_values import LAUNCHABLE, NAMES
 
 from agentbar.core.clock import SystemClock
 from agentbar.core.launch.manager import NotWaiting
+from agentbar.core.launch.prompts import Prompt
 from agentbar.core.launch.request import LaunchRequest
-from agentbar.core.launch.screen import Prompt
 from agentbar.core.launch.task import Status, TaskInfo
 from agentbar.core.model import Agent, SessionKey, State, WaitingFor
 from agentbar.tray import actions

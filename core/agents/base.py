@@ -39,6 +39,7 @@ from ..hooks.files import Record
 from ..hooks.spec import HookCommand
 from ..hooks.target import AgentStatus, Target
 from ..launch.keys import AgentKeys
+from ..launch.prompts import Prompt
 from ..launch.request import LaunchRequest, Program
 from ..launch.status_scrape import StatusPlan
 from ..model import Agent
@@ -134,6 +135,22 @@ class LaunchProfile(Protocol):
 
     def approve_keys(self, prompt_rows: tuple[str, ...]) -> bytes:
         """What accepts the approval prompt whose screen rows are these."""
+        ...
+
+    def find_prompt(self, lines: list[str]) -> Prompt | None:
+        """The approval dialog these screen lines (the task's VT screen, top to bottom) show
+        now, if any (``launch/prompts.py`` has the shared ways to read one)."""
+        ...
+
+    def find_question(self, lines: list[str]) -> Prompt | None:
+        """The question dialog (the agent's question tool) these screen lines show, with its
+        options, if any; None for an agent whose questions are not read off its screen."""
+        ...
+
+    def reply_keys(self, prompt: Prompt, option: int, text: str | None) -> list[bytes]:
+        """The keys, sent one item at a time with a short pause between, that choose option
+        ``option`` (1-based) of the question ``prompt`` and, for its "type your own" option,
+        type ``text`` and send it."""
         ...
 
     def registry_session(self, homes: tuple[Path, ...], pid: int) -> str | None:

@@ -1,6 +1,6 @@
 """The task manager: launches agents in PTYs this process owns, binds them to their sessions,
-types into them, answers their approval prompts, stops them, and on quit keeps or stops them
-(any thread calls it; each task has its reader thread, the binder has its own).
+types into them, answers their approval prompts and questions, stops them, and on quit keeps or
+stops them (any thread calls it; each task has its reader thread, the binder has its own).
 
 The long-lived agentbar process owns one: ``agentbar serve`` (``core/server/cli.py``) and the
 tray. Tell it about the engine (``engine``) and launched sessions carry their ``task_id``, their
@@ -12,6 +12,9 @@ does is here as plain Python, and over HTTP in ``core/server/task_routes.py``:
     info = manager.launch(LaunchRequest(Agent("claude"), "/src/api", prompt="fix the tests"))
     manager.approve(info.task_id)         # only when its own screen shows the prompt
     manager.shutdown(keep=True)           # on quit: the tasks run on without agentbar
+
+Given the decision book (``decisions``), every dialog up on a task's screen is a request in it
+(the TERMINAL route, ``terminal_route.py``), and an answer given there is typed in here.
 
 Keys only ever go to a task's own PTY: there is no way here to type into a terminal agentbar
 did not start.
@@ -35,6 +38,7 @@ import psutil
 
 from ..agents.base import LaunchProfile, TypedPrompt
 from ..config import Settings, UnknownAgent
+from ..decisions import Decision, DecisionBook, StaleRequest, Verdict
 from ..engine_messages import Message, TaskBound, TaskExited, TaskScreen
 from ..errors import LaunchError
 from ..hooks.spec import HookCommand, detect_version
@@ -45,8 +49,8 @@ from . import terminal as terminal_mod
 from .binding import Binder, Places
 from .commands import child_env, command_line, session_vars
 from .options import LaunchOptions
+from .prompts import Prompt, PromptKind, choose
 from .request import BadLaunch, LaunchRequest, Mode, Program
-from .screen import Prompt
 from .task import (
     Binding,
     BindPath,
@@ -55,6 +59,7 @@ from .task import (
     TaskInfo,
     new_task_id,
 )
+from .terminal_route import Shown, TerminalRoute, same_dialog
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +69,7 @@ ANSWER_WAIT_SECONDS = 2.5  # for an answered prompt to go
 ECHO_WAIT_SECONDS = 1.5  # for typed text to show before Enter
 READY_WAIT_SECONDS = 60.0  # for a TUI to be ready for a typed first prompt
 READY_SETTLE_SECONDS = 1.0  # ...and its screen to stop changing (the session drawn)
+KEY_PAUSE_SECONDS = 0.15  # between the presses that choose a question's option
 
 
 class EngineLink(Protocol):
@@ -104,6 +110,7 @@ class TaskManager:
         engine: EngineLink | None = None,
         options: LaunchOptions | None = None,
         env: Mapping[str, str] | None = None,
+        decisions: DecisionBook | None = None,
     ) -> None:
         self.settings = settings
         self.engine = engine
@@ -124,6 +131,8 @@ class TaskManager:
         )
         self.binder = Binder(places, self._bound, scrape=self.options.scrape_status)
         self._started = False
+        self._told: dict[str, bool] = {}  # by task id: the engine was told of an approval up
+        self.route = None if decisions is None else TerminalRoute(decisions, self._deliver)
 
     # -- life ----------------------------------------------------------------------------------
 
@@ -213,6 +222,7 @@ class TaskManager:
             cols=self.options.cols,
             on_change=self._changed,
             on_prompt=self._screen_changed,
+            dialogs=profile,
             started_at=started_at,
             started_mono=started_mono,
             expects_hook=hooks is not None
@@ -310,6 +320,7 @@ class TaskManager:
             cols=int(number("cols", self.options.cols)),
             on_change=self._changed,
             on_prompt=self._screen_changed,
+            dialogs=self.profile(request.agent),
             started_at=number("started_at", time.time()),
             adopted=True,
             scrollback=scrollback,
@@ -329,16 +340,21 @@ class TaskManager:
             "task %s: session %s (%s, %.3f s)",
             task.task_id, binding.session_id, binding.path, binding.seconds,
         )  # fmt: skip
-        if self.engine is None:
-            return
-        key = SessionKey(task.request.agent, binding.session_id)
-        process = Process(pid=task.terminal.pid, create_time=task.terminal.create_time)
-        self.engine.post(TaskBound(task.task_id, key, process))
+        if self.engine is not None:
+            key = SessionKey(task.request.agent, binding.session_id)
+            process = Process(pid=task.terminal.pid, create_time=task.terminal.create_time)
+            self.engine.post(TaskBound(task.task_id, key, process))
         prompt, _since = task.prompt()
         if prompt is not None:
             self._screen_changed(task, prompt)
 
     def _screen_changed(self, task: Task, prompt: Prompt | None) -> None:
+        if self.route is not None:
+            binding = task.binding
+            session_id = None if binding is None else binding.session_id
+            shown = Shown(task.task_id, task.request.agent, session_id)
+            alive = task.status in (Status.RUNNING, Status.STOPPING)
+            self.route.shown(shown, prompt if alive else None, ended=not alive)
         if self.engine is None or task.binding is None:
             return
         if task.status is Status.EXITED:
@@ -346,8 +362,16 @@ class TaskManager:
             detail = "exited" if exit_status is None else exit_status.describe()
             self.engine.post(TaskExited(task.task_id, time.time(), detail))
             return
-        question = "" if prompt is None else prompt.question
-        self.engine.post(TaskScreen(task.task_id, prompt is not None, question, time.time()))
+        # The engine hears of approvals coming and going (a question's wait it reads from the
+        # agent's own files): a question's redraws are no news to it.
+        approval = prompt if prompt is not None and prompt.kind is PromptKind.APPROVAL else None
+        with self._lock:
+            told = self._told.get(task.task_id, False)
+            self._told[task.task_id] = approval is not None
+        if approval is None and not told:
+            return
+        question = "" if approval is None else approval.question
+        self.engine.post(TaskScreen(task.task_id, approval is not None, question, time.time()))
 
     def _changed(self, task: Task) -> None:
         if not self._listeners:
@@ -455,29 +479,50 @@ class TaskManager:
 
     # -- answering ------------------------------------------------------------------------------
 
-    def approve(self, task_id: str) -> Answer:
-        return self._answer(task_id, approve=True)
+    def approve(self, task_id: str, *, origin: str = "tasks") -> Answer:
+        return self._answer_here(task_id, approve=True, origin=origin)
 
-    def deny(self, task_id: str) -> Answer:
-        return self._answer(task_id, approve=False)
+    def deny(self, task_id: str, *, origin: str = "tasks") -> Answer:
+        return self._answer_here(task_id, approve=False, origin=origin)
 
-    def _answer(self, task_id: str, *, approve: bool) -> Answer:
-        """Answer the approval prompt on the task's own screen, and only if there is one."""
+    def _answer_here(self, task_id: str, *, approve: bool, origin: str) -> Answer:
+        """Approve or deny asked of the task itself (its API, its menu entry): its request in
+        the book is answered there too, so every front end sees it closed as answered."""
+        task = self._live(task_id)
+        current = task.refresh_prompt()
+        if self.route is None or current is None or current.kind is not PromptKind.APPROVAL:
+            return self._answer(task.task_id, approve=approve)
+        request = self.route.take(task.task_id)
+        answer: Answer | None = None
+        try:
+            if request is not None:
+                verdict = Verdict.ALLOW if approve else Verdict.DENY
+                with contextlib.suppress(StaleRequest):
+                    self.route.book.decide(Decision(request.request_id, verdict, origin))
+            answer = self._answer(task.task_id, approve=approve)
+        finally:
+            still_up = None if answer is None or answer.cleared else task.prompt()[0]
+            self.route.answered(task.task_id, still_up)
+        return answer
+
+    def _answer(self, task_id: str, *, approve: bool, expect: Prompt | None = None) -> Answer:
+        """Answer the approval prompt on the task's own screen, and only if there is one (and,
+        given ``expect``, only if it is that dialog still)."""
         task = self._live(task_id)
         prompt = task.refresh_prompt()
         _, since = task.prompt()
-        if prompt is None or since is None:
+        if prompt is None or since is None or prompt.kind is not PromptKind.APPROVAL:
             raise NotWaiting(f"task {task.task_id} shows no approval prompt")
-        settle = keys_mod.DIALOG_SETTLE_SECONDS - (time.monotonic() - since)
-        if settle > 0:
-            time.sleep(settle)  # the dialog would drop a key that comes this early
+        if expect is not None and not same_dialog(prompt, expect):
+            raise NotWaiting(f"task {task.task_id} shows another prompt now: nothing was typed")
+        self._settle(since)
         profile = self.profile(task.request.agent)
         data = profile.approve_keys(prompt.rows) if approve else profile.keys.deny
         cleared = False
         for attempt in range(2):
             current = task.refresh_prompt()
-            if current is None or current.rows != prompt.rows:
-                cleared = attempt > 0
+            if current is None or not same_dialog(current, prompt):
+                cleared = attempt > 0  # another dialog is not this answer's to take
                 break
             task.write(data, person=False)
             cleared = self._wait_prompt_gone(task, prompt)
@@ -487,14 +532,68 @@ class TaskManager:
                  "approved" if approve else "denied", prompt.question, cleared)  # fmt: skip
         return Answer(task.task_id, "approve" if approve else "deny", prompt.question, cleared)
 
+    @staticmethod
+    def _settle(since: float) -> None:
+        settle = keys_mod.DIALOG_SETTLE_SECONDS - (time.monotonic() - since)
+        if settle > 0:
+            time.sleep(settle)  # the dialog would drop a key that comes this early
+
     def _wait_prompt_gone(self, task: Task, prompt: Prompt) -> bool:
         deadline = time.monotonic() + ANSWER_WAIT_SECONDS
         while time.monotonic() < deadline:
             current = task.refresh_prompt()
-            if current is None or current.rows != prompt.rows:
+            if current is None or not same_dialog(current, prompt):
                 return True
             time.sleep(0.03)
         return False
+
+    def _deliver(self, task_id: str, prompt: Prompt, decision: Decision) -> Prompt | None:
+        """Type an answer from the book into the task (the TERMINAL route's delivery thread);
+        returns the dialog still up when the keys did not clear it."""
+        try:
+            task = self._live(task_id)
+            if prompt.kind is PromptKind.QUESTION:
+                return self._reply(task, prompt, decision)
+            answer = self._answer(
+                task_id, approve=decision.verdict is not Verdict.DENY, expect=prompt
+            )
+            if not answer.cleared:
+                return task.prompt()[0]
+            if decision.verdict is Verdict.DENY and decision.message:
+                # "No, and tell it what to do differently": the input is the agent's again.
+                self.send_text(task_id, decision.message)
+        except (NotWaiting, NotRunning, NoSuchTask, OSError) as exc:
+            log.info("task %s: the answer to %s was not typed: %s", task_id,
+                     decision.request_id, exc)  # fmt: skip
+        return None
+
+    def _reply(self, task: Task, prompt: Prompt, decision: Decision) -> Prompt | None:
+        """Answer the question dialog on the task's screen: an option, or text typed where the
+        agent takes an answer of one's own; Deny: the agent's own refusal key."""
+        current = task.refresh_prompt()
+        _, since = task.prompt()
+        if current is None or since is None or not same_dialog(current, prompt):
+            raise NotWaiting(f"task {task.task_id} shows another dialog now: nothing was typed")
+        profile = self.profile(task.request.agent)
+        if decision.verdict is Verdict.DENY:
+            presses, text = [profile.keys.deny], None
+        else:
+            try:
+                option, text = choose(current, decision.replies[0])
+            except ValueError as exc:
+                log.warning("task %s: %s: asking again", task.task_id, exc)
+                return current
+            presses = profile.reply_keys(current, option, text)
+        self._settle(since)
+        for index, data in enumerate(presses):
+            task.write(data, person=False)
+            if index < len(presses) - 1:
+                typed_next = text is not None and index == len(presses) - 2
+                time.sleep(profile.keys.enter_pause if typed_next else KEY_PAUSE_SECONDS)
+        cleared = self._wait_prompt_gone(task, current)
+        log.info("task %s: replied %s to %r (cleared: %s)", task.task_id,
+                 decision.verdict, prompt.question, cleared)  # fmt: skip
+        return None if cleared else task.prompt()[0]
 
     # -- stopping -------------------------------------------------------------------------------
 
@@ -540,6 +639,8 @@ class TaskManager:
             thread.join(EXIT_WAIT_SECONDS + 2 * TERM_WAIT_SECONDS + 2)
         done += [task.info() for task in running]
         self.binder.stop()
+        if self.route is not None:
+            self.route.close()  # a kept task's dialog is the next agentbar's to offer
         return done
 
 

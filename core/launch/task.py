@@ -5,9 +5,12 @@ state under its lock).
 The reader thread is the only reader of the master. It waits on the master and, where there is
 one, the process's pidfd, so an exit is seen at once; it feeds each chunk to the scrollback
 (what a newly attached terminal is sent first), the screen (``screen.py``), the ``/status``
-scraper's buffer and every attached listener, then re-reads the screen for an approval prompt
-at most every ``PROMPT_CHECK_SECONDS`` (and once the output pauses). When the program has exited
-it drains what is left, reaps it (``terminal.poll_exit``) and closes the master.
+scraper's buffer and every attached listener, then re-reads the screen for a dialog (an approval
+prompt or a question, as the agent's launch profile reads them) at most every
+``PROMPT_CHECK_SECONDS`` (and once the output pauses). A task taken back from the keeper feeds
+the scrollback it was handed to the screen first, so a dialog already up is seen at once. When
+the program has exited it drains what is left, reaps it (``terminal.poll_exit``) and closes
+the master.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from enum import StrEnum
 from typing import Any
 
 from ..model import Agent, iso
+from .prompts import DialogReader, Prompt, PromptKind, read_dialog
 from .request import LaunchRequest, Mode
-from .screen import Prompt, Screen
+from .screen import Screen
 from .terminal import KILL_SIGNAL, Exit, Terminal
 
 log = logging.getLogger(__name__)
@@ -101,6 +105,7 @@ class TaskInfo:
     cols: int
     clients: int
     adopted: bool
+    asking: Prompt | None = None  # a question dialog on its screen now
 
     @property
     def session_id(self) -> str | None:
@@ -131,6 +136,9 @@ class TaskInfo:
             "waiting": None
             if self.waiting is None
             else {"for": "approval", "question": self.waiting.question},
+            "asking": None
+            if self.asking is None
+            else {"question": self.asking.question, "options": list(self.asking.options)},
             "size": {"rows": self.rows, "cols": self.cols},
             "clients": self.clients,
             "adopted": self.adopted,
@@ -160,6 +168,7 @@ class Task:
         cols: int,
         on_change: Callable[[Task], None],
         on_prompt: Callable[[Task, Prompt | None], None],
+        dialogs: DialogReader,
         started_at: float | None = None,
         started_mono: float | None = None,
         adopted: bool = False,
@@ -177,7 +186,9 @@ class Task:
         self.expects_hook = expects_hook  # agentbar's hooks run in it (its SessionStart binds it)
         self._on_change = on_change
         self._on_prompt = on_prompt
+        self._dialogs = dialogs
         self._rows, self._cols = rows, cols
+        self._replaying = False  # the screen is fed old output: it answers no query in it
         self._screen = Screen(rows, cols, answer=self._answer_query)
         self._scrollback = bytearray()
         self._listeners: list[Listener] = []
@@ -198,6 +209,14 @@ class Task:
         self._wake_r, self._wake_w = os.pipe() if terminal.fileno() >= 0 else (-1, -1)
         if scrollback:
             self._record(scrollback)
+            # What the agent drew before it was taken back: a dialog already up is on the
+            # screen from the start, as its own terminal shows it.
+            # Queries in it were answered long ago: the program must not get the answers again.
+            self._replaying = True
+            self._screen.feed(scrollback)
+            self._replaying = False
+            self._prompt = read_dialog(dialogs, self._screen.lines())
+            self._prompt_since = None if self._prompt is None else time.monotonic()
 
     # -- reading (the reader thread) -----------------------------------------------------------
 
@@ -306,7 +325,7 @@ class Task:
                 return
             self._prompt_checked = now
             self._unchecked = False
-            prompt = self._screen.prompt()
+            prompt = read_dialog(self._dialogs, self._screen.lines())
             if prompt is None and self._prompt is not None:
                 # Gone, or only between two frames of a redraw: believe it once it stays gone.
                 if self._gone_since is None:
@@ -317,7 +336,11 @@ class Task:
             self._gone_since = None
             if prompt == self._prompt:
                 return
-            appeared = self._prompt is None or prompt is None or prompt.rows != self._prompt.rows
+            appeared = (
+                self._prompt is None
+                or prompt is None
+                or (prompt.rows, prompt.context) != (self._prompt.rows, self._prompt.context)
+            )
             self._prompt = prompt
             if prompt is None:
                 self._prompt_since = None
@@ -328,6 +351,8 @@ class Task:
 
     def _answer_query(self, answer: bytes) -> None:
         """The screen answers a query the program made (cursor position, attributes)."""
+        if self._replaying:
+            return
         with contextlib.suppress(OSError):
             self.terminal.write(answer)
 
@@ -419,7 +444,7 @@ class Task:
             return self._screen.bracketed_paste
 
     def prompt(self) -> tuple[Prompt | None, float | None]:
-        """The approval prompt on screen now and since when (monotonic)."""
+        """The dialog (approval prompt or question) on screen now and since when (monotonic)."""
         with self.lock:
             return self._prompt, self._prompt_since
 
@@ -492,7 +517,8 @@ class Task:
                 exit=self._exit,
                 ended_at=self._ended_at,
                 binding=self._binding,
-                waiting=self._prompt,
+                waiting=self._prompt if _is(self._prompt, PromptKind.APPROVAL) else None,
+                asking=self._prompt if _is(self._prompt, PromptKind.QUESTION) else None,
                 rows=self._rows,
                 cols=self._cols,
                 clients=len(self._listeners),
@@ -501,6 +527,10 @@ class Task:
 
     def since_start(self) -> float:
         return time.monotonic() - self.started_mono
+
+
+def _is(prompt: Prompt | None, kind: PromptKind) -> bool:
+    return prompt is not None and prompt.kind is kind
 
 
 def new_task_id() -> str:

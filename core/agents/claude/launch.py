@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ...hooks.spec import HookCommand
+from ...launch import prompts
 from ...launch.keys import AgentKeys
+from ...launch.prompts import Prompt, find_dialog
 from ...launch.request import LaunchRequest, Mode, Program
 from ...launch.status_scrape import UUID_PATTERN, SessionLabelScreen, StatusPlan
 from .events import CALLER, claude_events
@@ -40,6 +42,16 @@ KEYS = AgentKeys(
 )
 PLAN = StatusPlan(first_after=4.0, retry_every=3.0, max_sends=5, quiet_input=2.0)
 _SESSION_LABEL = re.compile(rf"Session\s*ID:\s*({UUID_PATTERN})(?![0-9a-fA-F-])")
+# The approval dialog: "Do you want to proceed?" ("Do you want to make this edit to x.py?",
+# "Do you want to create x?") over a numbered list whose first choice is "Yes".
+APPROVAL_QUESTION = re.compile(r"\b(Do you want|Would you like|Allow)\b[^?]{0,200}\?")
+APPROVAL_FIRST = re.compile(r"^[\s│|>❯›▶*●]*1[.)]\s+Yes\b")
+# AskUserQuestion's dialog (2.0.77, 2.1.332): "☐ Color", the question, "❯ 1. Red" with a
+# description row under each option, "3. Type something." (highlighted, it takes typed text),
+# then "4. Chat about this" (not an answer), and "Enter to select · ↑/↓ to navigate".
+QUESTION_FOOTER = re.compile(r"Enter to select · .*navigate")
+TYPE_YOUR_OWN = ("type something", "other")
+HIGHLIGHT = ("❯", ">", "›")
 
 
 def launch_settings(command: HookCommand, *, version: str | None = None) -> dict[str, Any]:
@@ -103,6 +115,20 @@ class ClaudeLaunch:
         if highlighted and "1." not in highlighted[0]:
             return b"1"
         return KEYS.approve
+
+    def find_prompt(self, lines: list[str]) -> Prompt | None:
+        return find_dialog(lines, APPROVAL_FIRST, APPROVAL_QUESTION)
+
+    def find_question(self, lines: list[str]) -> Prompt | None:
+        return prompts.find_question(lines, QUESTION_FOOTER, TYPE_YOUR_OWN)
+
+    def reply_keys(self, prompt: Prompt, option: int, text: str | None) -> list[bytes]:
+        """The highlight moved to the option with the arrows, then Enter; on "Type something."
+        the text is typed where the option stands, then Enter."""
+        moves = prompts.arrow_keys(prompts.highlighted(prompt, HIGHLIGHT), option)
+        if text is not None:
+            return [*moves, text.encode("utf-8"), b"\r"]
+        return [*moves, b"\r"]
 
     def registry_session(self, homes: tuple[Path, ...], pid: int) -> str | None:
         """``sessions/<pid>.json`` under any of Claude's config folders."""

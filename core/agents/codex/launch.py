@@ -22,7 +22,9 @@ from pathlib import Path
 
 from ...hooks.layers import toml_value
 from ...hooks.spec import HookCommand, parse_version
+from ...launch import prompts
 from ...launch.keys import AgentKeys
+from ...launch.prompts import Prompt, find_dialog
 from ...launch.request import LaunchRequest, Mode, Program
 from ...launch.status_scrape import UUID_PATTERN, SessionLabelScreen, StatusPlan
 from .events import CALLER, CODEX_EVENTS, CODEX_HOOKS_DEFAULT_ON
@@ -39,6 +41,16 @@ KEYS = AgentKeys(
 )
 PLAN = StatusPlan(first_after=4.0, retry_every=3.0, max_sends=5, quiet_input=2.0)
 _SESSION_LABEL = re.compile(rf"Session(?:\s*ID)?:\s*({UUID_PATTERN})(?![0-9a-fA-F-])")
+# The approval dialog: "Would you like to run the following command?" ("...make the following
+# edits?") over a numbered list whose first choice is "Yes, proceed (y)".
+APPROVAL_QUESTION = re.compile(r"\b(Do you want|Would you like|Allow)\b[^?]{0,200}\?")
+APPROVAL_FIRST = re.compile(r"^[\s│|>❯›▶*●]*1[.)]\s+Yes\b")
+# request_user_input's dialog (0.99.0, in Plan mode): "Question 1/1", the question, "› 1. Tabs
+# (Recommended)  Use tabs." (label, then its description), "3. None of the above  Optionally,
+# add details in notes (tab)", and "tab to add notes | enter to submit answer".
+QUESTION_FOOTER = re.compile(r"enter to submit answer")
+TYPE_YOUR_OWN = ("none of the above",)
+HIGHLIGHT = ("›", ">", "❯")
 
 
 def launch_overrides(
@@ -118,6 +130,21 @@ class CodexLaunch:
 
     def approve_keys(self, prompt_rows: tuple[str, ...]) -> bytes:
         return KEYS.approve
+
+    def find_prompt(self, lines: list[str]) -> Prompt | None:
+        # The question is the dialog's top: the rows above it are the conversation.
+        return find_dialog(lines, APPROVAL_FIRST, APPROVAL_QUESTION, context_above=False)
+
+    def find_question(self, lines: list[str]) -> Prompt | None:
+        return prompts.find_question(lines, QUESTION_FOOTER, TYPE_YOUR_OWN)
+
+    def reply_keys(self, prompt: Prompt, option: int, text: str | None) -> list[bytes]:
+        """The highlight moved with the arrows, then Enter; an answer of one's own goes in the
+        notes of "None of the above" (Tab opens them), then Enter."""
+        moves = prompts.arrow_keys(prompts.highlighted(prompt, HIGHLIGHT), option)
+        if text is not None:
+            return [*moves, b"\t", text.encode("utf-8"), b"\r"]
+        return [*moves, b"\r"]
 
     def registry_session(self, homes: tuple[Path, ...], pid: int) -> str | None:
         return None  # Codex keeps no live registry

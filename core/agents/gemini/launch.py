@@ -14,14 +14,27 @@ launched task gets agentbar's hooks only from ``agentbar hooks install``; it is 
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 
 from ...hooks.spec import HookCommand
+from ...launch import prompts
 from ...launch.keys import AgentKeys
+from ...launch.prompts import Prompt, find_dialog
 from ...launch.request import BadLaunch, LaunchRequest, Mode, Program
 
 SESSION_ID_SINCE = (0, 61, 0)  # the oldest release seen to take --session-id
+# The approval dialog: "Allow execution of [Shell]?" over "● 1. Allow once" (older releases:
+# "Do you want to proceed?" over "1. Yes, allow once").
+APPROVAL_QUESTION = re.compile(r"\b(Do you want|Would you like|Allow)\b[^?]{0,200}\?")
+APPROVAL_FIRST = re.compile(r"^[\s│|>❯›▶*●]*1[.)]\s+(?:Yes|Allow once)\b")
+# ask_user's dialog (0.38.2, 0.61.0): "Answer Questions", the question, "● 1.  Tabs" with a
+# description row under each option, "3.  Enter a custom value", and "Enter to select · ↑/↓ to
+# navigate · Esc to cancel", in a box.
+QUESTION_FOOTER = re.compile(r"Enter to select · .*navigate")
+TYPE_YOUR_OWN = ("enter a custom value",)
+HIGHLIGHT = ("●", "❯", ">")
 NO_FORK = "Gemini CLI cannot fork from its command line: resume the session and type /fork in it"
 
 # "1. Allow once" is chosen (Enter); "No, suggest changes (esc)". Escape cancels a turn and
@@ -75,6 +88,20 @@ class GeminiLaunch:
 
     def approve_keys(self, prompt_rows: tuple[str, ...]) -> bytes:
         return KEYS.approve
+
+    def find_prompt(self, lines: list[str]) -> Prompt | None:
+        return find_dialog(lines, APPROVAL_FIRST, APPROVAL_QUESTION)
+
+    def find_question(self, lines: list[str]) -> Prompt | None:
+        return prompts.find_question(lines, QUESTION_FOOTER, TYPE_YOUR_OWN)
+
+    def reply_keys(self, prompt: Prompt, option: int, text: str | None) -> list[bytes]:
+        """The highlight moved with the arrows, then Enter; on "Enter a custom value" the text
+        is typed where the option stands, then Enter."""
+        moves = prompts.arrow_keys(prompts.highlighted(prompt, HIGHLIGHT), option)
+        if text is not None:
+            return [*moves, text.encode("utf-8"), b"\r"]
+        return [*moves, b"\r"]
 
     def registry_session(self, homes: tuple[Path, ...], pid: int) -> str | None:
         return None  # Gemini CLI keeps no live registry

@@ -15,10 +15,13 @@ permission dialog offers "Allow once" first (Enter), and Escape rejects.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ...hooks.spec import HookCommand
+from ...launch import prompts
 from ...launch.keys import AgentKeys
+from ...launch.prompts import Prompt, find_dialog
 from ...launch.request import LaunchRequest, Mode, Program
 
 KEYS = AgentKeys(
@@ -27,6 +30,16 @@ KEYS = AgentKeys(
     enter_pause=1.0,
     exit_keys=((b"\x1b", 0.3), (b"/exit", 0.6), (b"\r", 0.0)),
 )
+# The permission dialog: "△ Permission required" over the request, its first choice "Allow
+# once" in a row of buttons ("Allow once   Allow always   Reject").
+APPROVAL_QUESTION = re.compile(r"\bPermission required\b")
+APPROVAL_FIRST = re.compile(r"^[\s┃│|]*Allow once\b.*\bReject\b")
+
+# The question tool's dialog (1.18.33): the question, "1. Tabs" with a description row under
+# each option, "3. Type your own answer", and "↑↓ select  enter submit  esc dismiss". The
+# highlight is a colour only: a fresh dialog has it on option 1.
+QUESTION_FOOTER = re.compile(r"↑↓ select\s+enter submit")
+TYPE_YOUR_OWN = ("type your own answer",)
 
 
 class OpencodeLaunch:
@@ -63,6 +76,19 @@ class OpencodeLaunch:
 
     def approve_keys(self, prompt_rows: tuple[str, ...]) -> bytes:
         return KEYS.approve
+
+    def find_prompt(self, lines: list[str]) -> Prompt | None:
+        # The question is the dialog's top: the rows above it are the conversation.
+        return find_dialog(lines, APPROVAL_FIRST, APPROVAL_QUESTION, context_above=False)
+
+    def find_question(self, lines: list[str]) -> Prompt | None:
+        return prompts.find_question(lines, QUESTION_FOOTER, TYPE_YOUR_OWN)
+
+    def reply_keys(self, prompt: Prompt, option: int, text: str | None) -> list[bytes]:
+        moves = prompts.arrow_keys(1, option)
+        if text is not None:
+            return [*moves, b"\r", text.encode("utf-8"), b"\r"]
+        return [*moves, b"\r"]
 
     def registry_session(self, homes: tuple[Path, ...], pid: int) -> str | None:
         return None  # no live registry
