@@ -12,6 +12,10 @@ Figures, all as CPU seconds and MB/s of transcript bytes per CPU second, in one 
 2. The parse step with the full decode (``full_decode()``: every line through ``orjson.loads``
    into the same parsers): the parse step as it was before the fast decoding.
 3. The parse step as the engine runs it (the fast decoding: only the fields the parsers read).
+4. The floor (``scan``): every line's syntax checked by msgspec into a struct with no fields,
+   so nothing is built: what any reader pays that checks each line's JSON as strictly as the
+   parse step does, before one line of Python per line. The parse step's distance to it is
+   the per-line Python (issue 14: the cold index against ccusage 20).
 
 Each is run ``--runs`` times (interleaved), the median reported, with its ratio to the
 baseline. Both parse modes must produce the same records, search rows and counters: the script
@@ -37,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import corpus
+import msgspec
 import orjson
 from benchlib import CORPUS_DIR, MB, OUT_DIR, machine, profile_rows, table, write_json
 
@@ -54,9 +59,12 @@ class Run:
     digest: str = ""
 
 
-def baseline_orjson(files: list[Path]) -> Run:
-    """Read each file in 8 MiB chunks, split it into lines and ``orjson.loads`` every one."""
-    loads = orjson.loads
+class _NoField(msgspec.Struct):
+    """A line's JSON object with every field skipped: the decoder only checks its syntax."""
+
+
+def baseline_orjson(files: list[Path], loads: Any = orjson.loads) -> Run:
+    """Read each file in 8 MiB chunks, split it into lines and ``loads`` every one."""
     cpu0, wall0 = time.process_time(), time.perf_counter()
     lines = size = 0
     for path in files:
@@ -131,7 +139,7 @@ def _median(runs: list[Run]) -> Run:
 
 def _modes(runs: int) -> Iterator[str]:
     for _ in range(runs):
-        yield from ("orjson", "full", "fast")
+        yield from ("orjson", "full", "fast", "scan")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,13 +166,16 @@ def main(argv: list[str] | None = None) -> int:
         built, _ = corpus.ensure(home, args.sessions, args.size, seed=args.seed, progress=True)
     print(f"  {built.summary()}")
     files = corpus.transcript_files(home)
-    results: dict[str, list[Run]] = {"orjson": [], "full": [], "fast": []}
+    results: dict[str, list[Run]] = {"orjson": [], "full": [], "fast": [], "scan": []}
+    scan = msgspec.json.Decoder(_NoField).decode
     with tempfile.TemporaryDirectory(prefix="agentbar-bench-parse-") as scratch:
         data_dir = Path(scratch) / "data"
         baseline_orjson(files)  # warms the page cache
         for mode in _modes(args.runs):
             if mode == "orjson":
                 run = baseline_orjson(files)
+            elif mode == "scan":
+                run = baseline_orjson(files, scan)
             else:
                 run = parse_all(home, data_dir, full=mode == "full")
             results[mode].append(run)
@@ -190,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         ("orjson", "orjson.loads of every line"),
         ("full", "parse step, full decode (before)"),
         ("fast", "parse step, fast decode (after)"),
+        ("scan", "syntax check of every line (floor)"),
     ):
         run = medians[mode]
         rows.append(
@@ -204,6 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     print(table(rows, ["step", "CPU s", "MB/CPU-s", "CPU vs orjson.loads"]))
     speedup = medians["full"].cpu_s / medians["fast"].cpu_s
     print(f"fast vs full: {speedup:.2f}x less CPU; load average {os.getloadavg()[0]:.2f}")
+    python_s = medians["fast"].cpu_s - medians["scan"].cpu_s
+    per_line_us = python_s / max(1, medians["fast"].lines) * 1e6
+    print(f"fast minus the floor: {python_s:.2f} s CPU, {per_line_us:.1f} us a line")
     result = {
         "benchmark": "parse",
         "machine": info,
@@ -211,7 +226,9 @@ def main(argv: list[str] | None = None) -> int:
         "corpus": {"home": str(home), "files": len(files), "bytes": base.bytes},
         "runs": {mode: [vars(r) for r in runs] for mode, runs in results.items()},
         "median": {mode: vars(r) for mode, r in medians.items()},
-        "ratio_to_orjson": {m: medians[m].cpu_s / base.cpu_s for m in ("full", "fast")},
+        "ratio_to_orjson": {m: medians[m].cpu_s / base.cpu_s for m in ("full", "fast", "scan")},
+        "fast_over_floor_s": python_s,
+        "fast_over_floor_us_per_line": per_line_us,
         "fast_vs_full": speedup,
         "hotspots": hotspots,
     }

@@ -300,16 +300,18 @@ class StreamTable:
     ) -> None:
         records = outcome.records
         search = outcome.search
-        first_new = len(records)
         outcome.lines += len(lines)
-        parser = stream.parser
+        parse = stream.parser.parse  # bound once: this loop runs for every line of every file
+        unknown = 0
         ODD_VALUES.take()
         for line, offset in zip(lines, offsets, strict=True):
-            if isinstance(line, Oversized):
-                records.extend(self._parse_oversized(stream, line))
+            if type(line) is Oversized:
+                parsed = self._parse_oversized(stream, line)
+                records.extend(parsed)
+                unknown += sum(1 for r in parsed if type(r) is Unknown)
                 continue
             try:
-                parsed = parser.parse(line)
+                parsed = parse(line)  # type: ignore[arg-type]  # not Oversized: bytes
             except MalformedLine as exc:
                 stream.malformed += 1
                 stream.last_error = str(exc)
@@ -318,14 +320,18 @@ class StreamTable:
                 continue
             except Exception as exc:  # RecursionError, MemoryError aside: anything it hits
                 records.append(self._adapter_failed(stream, exc))
+                unknown += 1
                 continue
             records.extend(parsed)
             for record in parsed:
-                if type(record) in SEARCHABLE:
+                kind = type(record)
+                if kind in SEARCHABLE:
                     entry = search_entry(record, offset)
                     if entry is not None:
                         search.append(entry)
-        stream.unknown += sum(1 for r in records[first_new:] if type(r) is Unknown)
+                elif kind is Unknown:
+                    unknown += 1
+        stream.unknown += unknown
         odd_times, clamped = ODD_VALUES.take()
         stream.odd_times += odd_times
         stream.clamped += clamped
