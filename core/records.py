@@ -9,47 +9,9 @@ thread).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import MISSING, dataclass, fields
+from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
-
-_Value = TypeVar("_Value")
-
-
-def _quick_init(cls: type[_Value]) -> type[_Value]:
-    """Give a frozen, slotted dataclass an ``__init__`` that fills each field through its slot's
-    own setter, bound once: the generated one calls ``object.__setattr__`` per field (a global
-    lookup, an attribute lookup and a call), and the cold index builds a record or two per line
-    (about 0.3 us less a record). Same signature, defaults and frozen instances; fields with a
-    ``default_factory`` are not supported (no record has one)."""
-    params: list[str] = []
-    body: list[str] = []
-    scope: dict[str, Any] = {}
-    for field in fields(cls):  # type: ignore[arg-type]
-        if field.default_factory is not MISSING:
-            raise TypeError(f"{cls.__name__}.{field.name}: default_factory is not supported")
-        slot = next(k.__dict__[field.name] for k in cls.__mro__ if field.name in k.__dict__)
-        scope[f"_set_{field.name}"] = slot.__set__
-        if field.default is MISSING:
-            params.append(field.name)
-        else:
-            scope[f"_default_{field.name}"] = field.default
-            params.append(f"{field.name}=_default_{field.name}")
-        body.append(f"        _set_{field.name}(self, {field.name})")
-    source = (
-        f"def _make({', '.join(scope)}):\n"
-        f"    def __init__(self, *, {', '.join(params)}):\n"
-        + ("\n".join(body) or "        pass")
-        + "\n    return __init__\n"
-    )
-    made: dict[str, Callable[..., Any]] = {}
-    exec(source, {}, made)  # built from the class's own field names only
-    init = made["_make"](**scope)
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__annotations__ = {f.name: f.type for f in fields(cls)} | {"return": None}  # type: ignore[arg-type]
-    cls.__init__ = init  # type: ignore[method-assign]
-    return cls
 
 
 class Asks(StrEnum):
@@ -70,7 +32,6 @@ def _capped(total: int) -> int:
     return total if total <= TOKEN_LIMIT else TOKEN_LIMIT
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
     """Token counts. ``input_tokens`` excludes cached input, as Anthropic counts it. Each count
@@ -115,14 +76,12 @@ class Usage:
         )
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Record:
     ts: float | None = None
     agent_id: str | None = None
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionMeta(Record):
     """Who the session is: emitted once per stream, when the adapter first learns it."""
@@ -135,7 +94,6 @@ class SessionMeta(Record):
     originator: str | None = None
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Prompt(Record):
     """Text the user typed: a turn starts."""
@@ -143,7 +101,6 @@ class Prompt(Record):
     text: str
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AssistantText(Record):
     """Visible answer text. ``final`` is True when the agent marked the turn's last message."""
@@ -153,13 +110,11 @@ class AssistantText(Record):
     final: bool = False
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Thinking(Record):
     text: str
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall(Record):
     call_id: str
@@ -168,7 +123,6 @@ class ToolCall(Record):
     asks: Asks = Asks.NOTHING
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult(Record):
     call_id: str
@@ -176,13 +130,11 @@ class ToolResult(Record):
     denied: bool = False  # the user (or a policy) refused the call
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnStarted(Record):
     turn_id: str | None = None
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnEnded(Record):
     """The agent itself says the turn is over. ``error`` set means it ended on a failure."""
@@ -192,20 +144,17 @@ class TurnEnded(Record):
     background_agents: int | None = None  # sub-agents the agent says still run after the turn
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnAborted(Record):
     reason: str  # "interrupted", "replaced", ...
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApiError(Record):
     message: str
     retrying: bool = False
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UsageReport(Record):
     """Token usage. ``key`` de-duplicates split copies of one API response; ``cumulative`` means
@@ -216,13 +165,11 @@ class UsageReport(Record):
     cumulative: bool = False
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelSeen(Record):
     model: str
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TitleSet(Record):
     """A title the agent or the user gave the session; higher ``rank`` wins."""
@@ -231,13 +178,11 @@ class TitleSet(Record):
     rank: int
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Compaction(Record):
     trigger: str | None = None
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Activity(Record):
     """A line that only shows the agent is alive and working (progress ticks, attachments)."""
@@ -245,7 +190,6 @@ class Activity(Record):
     kind: str
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Bookkeeping(Record):
     """A known line with nothing for state or facts (snapshots, mode changes)."""
@@ -253,7 +197,6 @@ class Bookkeeping(Record):
     kind: str
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HookEvent(Record):
     """One event from agentbar's hook program (``<data>/events/<agent>/<session>.jsonl``): the
@@ -277,7 +220,6 @@ class HookEvent(Record):
     pid: int | None = None  # the agent's process, as the hook saw it
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Unknown(Record):
     """A line whose shape no adapter knows; kept so replay can show it plainly."""
