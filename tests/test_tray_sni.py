@@ -5,9 +5,10 @@ with no GTK in agentbar. The icon registers and shows in the host's bar, its bad
 follow a session that starts waiting (and the item signals it), notifications still reach
 dunst, all with no PyGObject importable at all; a left click opens the
 window and the menu's entries work when clicked in the host's menu; every other entry (launched
-agents' Approve, Deny, Open terminal and Stop; Pause's choices and Resume; sessions running and
-finished) works through dbusmenu ``Event`` calls from a separate D-Bus client, as a host sends
-them; and a host that starts after agentbar, or restarts, gets the icon back."""
+agents' Open terminal and Stop, their prompts' Approve and Deny under Needs you; Pause's choices
+and Resume; sessions running and finished) works through dbusmenu ``Event`` calls from a
+separate D-Bus client, as a host sends them; and a host that starts after agentbar, or
+restarts, gets the icon back."""
 
 from __future__ import annotations
 
@@ -260,13 +261,18 @@ def test_every_entry_works_over_dbusmenu(tray: Tray, sni_host: object) -> None:
                 None,
             ),
         )
-        assert [n.label for n in asking.children if n.label] == [
-            "Approve",
-            "Deny",
-            "Open terminal",
-            "Stop",
-        ]
-        tray.click_entry(asking.label, answer)
+        # Its prompt is a request in the decision book: answered from its "Needs you" entry
+        # (the launched agent's own entry keeps its terminal and Stop).
+        assert [n.label for n in asking.children if n.label] == ["Open terminal", "Stop"]
+        wanted = f"approve Bash: touch {made}"
+        needs = wait_until(
+            "its request under Needs you",
+            lambda wanted=wanted: next(
+                (n for n in tray.menu().children if n.label.endswith(wanted)), None
+            ),
+        )
+        assert [n.label for n in needs.children if n.label] == ["Open replay", "Approve", "Deny"]
+        tray.click_entry(needs.label, answer)
         wait_until(
             "the answer",
             lambda: next(

@@ -489,6 +489,10 @@ class TaskManager:
         """Approve or deny asked of the task itself (its API, its menu entry): its request in
         the book is answered there too, so every front end sees it closed as answered."""
         task = self._live(task_id)
+        if self.route is not None and self.route.answering(task.task_id):
+            # Its dialog was answered a moment ago (the book, another client): the keys are
+            # being typed, and a second answer must not land on the same dialog.
+            raise NotWaiting(f"task {task.task_id}: its prompt was just answered: nothing typed")
         current = task.refresh_prompt()
         if self.route is None or current is None or current.kind is not PromptKind.APPROVAL:
             return self._answer(task.task_id, approve=approve)

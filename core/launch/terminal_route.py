@@ -159,6 +159,11 @@ class TerminalRoute:
             log.warning("task %s: the answer did not clear its dialog: asking again", task_id)
             self.shown(entry.shown, still_up)
 
+    def answering(self, task_id: str) -> bool:
+        """An answer to the task's dialog is being typed (from the book or its own API)."""
+        with self._lock:
+            return task_id in self._answering
+
     def request_of(self, task_id: str) -> PendingRequest | None:
         with self._lock:
             entry = self._up.get(task_id)
