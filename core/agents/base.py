@@ -61,6 +61,7 @@ __all__ = [
     "ToolVocabulary",
     "by_agent",
     "display_names",
+    "is_session_id",
     "replay_adapters",
     "todo_list",
     "tool_vocabularies",
@@ -319,6 +320,21 @@ def todo_list(entries: object, text_key: str) -> list[tuple[str, str]]:
         if isinstance(text, str) and text.strip():
             todos.append((str(entry.get("status") or "pending"), text.strip()))
     return todos
+
+
+# What a session id sent by an agent's hook may look like (it names files and API paths).
+SESSION_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def is_session_id(value: object) -> bool:
+    """A session id a hook payload may name: 1-128 safe characters, not starting with a dot
+    or a dash."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= 128
+        and value[0] not in ".-"
+        and all(c in SESSION_ID_CHARS for c in value)
+    )
 
 
 def tool_vocabularies(kits: Iterable[AgentKit]) -> dict[Agent, ToolVocabulary]:

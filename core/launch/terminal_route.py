@@ -72,29 +72,18 @@ def _plain(rows: tuple[str, ...]) -> tuple[str, ...]:
 
 def request_for(shown: Shown, prompt: Prompt) -> PendingRequest:
     """The book's request for a dialog on a task's screen."""
-    if prompt.kind is PromptKind.QUESTION:
-        return PendingRequest(
-            request_id=new_request_id(),
-            agent=str(shown.agent),
-            session_id=shown.session_id or "",
-            kind=RequestKind.QUESTION,
-            route=Route.TERMINAL,
-            tool="question",
-            summary=prompt.question,
-            opened_at=time.time(),
-            questions=(Question(text=prompt.question, options=prompt.options),),
-            task_id=shown.task_id,
-        )
-    tool, summary = describe(prompt)
+    question = prompt.kind is PromptKind.QUESTION
+    tool, summary = ("question", prompt.question) if question else describe(prompt)
     return PendingRequest(
         request_id=new_request_id(),
         agent=str(shown.agent),
         session_id=shown.session_id or "",
-        kind=RequestKind.APPROVAL,
+        kind=RequestKind.QUESTION if question else RequestKind.APPROVAL,
         route=Route.TERMINAL,
         tool=tool,
         summary=summary,
         opened_at=time.time(),
+        questions=(Question(text=prompt.question, options=prompt.options),) if question else (),
         task_id=shown.task_id,
     )
 

@@ -29,7 +29,7 @@ import json
 from collections.abc import Mapping
 
 from ...decisions import Decision, Question, RequestKind, Verdict
-from ..base import HeldRequest
+from ..base import HeldRequest, is_session_id
 
 EVENT = "PermissionRequest"
 QUESTION_TOOL = "AskUserQuestion"
@@ -39,7 +39,6 @@ MAX_RULE_CHARS = 500
 MAX_QUESTIONS = 8
 MAX_OPTIONS = 16
 MAX_TEXT_CHARS = 2000
-SESSION_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 DEFAULT_DENIAL = "The person denied this from agentbar."
 # Which field of a tool's input says what the call would do, in order of preference.
 SUMMARY_KEYS = ("command", "file_path", "notebook_path", "path", "url", "query", "pattern",
@@ -62,7 +61,7 @@ class ClaudeDecisions:
         session_id = payload.get("session_id")
         tool = payload.get("tool_name")
         tool_input = payload.get("tool_input")
-        if not (_is_session_id(session_id) and isinstance(tool, str) and tool):
+        if not (is_session_id(session_id) and isinstance(tool, str) and tool):
             return None
         if len(tool) > MAX_TOOL_CHARS or not tool.isprintable():
             return None
@@ -148,15 +147,6 @@ def answered_input(tool_input: object, replies: tuple[str, ...]) -> dict[str, ob
 
 
 # -- reading the payload ------------------------------------------------------------------------
-
-
-def _is_session_id(value: object) -> bool:
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= 128
-        and value[0] not in ".-"
-        and all(c in SESSION_ID_CHARS for c in value)
-    )
 
 
 def _suggestions(suggestions: object) -> list[dict[str, object]] | None:

@@ -29,14 +29,13 @@ import json
 from collections.abc import Mapping
 
 from ...decisions import Decision, RequestKind, Verdict
-from ..base import HeldRequest
+from ..base import HeldRequest, is_session_id
 from .tools import PATCH_TOOL, patched_files
 
 EVENT = "PermissionRequest"
 SHELL_TOOL = "Bash"  # how 0.171 names exec_command/shell calls in hook payloads
 SUMMARY_CHARS = 300
 TOOL_CHARS = 64
-SESSION_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 MESSAGE_CHARS = 2000
 
 
@@ -46,7 +45,7 @@ class CodexDecisions:
             return None
         session_id = payload.get("session_id")
         tool = payload.get("tool_name")
-        if not _is_session_id(session_id) or not isinstance(tool, str):
+        if not is_session_id(session_id) or not isinstance(tool, str):
             return None
         tool = _one_line(tool)[:TOOL_CHARS]
         if not tool:
@@ -66,15 +65,6 @@ class CodexDecisions:
             return ""
         output = {"hookSpecificOutput": {"hookEventName": EVENT, "decision": verdict}}
         return json.dumps(output, ensure_ascii=False, separators=(",", ":"))
-
-
-def _is_session_id(value: object) -> bool:
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= 128
-        and value[0] not in ".-"
-        and all(c in SESSION_ID_CHARS for c in value)
-    )
 
 
 def _summary(tool: str, tool_input: object) -> str:
