@@ -157,12 +157,10 @@ class ApiError(Record):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UsageReport(Record):
-    """Token usage. ``key`` de-duplicates split copies of one API response; ``cumulative`` means
-    the counts are the session's running total (Codex), not one response's (Claude)."""
+    """One API response's token usage. ``key`` de-duplicates split copies of one response."""
 
     usage: Usage
     key: str | None = None
-    cumulative: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -159,7 +159,7 @@ EXPECTED: dict[str, tuple[list[tuple[str, dict[str, Any]]], int]] = {
             R("Bookkeeping", kind="token_usage_record"),
             R("Activity", kind="CommandExecution"),
             R("ToolResult", call_id="call_exec_1", is_error=False, denied=False),
-            R("UsageReport", cumulative=True),
+            R("UsageReport", key=None),
             R(
                 "AssistantText",
                 text="/etc contains hosts and passwd.",
@@ -296,7 +296,7 @@ EXPECTED: dict[str, tuple[list[tuple[str, dict[str, Any]]], int]] = {
             R("AssistantText", message_id="msg_p1", final=True),
             R("Activity", kind="AgentMessage"),
             R("Bookkeeping", kind="token_usage_record"),
-            R("UsageReport", cumulative=True),
+            R("UsageReport", key=None),
             R("TurnEnded", last_message="The test now waits for the ready event."),
             R("TitleSet", title="Fix flaky IO test", rank=2),
             R("TurnStarted", turn_id="turn-2"),

@@ -24,6 +24,14 @@ starts, after its ``turn_context`` and before any output, repeats the previous o
 nothing. 0.58 writes the response's items after that count, 0.99 before it. The completed
 response has nothing left to run, so Codex ends the turn, and a ``TurnEnded`` is emitted with its
 text. A turn opened by ``task_started`` waits for its own closing line.
+
+Tokens. A ``token_count`` carries the thread's running total and the latest response's own
+counts (``last_token_usage``); each becomes a ``UsageReport`` of that response's counts alone. A
+count whose total equals the previous one repeats it (Codex writes one when a request starts)
+and adds nothing. The per-response counts are followed even when the total goes back (a resumed
+session starting a new count, a trimmed file): a total is never taken to replace what was
+counted. Lines with a total and no per-response counts (older builds) add what the total grew,
+or the whole total when it went back.
 """
 
 from __future__ import annotations
@@ -88,6 +96,21 @@ def _obj(obj: _Json, key: str) -> _Json:
 
 def _tokens(obj: _Json, key: str) -> int:
     return token_count(obj.get(key))
+
+
+def _counts(raw: object) -> list[int] | None:
+    """[input, cached input, output] of a Codex usage object; None when it is no object."""
+    if not isinstance(raw, dict):
+        return None
+    return [
+        _tokens(raw, "input_tokens"),
+        _tokens(raw, "cached_input_tokens"),
+        _tokens(raw, "output_tokens"),
+    ]
+
+
+def _grew(total: list[int], previous: list[int]) -> bool:
+    return all(now >= before for now, before in zip(total, previous, strict=True))
 
 
 def content_texts(items: object) -> list[str]:
@@ -298,7 +321,7 @@ def _result_flags(output: object) -> tuple[bool, bool]:
 
 _ENVELOPE = "envelope"
 _LEGACY = "legacy"
-_CHECKPOINT_VERSION = 1
+_CHECKPOINT_VERSION = 2  # 2: last_total
 _MAX_PENDING_PROMPTS = 16
 _OVERSIZED_PROMPT_KEY = "\x00oversized"
 
@@ -386,6 +409,8 @@ class _State:
     round_answer: str | None = None  # answer text of that response
     round_call: bool = False  # that response called a tool
     round_completed: bool = False  # and it completed
+    # The latest token_count total: [input, cached input, output], as Codex counts them.
+    last_total: list[int] | None = None
 
     @classmethod
     def restore(cls, data: Mapping[str, Any] | None) -> _State:
@@ -413,6 +438,9 @@ class _State:
                 setattr(state, name, [v for v in value if isinstance(v, str)])
         if isinstance(pending := data.get("pending_meta"), dict) and _str(pending, "id"):
             state.pending_meta = pending
+        total = data.get("last_total")
+        if isinstance(total, list) and len(total) == 3 and all(type(n) is int for n in total):
+            state.last_total = total
         return state
 
 
@@ -676,18 +704,30 @@ class CodexRolloutParser:
         return Prompt(text=text)
 
     def _token_count(self, payload: _Json) -> list[Record]:
-        total = _obj(payload, "info").get("total_token_usage")
-        if not isinstance(total, dict):
+        info = _obj(payload, "info")
+        total, last = _counts(info.get("total_token_usage")), _counts(info.get("last_token_usage"))
+        if total is None and last is None:
             return [Bookkeeping(kind="token_count")]
-        cached = _tokens(total, "cached_input_tokens")
-        usage = Usage(
-            input_tokens=max(0, _tokens(total, "input_tokens") - cached),
-            cache_read_tokens=cached,
-            output_tokens=_tokens(total, "output_tokens"),
-        )
+        previous = self._s.last_total
+        if total is not None:
+            self._s.last_total = total
+        if total is not None and total == previous:
+            spent = None  # the count a new request starts with: the previous one again
+        elif last is not None:
+            spent = last
+        elif total is not None and previous is not None and _grew(total, previous):
+            spent = [now - before for now, before in zip(total, previous, strict=True)]
+        else:
+            spent = total  # the first total, or one that went back: a new count
         if self._s.round_output:
             self._s.round_completed = True  # the response that brought that output completed
-        return [UsageReport(usage=usage, cumulative=True), *self._unmarked_turn_over()]
+        if spent is None:
+            return [Bookkeeping(kind="token_count"), *self._unmarked_turn_over()]
+        inputs, cached, output = spent
+        usage = Usage(
+            input_tokens=max(0, inputs - cached), cache_read_tokens=cached, output_tokens=output
+        )
+        return [UsageReport(usage=usage), *self._unmarked_turn_over()]
 
     def _thread_name(self, payload: _Json) -> list[Record]:
         title = _str(payload, "thread_name") or _str(payload, "name")
