@@ -30,8 +30,8 @@ counts (``last_token_usage``); each becomes a ``UsageReport`` of that response's
 count whose total equals the previous one repeats it (Codex writes one when a request starts)
 and adds nothing. The per-response counts are followed even when the total goes back (a resumed
 session starting a new count, a trimmed file): a total is never taken to replace what was
-counted. Lines with a total and no per-response counts (older builds) add what the total grew,
-or the whole total when it went back.
+counted. Lines with a total and no per-response counts (older builds) add what each count of
+the total grew (nothing for a count that went back), as ccusage does.
 """
 
 from __future__ import annotations
@@ -107,10 +107,6 @@ def _counts(raw: object) -> list[int] | None:
         _tokens(raw, "cached_input_tokens"),
         _tokens(raw, "output_tokens"),
     ]
-
-
-def _grew(total: list[int], previous: list[int]) -> bool:
-    return all(now >= before for now, before in zip(total, previous, strict=True))
 
 
 def content_texts(items: object) -> list[str]:
@@ -715,10 +711,10 @@ class CodexRolloutParser:
             spent = None  # the count a new request starts with: the previous one again
         elif last is not None:
             spent = last
-        elif total is not None and previous is not None and _grew(total, previous):
-            spent = [now - before for now, before in zip(total, previous, strict=True)]
+        elif total is not None and previous is not None:
+            spent = [max(0, now - before) for now, before in zip(total, previous, strict=True)]
         else:
-            spent = total  # the first total, or one that went back: a new count
+            spent = total  # the first total
         if self._s.round_output:
             self._s.round_completed = True  # the response that brought that output completed
         if spent is None:
