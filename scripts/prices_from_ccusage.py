@@ -51,6 +51,9 @@ def main(path: str, version: str) -> None:
         for name, entry in sorted(table.items())
         if KEEP.match(name) and "i" in entry and "o" in entry
     }
+    for name, price in models.items():
+        if name.startswith("claude-"):  # Anthropic bills a one-hour cache write at 2x input
+            price["cache_write_1h"] = 2 * price["input"]
     doc = {
         "source": f"ccusage {version} offline snapshot (LiteLLM model prices)",
         "date": dt.date.today().isoformat(),

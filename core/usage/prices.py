@@ -29,6 +29,7 @@ class Price:
     output: float
     cache_read: float
     cache_write: float
+    cache_write_1h: float  # a one-hour cache write (Anthropic: twice the input rate)
     input_above: float | None = None
     output_above: float | None = None
     cache_read_above: float | None = None
@@ -37,13 +38,13 @@ class Price:
 
     def cost(self, usage: Usage) -> float:
         """What one response's ``usage`` costs."""
+        five_minutes = usage.cache_creation_tokens - usage.cache_creation_1h_tokens
         return (
             _tiered(usage.input_tokens, self.input, self.input_above, self.tier)
             + _tiered(usage.output_tokens, self.output, self.output_above, self.tier)
             + _tiered(usage.cache_read_tokens, self.cache_read, self.cache_read_above, self.tier)
-            + _tiered(
-                usage.cache_creation_tokens, self.cache_write, self.cache_write_above, self.tier
-            )
+            + _tiered(five_minutes, self.cache_write, self.cache_write_above, self.tier)
+            + _tiered(usage.cache_creation_1h_tokens, self.cache_write_1h, None, self.tier)
         )
 
 
@@ -92,6 +93,7 @@ def parse(doc: dict[str, Any]) -> PriceTable:
                 output=float(entry["output"]),
                 cache_read=float(entry.get("cache_read", 0.0)),
                 cache_write=float(entry.get("cache_write", 0.0)),
+                cache_write_1h=float(entry.get("cache_write_1h", entry.get("cache_write", 0.0))),
                 input_above=_rate(entry.get("input_above_200k")),
                 output_above=_rate(entry.get("output_above_200k")),
                 cache_read_above=_rate(entry.get("cache_read_above_200k")),
