@@ -5,6 +5,8 @@ files (real subprocesses both)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +25,19 @@ def day(n: int) -> str:
     return f"2025-{11 + (30 + n - 1) // 30:02d}-{(30 + n - 1) % 30 + 1:02d}"
 
 
-def claude_usage(inputs: int, output: int, read: int = 0, write: int = 0) -> dict[str, int]:
+def claude_usage(
+    inputs: int, output: int, read: int = 0, write: int = 0, hour: int = 0
+) -> dict[str, Any]:
+    """A Claude response's usage; ``hour`` of the ``write`` cache tokens for one hour."""
     return {
         "input_tokens": inputs,
         "output_tokens": output,
         "cache_read_input_tokens": read,
         "cache_creation_input_tokens": write,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": write - hour,
+            "ephemeral_1h_input_tokens": hour,
+        },
     }
 
 
@@ -57,7 +66,7 @@ def write_claude_sessions(home: Path) -> None:
     lines = [
         t.prompt("two models"),
         t.assistant([{"type": "text", "text": "a"}], model="claude-opus-4-5-20251101",
-                    usage=claude_usage(3_000, 900, 40_000, 2_000)),
+                    usage=claude_usage(3_000, 900, 40_000, 2_000, hour=1_500)),
         t.assistant([{"type": "text", "text": "b"}], model="claude-haiku-4-5-20251001",
                     usage=claude_usage(800, 150, 9_000, 0), stop_reason="end_turn"),
     ]  # fmt: skip
@@ -152,7 +161,8 @@ def test_cost_per_session_and_day_from_the_price_table(home: Path) -> None:
     doc = usage_json(home, "--agent", "claude")
     by_id = {s["session_id"]: s for s in doc["sessions"]}
     two = by_id["c0000000-0000-4000-8000-000000000002"]
-    opus = 3_000 * 5e-6 + 900 * 25e-6 + 40_000 * 5e-7 + 2_000 * 6.25e-6
+    # a one-hour cache write costs twice the input rate, a five-minute one 1.25 times
+    opus = 3_000 * 5e-6 + 900 * 25e-6 + 40_000 * 5e-7 + 500 * 6.25e-6 + 1_500 * 10e-6
     haiku = 800 * 1e-6 + 150 * 5e-6 + 9_000 * 1e-7
     assert two["cost_usd"] == pytest.approx(opus + haiku)
     assert two["models"] == ["claude-haiku-4-5-20251001", "claude-opus-4-5-20251101"]
@@ -198,3 +208,40 @@ def test_usage_equals_ccusage_20_offline(home: Path) -> None:
         assert ours["cache_creation_tokens"] == row.get("cacheCreationTokens", 0), when
         cost = row.get("totalCost", row.get("costUSD"))
         assert ours["cost_usd"] == pytest.approx(cost, abs=5e-7), when
+
+
+def clean_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_", "XDG_"))}
+    env.update(HOME=str(home), AGENTBAR_DATA_DIR=str(home.parent / "data"), TZ="UTC", **extra)
+    return env
+
+
+def test_the_tables_fit_the_terminal_width(home: Path) -> None:
+    done = agentbar(clean_env(home, COLUMNS="100"), "usage")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert lines[0].split()[:3] == ["AGENT", "PROJECT", "TITLE"]
+    assert any(line.startswith("DAY") for line in lines)
+    assert any(line.startswith("Total: 5 sessions") for line in lines)
+    assert "$" in done.stdout and "prices: ccusage 20" in done.stdout
+
+
+def test_a_closed_pipe_ends_it_quietly(home: Path) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-m", "agentbar.tray", "usage"],
+        env=clean_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.close()  # the reader goes away before a line is written (``| head -0``)
+    err = child.stderr.read()
+    assert child.wait(timeout=60) == 0
+    assert err == b""
+
+
+def test_a_bad_date_is_a_clear_error(home: Path) -> None:
+    done = agentbar(clean_env(home), "usage", "--since", "yesterday")
+    assert done.returncode == 2
+    assert "not a date (YYYY-MM-DD or YYYYMMDD): 'yesterday'" in done.stderr
