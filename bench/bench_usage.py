@@ -1,4 +1,4 @@
-"""``agentbar usage`` over a corpus with a warm index against ``ccusage daily --offline`` (main thread).
+"""``agentbar usage`` on a warm index against ``ccusage daily --offline`` (main thread).
 
 Both run as child processes on the same corpus HOME (``corpus.py``'s 1 GiB, 600 sessions by
 default), taken in turns, ``--runs`` each: wall, CPU and peak RSS (wait4), medians. agentbar's

@@ -196,9 +196,9 @@ def test_usage_equals_ccusage_20_offline(home: Path) -> None:
         pytest.skip(binary)
     mine = usage_json(home)
     days = {d["day"]: d for d in mine["days"]}
-    theirs = {
-        d["date"]: d for d in report(binary, home, "claude", "daily")["daily"]
-    } | {d["date"]: d for d in report(binary, home, "codex", "daily")["daily"]}
+    theirs = {d["date"]: d for d in report(binary, home, "claude", "daily")["daily"]} | {
+        d["date"]: d for d in report(binary, home, "codex", "daily")["daily"]
+    }
     assert sorted(theirs) == sorted(days)
     for when, row in theirs.items():
         ours = days[when]

@@ -127,12 +127,12 @@ def fit(
     room = max(width - fixed, 12 * len(free))
     for i in free:
         widths[i] = min(widths[i], max(room // len(free), 8))
-    numeric = len(header) - len(NUMBER_HEADERS)
+    right = [name in NUMBER_HEADERS or name == "SESSIONS" for name in header]
     lines = []
     for row in [header, *rows]:
         cells = [
             cut(cell, widths[i]).rjust(widths[i])
-            if i >= numeric
+            if right[i]
             else cut(cell, widths[i]).ljust(widths[i])
             for i, cell in enumerate(row)
         ]
