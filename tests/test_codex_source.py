@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from agentbar.core.agents.codex.files import CodexSource, default_codex_home, rollout_session_hint
 from agentbar.core.agents.codex.rollout import CodexRolloutParser
 from agentbar.core.model import Agent
-from agentbar.core.records import Asks, Record
+from agentbar.core.records import Asks, Record, UsageReport
 from agentbar.core.sources.base import (
     MalformedLine,
     Owner,
@@ -1709,3 +1709,64 @@ def test_parse_never_raises_on_any_bytes(data: bytes, primer: list[bytes]) -> No
     with contextlib.suppress(MalformedLine):
         parser.parse(data)
     parser.parse_oversized(data, 20_000_000)
+
+
+# -- token counts: each response's own, whatever the running total does ----------------------
+
+
+def _count_line(total: list[int] | None, last: list[int] | None) -> bytes:
+    def counts(c: list[int] | None) -> dict[str, int] | None:
+        if c is None:
+            return None
+        return {"input_tokens": c[0], "cached_input_tokens": c[1], "output_tokens": c[2]}
+
+    info: dict[str, Any] = {"total_token_usage": counts(total)}
+    if last is not None:
+        info["last_token_usage"] = counts(last)
+    payload = {"type": "token_count", "info": info, "rate_limits": None}
+    return orjson.dumps(
+        {"timestamp": "2026-11-30T10:00:00.000Z", "type": "event_msg", "payload": payload}
+    )
+
+
+def _spent(
+    lines: list[tuple[list[int] | None, list[int] | None]], *, cut_at: int = -1
+) -> list[Any]:
+    """The usage each line reports, read by one parser (or by two, the second restored from
+    the first's checkpoint after ``cut_at`` lines: a restart mid-file)."""
+    session = {"id": "019ad3f1-7c2e-7b10-9a41-5e6f7a8b9c01", "cwd": "/w"}
+    meta = orjson.dumps(
+        {"timestamp": "2026-11-30T10:00:00.000Z", "type": "session_meta", "payload": session}
+    )
+    parser = new_parser()
+    parser.parse(meta)
+    out = []
+    for n, (total, last) in enumerate(lines):
+        if n == cut_at:
+            parser = new_parser(checkpoint=orjson.loads(orjson.dumps(parser.checkpoint())))
+        for r in parser.parse(_count_line(total, last)):
+            if isinstance(r, UsageReport):
+                out.append((r.usage.input_tokens, r.usage.cache_read_tokens, r.usage.output_tokens))
+    return out
+
+
+def test_token_counts_follow_each_response_when_the_total_goes_back() -> None:
+    lines = [
+        ([12_757, 0, 300], [12_757, 0, 300]),
+        ([12_757, 0, 300], [12_757, 0, 300]),  # a request starts: the previous count again
+        ([1_200, 200, 30], [1_200, 200, 30]),  # resumed: a new running total
+        ([2_000, 300, 60], [800, 100, 30]),
+    ]
+    expected = [(12_757, 0, 300), (1_000, 200, 30), (700, 100, 30)]
+    assert _spent(lines) == expected
+    assert _spent(lines, cut_at=2) == expected  # the checkpoint keeps the previous count
+
+
+def test_a_total_that_never_moves_still_counts_each_response() -> None:
+    lines = [([0, 0, 0], [5_000, 0, 100]), ([0, 0, 0], [7_757, 0, 50])]
+    assert _spent(lines) == [(5_000, 0, 100), (7_757, 0, 50)]
+
+
+def test_totals_alone_count_what_grew() -> None:
+    lines = [([3_000, 1_000, 100], None), ([4_000, 1_500, 150], None), ([500, 0, 10], None)]
+    assert _spent(lines) == [(2_000, 1_000, 100), (500, 500, 50), (0, 0, 0)]

@@ -27,11 +27,13 @@ text. A turn opened by ``task_started`` waits for its own closing line.
 
 Tokens. A ``token_count`` carries the thread's running total and the latest response's own
 counts (``last_token_usage``); each becomes a ``UsageReport`` of that response's counts alone. A
-count whose total equals the previous one repeats it (Codex writes one when a request starts)
-and adds nothing. The per-response counts are followed even when the total goes back (a resumed
-session starting a new count, a trimmed file): a total is never taken to replace what was
-counted. Lines with a total and no per-response counts (older builds) add what each count of
-the total grew (nothing for a count that went back), as ccusage does.
+count that repeats the previous one, total and response alike, adds nothing (Codex writes one
+when a request starts); a total that did not move while the response's counts did (a build that
+stopped updating its total) still counts the response. The per-response counts are followed
+even when the total goes back (a resumed session starting a new count, a trimmed file): a total
+is never taken to replace what was counted. Lines with a total and no per-response counts
+(older builds) add what each count of the total grew (nothing for one that went back), as
+ccusage does.
 """
 
 from __future__ import annotations
@@ -405,8 +407,10 @@ class _State:
     round_answer: str | None = None  # answer text of that response
     round_call: bool = False  # that response called a tool
     round_completed: bool = False  # and it completed
-    # The latest token_count total: [input, cached input, output], as Codex counts them.
+    # The latest token_count's total and its response's own counts: [input, cached input,
+    # output], as Codex counts them.
     last_total: list[int] | None = None
+    last_response: list[int] | None = None
 
     @classmethod
     def restore(cls, data: Mapping[str, Any] | None) -> _State:
@@ -434,9 +438,14 @@ class _State:
                 setattr(state, name, [v for v in value if isinstance(v, str)])
         if isinstance(pending := data.get("pending_meta"), dict) and _str(pending, "id"):
             state.pending_meta = pending
-        total = data.get("last_total")
-        if isinstance(total, list) and len(total) == 3 and all(type(n) is int for n in total):
-            state.last_total = total
+        for name in ("last_total", "last_response"):
+            counts = data.get(name)
+            if (
+                isinstance(counts, list)
+                and len(counts) == 3
+                and all(type(n) is int for n in counts)
+            ):
+                setattr(state, name, counts)
         return state
 
 
@@ -704,10 +713,11 @@ class CodexRolloutParser:
         total, last = _counts(info.get("total_token_usage")), _counts(info.get("last_token_usage"))
         if total is None and last is None:
             return [Bookkeeping(kind="token_count")]
-        previous = self._s.last_total
+        previous, previous_last = self._s.last_total, self._s.last_response
         if total is not None:
             self._s.last_total = total
-        if total is not None and total == previous:
+        self._s.last_response = last
+        if total is not None and total == previous and last == previous_last:
             spent = None  # the count a new request starts with: the previous one again
         elif last is not None:
             spent = last
