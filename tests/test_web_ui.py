@@ -164,6 +164,7 @@ def test_replay_shows_messages_thinking_tools_subagent_and_the_rest(page: Any, w
     # Token usage per turn and per session.
     assert page.locator(".turn-usage").count() >= 2
     assert "Session tokens: in" in page.locator(".session-usage").inner_text()
+    assert page.locator(".session-cost").inner_text().startswith("cost $")  # a priced model
 
 
 def test_replay_opens_at_the_end(page: Any, world: World):

@@ -657,6 +657,8 @@ export class ReplayView {
         s.last_activity ? h('span', null, 'active ', h('time', { datetime: s.last_activity, title: s.last_activity }, ago(s.last_activity))) : null),
       h('p', { class: 'facts' },
         s.usage ? h('span', { class: 'usage session-usage' }, `Session tokens: ${usageText(s.usage)}`) : null,
+        'cost_usd' in s ? h('span', { class: 'usage session-cost', title: 'at the prices shipped with agentbar' },
+          s.cost_usd == null ? 'cost unknown' : `cost $${s.cost_usd.toFixed(2)}`) : null,
         countBits.length ? h('span', null, countBits.join(' · ')) : null,
         h('span', { class: 'session-id' }, s.session_id)),
       subthread,
