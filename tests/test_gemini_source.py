@@ -163,6 +163,7 @@ def test_tokens_are_counted_once_per_message_and_split_like_anthropic() -> None:
         "output_tokens": 35,
         "cache_read_tokens": 20,
         "cache_creation_tokens": 0,
+        "cache_creation_1h_tokens": 0,
     }
     assert [r.model for r in first if isinstance(r, ModelSeen)] == ["gemini-2.5-flash"]
 
