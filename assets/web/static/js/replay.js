@@ -9,7 +9,8 @@ import { ApiError, exportUrl, getJSON, requestsOf, sessionPath } from './api.js'
 import { DecisionBoxes, placeBoxes } from './decisions.js';
 import { append, clear, h } from './dom.js';
 import {
-  addUsage, ago, clock, plural, sessionHref, shortPath, stateLabel, subUsage, usageText,
+  addUsage, ago, clock, dollars, plural, sessionHref, shortPath, stateLabel, subUsage,
+  usageText,
 } from './format.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -658,7 +659,7 @@ export class ReplayView {
       h('p', { class: 'facts' },
         s.usage ? h('span', { class: 'usage session-usage' }, `Session tokens: ${usageText(s.usage)}`) : null,
         'cost_usd' in s ? h('span', { class: 'usage session-cost', title: 'at the prices shipped with agentbar' },
-          s.cost_usd == null ? 'cost unknown' : `cost $${s.cost_usd.toFixed(2)}`) : null,
+          s.cost_usd == null ? 'cost unknown' : `cost ${dollars(s.cost_usd)}`) : null,
         countBits.length ? h('span', null, countBits.join(' · ')) : null,
         h('span', { class: 'session-id' }, s.session_id)),
       subthread,
