@@ -245,3 +245,43 @@ def test_a_bad_date_is_a_clear_error(home: Path) -> None:
     done = agentbar(clean_env(home), "usage", "--since", "yesterday")
     assert done.returncode == 2
     assert "not a date (YYYY-MM-DD or YYYYMMDD): 'yesterday'" in done.stderr
+
+
+RECORDED = Path(__file__).parent / "data" / "recorded"
+# Claude 2.0.77's resume: the resumed process's warm-up calls land in agent files that agentbar
+# files under the resume's own transcript, which holds no conversation and is not listed;
+# ccusage counts them (3 calls, 360 input tokens). Left out of the comparison, said here.
+NOT_COMPARED = {("claude-2.0.77", "resume")}
+
+
+def recorded_claude_home(home: Path) -> None:
+    """The recorded Claude sessions (every version and scenario), one project folder each."""
+    for version in sorted(RECORDED.glob("claude-*")):
+        for scenario in sorted(p for p in version.iterdir() if p.is_dir()):
+            if (version.name, scenario.name) in NOT_COMPARED:
+                continue
+            for folder in (scenario / "projects").glob("*"):
+                target = home / ".claude" / "projects" / f"{scenario.name}-{version.name}"
+                target.mkdir(parents=True, exist_ok=True)
+                for transcript in folder.glob("*.jsonl"):
+                    (target / transcript.name).write_bytes(transcript.read_bytes())
+
+
+def test_recorded_claude_sessions_equal_ccusage_20(tmp_path: Path) -> None:
+    binary = ccusage()
+    if isinstance(binary, str):
+        pytest.skip(binary)
+    home = tmp_path / "home"
+    recorded_claude_home(home)
+    mine = {d["day"]: d for d in usage_json(home)["days"]}
+    theirs = {d["date"]: d for d in report(binary, home, "claude", "daily")["daily"]}
+    assert sorted(mine) == sorted(theirs)
+    for when, row in theirs.items():
+        ours = mine[when]
+        counts = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
+        their = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheCreationTokens")
+        assert [ours[k] for k in counts] == [row[k] for k in their], when
+        if any(b.get("missingPricing") for b in row.get("modelBreakdowns", [])):
+            assert ours["cost_usd"] is None  # ccusage says 0 and flags it; agentbar: unknown
+        else:
+            assert ours["cost_usd"] == pytest.approx(row["totalCost"], abs=5e-7)
