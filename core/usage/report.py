@@ -1,4 +1,4 @@
-"""``agentbar usage``'s totals: sessions' ledgers summed per session, project and day (pure).
+"""``agentbar usage``'s totals: ledgers summed per session, project and day (pure; any thread).
 
 Filters apply to the ledger's lines: ``since`` keeps the days from that date on (a session
 that spans it counts only its later days), ``project`` the sessions whose folder path holds
