@@ -121,7 +121,7 @@ def test_metadata_names_the_session_and_its_project() -> None:
 def test_a_turn_with_an_approved_command_as_the_cli_writes_it() -> None:
     parser = GeminiChatParser(spec(), None)
     records = feed(parser, meta(), user("u1", "make a file"), gemini("g1"))
-    assert kinds(records) == ["SessionMeta", "Prompt", "UsageReport", "ModelSeen"]
+    assert kinds(records) == ["SessionMeta", "Prompt", "ModelSeen", "UsageReport"]
     # While the approval is on screen the chat says no more than this: running.
     assert state_of(records)[0] == "running"
     # The same message again, with its finished call: the call and its result, once.

@@ -285,3 +285,42 @@ def test_recorded_claude_sessions_equal_ccusage_20(tmp_path: Path) -> None:
             assert ours["cost_usd"] is None  # ccusage says 0 and flags it; agentbar: unknown
         else:
             assert ours["cost_usd"] == pytest.approx(row["totalCost"], abs=5e-7)
+
+
+def gemini_home(home: Path) -> None:
+    """A recorded Gemini CLI chat whose response now names a priced model and spends, past
+    200,000 prompt tokens, cached, thought and tool-use tokens (Gemini's higher tier)."""
+    recorded = RECORDED / "gemini-0.61.0" / "answer"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "projects.json").write_bytes((recorded / "projects.json").read_bytes())
+    for chat in (recorded / "tmp").rglob("*.jsonl"):
+        target = home / ".gemini" / chat.relative_to(recorded)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lines = []
+        for raw in chat.read_bytes().splitlines():
+            line = orjson.loads(raw)
+            if isinstance(line, dict) and isinstance(line.get("tokens"), dict):
+                line["model"] = "gemini-2.5-pro"
+                line["tokens"] = {"input": 250_000, "output": 1_000, "cached": 20_000,
+                                  "thoughts": 500, "tool": 7, "total": 251_507}  # fmt: skip
+            lines.append(orjson.dumps(line))
+        target.write_bytes(b"\n".join(lines) + b"\n")
+    for marker in (recorded / "tmp").rglob(".project_root"):
+        target = home / ".gemini" / marker.relative_to(recorded)
+        target.write_bytes(marker.read_bytes())
+
+
+def test_gemini_usage_equals_ccusage_20(tmp_path: Path) -> None:
+    binary = ccusage()
+    if isinstance(binary, str):
+        pytest.skip(binary)
+    home = tmp_path / "home"
+    gemini_home(home)
+    [ours] = usage_json(home)["days"]
+    [theirs] = report(binary, home, "gemini", "daily")["daily"]
+    assert ours["input_tokens"] == theirs["inputTokens"] == 230_007  # the tool-use prompt too
+    assert ours["cache_read_tokens"] == theirs["cacheReadTokens"]
+    # ccusage shows thoughts apart from output (in the total); agentbar counts them as output
+    assert ours["total_tokens"] == theirs["totalTokens"]
+    assert ours["output_tokens"] == 1_500
+    assert ours["cost_usd"] == pytest.approx(theirs["totalCost"], abs=5e-7)

@@ -35,9 +35,16 @@ class Price:
     cache_read_above: float | None = None
     cache_write_above: float | None = None
     tier: int = 200_000
+    # True: once a request's prompt (input, cache reads and writes) passes ``tier``, all its
+    # tokens take the ``*_above`` rates (models.dev's context tiers: Gemini). False: each count
+    # takes them for its own tokens past ``tier`` (LiteLLM's: Claude).
+    whole_request: bool = False
 
     def cost(self, usage: Usage) -> float:
         """What one response's ``usage`` costs."""
+        if self.whole_request:
+            prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_creation_tokens
+            return self._flat(usage, above=prompt > self.tier)
         five_minutes = usage.cache_creation_tokens - usage.cache_creation_1h_tokens
         return (
             _tiered(usage.input_tokens, self.input, self.input_above, self.tier)
@@ -45,6 +52,19 @@ class Price:
             + _tiered(usage.cache_read_tokens, self.cache_read, self.cache_read_above, self.tier)
             + _tiered(five_minutes, self.cache_write, self.cache_write_above, self.tier)
             + _tiered(usage.cache_creation_1h_tokens, self.cache_write_1h, None, self.tier)
+        )
+
+    def _flat(self, usage: Usage, *, above: bool) -> float:
+        def rate(base: float, high: float | None) -> float:
+            return high if above and high is not None else base
+
+        five_minutes = usage.cache_creation_tokens - usage.cache_creation_1h_tokens
+        return (
+            usage.input_tokens * rate(self.input, self.input_above)
+            + usage.output_tokens * rate(self.output, self.output_above)
+            + usage.cache_read_tokens * rate(self.cache_read, self.cache_read_above)
+            + five_minutes * rate(self.cache_write, self.cache_write_above)
+            + usage.cache_creation_1h_tokens * self.cache_write_1h
         )
 
 
@@ -99,6 +119,7 @@ def parse(doc: dict[str, Any]) -> PriceTable:
                 cache_read_above=_rate(entry.get("cache_read_above_200k")),
                 cache_write_above=_rate(entry.get("cache_write_above_200k")),
                 tier=tier,
+                whole_request=entry.get("tier_applies") == "request",
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"price of {name!r}: {exc}") from None
