@@ -11,6 +11,7 @@ import contextlib
 import os
 import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
@@ -77,8 +78,19 @@ def write_quietly(out: TextIO, text: str) -> int:
 
 
 def render(built: report_mod.Report, *, width: int, prices: str) -> str:
+    """The three tables; counts shortened (302.1M) when written out they would not fit."""
     if not built.sessions:
         return "No token usage found.\n"
+    text = tables(built, width=width, prices=prices, short=False)
+    if max(len(line) for line in text.splitlines()) > width:
+        text = tables(built, width=width, prices=prices, short=True)
+    return text
+
+
+def tables(built: report_mod.Report, *, width: int, prices: str, short: bool) -> str:
+    def numbers(total: report_mod.Total) -> tuple[str, ...]:
+        return figures(total, short=short)
+
     sessions = [
         (
             str(r.snapshot.key.agent),
@@ -93,28 +105,34 @@ def render(built: report_mod.Report, *, width: int, prices: str) -> str:
         for p, t in built.projects.items()
     ]
     days = [(d or "(unknown)", str(t.sessions), *numbers(t)) for d, t in built.days.items()]
+    days.append(("total", str(built.total.sessions), *numbers(built.total)))
     parts = [
         fit(("AGENT", "PROJECT", "TITLE", *NUMBER_HEADERS), sessions, free=(1, 2), width=width),
         fit(("PROJECT", "SESSIONS", *NUMBER_HEADERS), projects, free=(0,), width=width),
         fit(("DAY", "SESSIONS", *NUMBER_HEADERS), days, free=(), width=width),
     ]
-    total = built.total
-    summary = f"Total: {total.sessions} sessions, " + ", ".join(
-        f"{h.lower()} {n}" for h, n in zip(NUMBER_HEADERS, numbers(total), strict=True)
-    )
-    return "\n".join(parts) + "\n" + summary + f"\n(prices: {prices})\n"
+    note = textwrap.fill(f"(prices: {prices})", width=max(width, 40))
+    return "\n".join(parts) + note + "\n"
 
 
-def numbers(total: report_mod.Total) -> tuple[str, ...]:
+def figures(total: report_mod.Total, *, short: bool) -> tuple[str, ...]:
     u = total.usage
-    cost = "unknown" if total.cost is None else f"${total.cost:,.2f}"
+    count = tokens_short if short else "{:,}".format
+    cost = "unknown" if total.cost is None else f"${total.cost:,.{0 if short else 2}f}"
     return (
-        f"{u.input_tokens:,}",
-        f"{u.output_tokens:,}",
-        f"{u.cache_read_tokens:,}",
-        f"{u.cache_creation_tokens:,}",
+        count(u.input_tokens),
+        count(u.output_tokens),
+        count(u.cache_read_tokens),
+        count(u.cache_creation_tokens),
         cost,
     )
+
+
+def tokens_short(n: int) -> str:
+    for unit, size in (("B", 10**9), ("M", 10**6), ("k", 10**3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return str(n)
 
 
 def fit(
@@ -124,9 +142,9 @@ def fit(
     the terminal's ``width`` leaves, cut with an ellipsis."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     fixed = sum(w for i, w in enumerate(widths) if i not in free) + 2 * (len(header) - 1)
-    room = max(width - fixed, 12 * len(free))
+    room = max(width - fixed, 6 * len(free))
     for i in free:
-        widths[i] = min(widths[i], max(room // len(free), 8))
+        widths[i] = min(widths[i], max(room // len(free), 6))
     right = [name in NUMBER_HEADERS or name == "SESSIONS" for name in header]
     lines = []
     for row in [header, *rows]:
