@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -68,6 +69,13 @@ def main(argv: list[str] | None = None) -> int:
         "CLAUDE_CONFIG_DIR": str(home / ".claude"),
         "CODEX_HOME": str(home / ".codex"),
     }
+    try:
+        return measure(args, home, env)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(args: argparse.Namespace, home: Path, env: dict[str, str]) -> int:
     mine_cmd = [sys.executable, "-m", "agentbar.tray", "usage", "--json"]
     cold, _ = timed(mine_cmd, env)
     binary = ccusage_bin("20")
