@@ -1770,3 +1770,11 @@ def test_a_total_that_never_moves_still_counts_each_response() -> None:
 def test_totals_alone_count_what_grew() -> None:
     lines = [([3_000, 1_000, 100], None), ([4_000, 1_500, 150], None), ([500, 0, 10], None)]
     assert _spent(lines) == [(2_000, 1_000, 100), (500, 500, 50), (0, 0, 0)]
+
+
+def test_a_count_reset_to_zero_keeps_what_was_counted() -> None:
+    # What read 0 tokens before: the last total of the file was a fresh, empty count (a resumed
+    # session), and the last total was all that counted.
+    lines = [([12_757, 0, 300], [12_757, 0, 300]), ([0, 0, 0], [0, 0, 0])]
+    spent = _spent(lines)
+    assert [sum(col) for col in zip(*spent, strict=True)] == [12_757, 0, 300]
