@@ -421,7 +421,7 @@ def test_checkpoint_round_trip_at_every_line(name: str) -> None:
         assert head + tail == one_pass, f"split at line {split}"
 
 
-def test_usage_is_cumulative_and_excludes_cached_input() -> None:
+def test_usage_is_the_responses_own_and_excludes_cached_input() -> None:
     records, _ = parse_all(new_parser(), fixture_lines("approved_exec.jsonl"))
     (report,) = [r for r in records if type(r).__name__ == "UsageReport"]
     usage = report.usage  # type: ignore[attr-defined]
