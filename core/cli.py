@@ -30,6 +30,7 @@ from .progress_bar import ProgressBar
 from .progress_text import progress_json
 from .server import cli as server_cli
 from .text import ago, natural_widths, short_path, table
+from .usage import cli as usage_cli
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,7 @@ def parser_and_commands(prog: str = "agentbar") -> tuple[argparse.ArgumentParser
     status.add_argument("--json", action="store_true", help="machine-readable output")
     watch = commands.add_parser("watch", help="one line per state change, as it happens")
     watch.add_argument("--json", action="store_true", help="one JSON object per line")
+    usage_cli.add_parser(commands)
     hooks_cli.add_parser(commands, [kit.agent for kit in registry.KITS if kit.hooks is not None])
     server_cli.add_parsers(commands)
     launch_cli.add_parsers(commands, [kit.agent for kit in registry.KITS if kit.launch is not None])
@@ -79,6 +81,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return status(settings, show_all=args.all, as_json=args.json, out=out)
     if args.command == "watch":
         return watch(settings, as_json=args.json, out=out)
+    if args.command in usage_cli.COMMANDS:
+        return usage_cli.run(args, settings, out)
     if args.command == "hooks":
         return hooks_cli.run(args, settings, out)
     if args.command in server_cli.COMMANDS:

@@ -2,8 +2,9 @@
 
 Usage is de-duplicated the way the agents split it: Claude writes one API response as several
 lines sharing ``message.id`` + ``requestId`` with the usage repeated (sometimes growing) on each,
-so a key seen again only adds what grew; Codex reports running totals per thread, so the last
-total of each thread counts.
+so a key seen again only adds what grew; Codex's adapter turns its running totals into each
+response's own counts. Each response is priced as it is folded, under the model its thread
+last named, into the session's ledger (``usage.ledger``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from .records import (
     UsageReport,
 )
 from .sources.base import one_line
+from .usage import ledger as ledger_mod
+from .usage.ledger import UsageLine
+from .usage.prices import shipped
 
 RECENT_USAGE_KEYS = 8  # split copies of one response are written back to back
 TITLE_CHARS = 120
@@ -40,14 +44,17 @@ class SessionFacts:
     last_activity: float | None = None
     summed_usage: Usage = field(default_factory=Usage)
     recent_usage: tuple[tuple[str, Usage], ...] = ()
-    thread_totals: tuple[tuple[str, Usage], ...] = ()  # (agent id or "", running total)
+    thread_models: tuple[tuple[str, str], ...] = ()  # (agent id or "", the model it last named)
+    ledger: tuple[UsageLine, ...] = ()  # per (day, model), sorted
 
     @property
     def usage(self) -> Usage:
-        total = self.summed_usage
-        for _, thread_total in self.thread_totals:
-            total = total + thread_total
-        return total
+        return self.summed_usage
+
+    @property
+    def cost(self) -> float | None:
+        """USD under the shipped price table; None when a model with tokens is unpriced."""
+        return ledger_mod.total_cost(self.ledger)
 
 
 def fold(facts: SessionFacts, record: Record) -> SessionFacts:
@@ -71,7 +78,8 @@ class _Draft:
         self.started_at, self.last_activity = f.started_at, f.last_activity
         self.summed = f.summed_usage
         self.recent = list(f.recent_usage)
-        self.totals = dict(f.thread_totals)
+        self.models = dict(f.thread_models)
+        self.lines = {(line.day, line.model): line for line in f.ledger}
         self.changed = False
 
     def freeze(self, original: SessionFacts) -> SessionFacts:
@@ -88,7 +96,8 @@ class _Draft:
             last_activity=self.last_activity,
             summed_usage=self.summed,
             recent_usage=tuple(self.recent),
-            thread_totals=tuple(sorted(self.totals.items())),
+            thread_models=tuple(sorted(self.models.items())),
+            ledger=tuple(self.lines[k] for k in sorted(self.lines)),
         )
 
     def apply(self, record: Record) -> None:
@@ -108,20 +117,22 @@ class _Draft:
                 self.title, self.title_rank = one_line(text, TITLE_CHARS), TITLE_RANK_PROMPT
             case TitleSet(title=title, rank=rank) if main and rank >= self.title_rank:
                 self.title, self.title_rank = one_line(title, TITLE_CHARS), rank
-            case ModelSeen(model=model) if main:
-                self.model = model
-            case UsageReport(usage=usage, cumulative=True):
-                self.totals[record.agent_id or ""] = usage
+            case ModelSeen(model=model):
+                self.models[record.agent_id or ""] = model
+                if main:
+                    self.model = model
             case UsageReport(usage=usage, key=key):
-                self._add_split_usage(usage, key)
+                self._add_split_usage(record, usage, key)
             case _:
                 return
         self.changed = True
 
-    def _add_split_usage(self, usage: Usage, key: str | None) -> None:
+    def _add_split_usage(self, record: Record, usage: Usage, key: str | None) -> None:
         delta = split_usage_delta(self.recent, usage, key)
         if delta is not NO_USAGE:
             self.summed = self.summed + delta
+            model = self.models.get(record.agent_id or "") or self.models.get("")
+            ledger_mod.add(self.lines, shipped(), ts=record.ts, model=model, usage=delta)
 
 
 def split_usage_delta(recent: list[tuple[str, Usage]], usage: Usage, key: str | None) -> Usage:

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from .records import Usage
+from .usage.ledger import UsageLine, total_cost
 
 
 class Agent(str):
@@ -106,6 +107,13 @@ class SessionSnapshot:
     # Sub-agent threads with files of their own: (agent id, path), for replay. Paths the engine
     # found by walking the agents' folders, never taken from a request.
     threads: tuple[tuple[str, str], ...] = ()
+    # The session's usage per (local day, model), priced under the shipped table.
+    ledger: tuple[UsageLine, ...] = ()
+
+    @property
+    def cost(self) -> float | None:
+        """USD; None when a model that spent tokens has no price (unknown, never zero)."""
+        return total_cost(self.ledger)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -125,7 +133,24 @@ class SessionSnapshot:
             "state_since": iso(self.state_since),
             "model": self.model,
             "usage": self.usage.to_json(),
+            "cost_usd": self.cost,
+            "usage_by_model": usage_by_model(self.ledger),
         }
+
+
+def usage_by_model(ledger: tuple[UsageLine, ...]) -> list[dict[str, Any]]:
+    """The ledger summed over days, one entry per model (as JSON)."""
+    merged: dict[str, tuple[Usage, float | None]] = {}
+    for line in ledger:
+        usage, cost = merged.get(line.model, (Usage(), 0.0))
+        merged[line.model] = (
+            usage + line.usage,
+            None if cost is None or line.cost is None else cost + line.cost,
+        )
+    return [
+        {"model": model or None, **usage.to_json(), "cost_usd": cost}
+        for model, (usage, cost) in sorted(merged.items())
+    ]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -34,13 +34,16 @@ def _capped(total: int) -> int:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
-    """Token counts. ``input_tokens`` excludes cached input, as Anthropic counts it. Each count
-    is in 0..``TOKEN_LIMIT``; a sum stops at the limit."""
+    """Token counts. ``input_tokens`` excludes cached input, as Anthropic counts it;
+    ``cache_creation_1h_tokens`` is the part of ``cache_creation_tokens`` written to the one-hour
+    cache (priced higher than the five-minute one). Each count is in 0..``TOKEN_LIMIT``; a sum
+    stops at the limit."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_creation_tokens: int = 0
+    cache_creation_1h_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -48,6 +51,9 @@ class Usage:
             output_tokens=_capped(self.output_tokens + other.output_tokens),
             cache_read_tokens=_capped(self.cache_read_tokens + other.cache_read_tokens),
             cache_creation_tokens=_capped(self.cache_creation_tokens + other.cache_creation_tokens),
+            cache_creation_1h_tokens=_capped(
+                self.cache_creation_1h_tokens + other.cache_creation_1h_tokens
+            ),
         )
 
     def __sub__(self, other: Usage) -> Usage:
@@ -56,6 +62,7 @@ class Usage:
             output_tokens=self.output_tokens - other.output_tokens,
             cache_read_tokens=self.cache_read_tokens - other.cache_read_tokens,
             cache_creation_tokens=self.cache_creation_tokens - other.cache_creation_tokens,
+            cache_creation_1h_tokens=self.cache_creation_1h_tokens - other.cache_creation_1h_tokens,
         )
 
     def to_json(self) -> dict[str, int]:
@@ -64,6 +71,7 @@ class Usage:
             "output_tokens": self.output_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "cache_creation_tokens": self.cache_creation_tokens,
+            "cache_creation_1h_tokens": self.cache_creation_1h_tokens,
         }
 
     def covers(self, other: Usage) -> bool:
@@ -73,6 +81,7 @@ class Usage:
             and self.output_tokens >= other.output_tokens
             and self.cache_read_tokens >= other.cache_read_tokens
             and self.cache_creation_tokens >= other.cache_creation_tokens
+            and self.cache_creation_1h_tokens >= other.cache_creation_1h_tokens
         )
 
 
@@ -157,12 +166,10 @@ class ApiError(Record):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UsageReport(Record):
-    """Token usage. ``key`` de-duplicates split copies of one API response; ``cumulative`` means
-    the counts are the session's running total (Codex), not one response's (Claude)."""
+    """One API response's token usage. ``key`` de-duplicates split copies of one response."""
 
     usage: Usage
     key: str | None = None
-    cumulative: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -58,6 +58,7 @@ class SnapshotBoard:
             last_activity=facts.last_activity,
             model=facts.model,
             usage=facts.usage,
+            ledger=facts.ledger,
             transcript=session.transcript or session.hooks.transcript_path,
             process=session.process,
             task_id=self._tasks.task_of(session.key),

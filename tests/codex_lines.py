@@ -111,7 +111,17 @@ class CodexRollout:
         return self.item({"type": "reasoning", "summary": [{"type": "summary_text", "text": text}]})
 
     def tokens(self, total_in: int, cached: int, out: int) -> dict[str, Any]:
+        """A ``token_count`` with the running total given and, as Codex writes it, the latest
+        response's own counts (what the total grew since the previous count)."""
+        before = getattr(self, "_total", (0, 0, 0))
+        self._total = (total_in, cached, out)
+        grown = [max(0, now - then) for now, then in zip(self._total, before, strict=True)]
         usage = {"input_tokens": total_in, "cached_input_tokens": cached, "output_tokens": out}
+        last = {
+            "input_tokens": grown[0],
+            "cached_input_tokens": grown[1],
+            "output_tokens": grown[2],
+        }
         return self.event(
-            "token_count", info={"total_token_usage": usage, "last_token_usage": usage}
+            "token_count", info={"total_token_usage": usage, "last_token_usage": last}
         )

@@ -10,6 +10,7 @@ from agentbar.core import codec
 from agentbar.core.facts import SessionFacts
 from agentbar.core.records import Asks, Usage
 from agentbar.core.state.turns import PendingCall, Phase, SubagentStatus, TurnState
+from agentbar.core.usage.ledger import UsageLine
 
 usages = st.builds(
     Usage,
@@ -62,7 +63,19 @@ facts = st.builds(
     last_activity=times,
     summed_usage=usages,
     recent_usage=st.lists(st.tuples(st.text(max_size=10), usages), max_size=4).map(tuple),
-    thread_totals=st.lists(st.tuples(st.text(max_size=10), usages), max_size=3).map(tuple),
+    thread_models=st.lists(st.tuples(st.text(max_size=10), st.text(max_size=10)), max_size=3).map(
+        tuple
+    ),
+    ledger=st.lists(
+        st.builds(
+            UsageLine,
+            day=st.text(max_size=10),
+            model=st.text(max_size=10),
+            usage=usages,
+            cost=st.none() | st.floats(min_value=0, max_value=1e6),
+        ),
+        max_size=3,
+    ).map(tuple),
 )
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from agentbar.core.agents.codex.files import CodexSource, default_codex_home, rollout_session_hint
 from agentbar.core.agents.codex.rollout import CodexRolloutParser
 from agentbar.core.model import Agent
-from agentbar.core.records import Asks, Record
+from agentbar.core.records import Asks, Record, UsageReport
 from agentbar.core.sources.base import (
     MalformedLine,
     Owner,
@@ -159,7 +159,7 @@ EXPECTED: dict[str, tuple[list[tuple[str, dict[str, Any]]], int]] = {
             R("Bookkeeping", kind="token_usage_record"),
             R("Activity", kind="CommandExecution"),
             R("ToolResult", call_id="call_exec_1", is_error=False, denied=False),
-            R("UsageReport", cumulative=True),
+            R("UsageReport", key=None),
             R(
                 "AssistantText",
                 text="/etc contains hosts and passwd.",
@@ -296,7 +296,7 @@ EXPECTED: dict[str, tuple[list[tuple[str, dict[str, Any]]], int]] = {
             R("AssistantText", message_id="msg_p1", final=True),
             R("Activity", kind="AgentMessage"),
             R("Bookkeeping", kind="token_usage_record"),
-            R("UsageReport", cumulative=True),
+            R("UsageReport", key=None),
             R("TurnEnded", last_message="The test now waits for the ready event."),
             R("TitleSet", title="Fix flaky IO test", rank=2),
             R("TurnStarted", turn_id="turn-2"),
@@ -421,7 +421,7 @@ def test_checkpoint_round_trip_at_every_line(name: str) -> None:
         assert head + tail == one_pass, f"split at line {split}"
 
 
-def test_usage_is_cumulative_and_excludes_cached_input() -> None:
+def test_usage_is_the_responses_own_and_excludes_cached_input() -> None:
     records, _ = parse_all(new_parser(), fixture_lines("approved_exec.jsonl"))
     (report,) = [r for r in records if type(r).__name__ == "UsageReport"]
     usage = report.usage  # type: ignore[attr-defined]
@@ -1709,3 +1709,72 @@ def test_parse_never_raises_on_any_bytes(data: bytes, primer: list[bytes]) -> No
     with contextlib.suppress(MalformedLine):
         parser.parse(data)
     parser.parse_oversized(data, 20_000_000)
+
+
+# -- token counts: each response's own, whatever the running total does ----------------------
+
+
+def _count_line(total: list[int] | None, last: list[int] | None) -> bytes:
+    def counts(c: list[int] | None) -> dict[str, int] | None:
+        if c is None:
+            return None
+        return {"input_tokens": c[0], "cached_input_tokens": c[1], "output_tokens": c[2]}
+
+    info: dict[str, Any] = {"total_token_usage": counts(total)}
+    if last is not None:
+        info["last_token_usage"] = counts(last)
+    payload = {"type": "token_count", "info": info, "rate_limits": None}
+    return orjson.dumps(
+        {"timestamp": "2026-11-30T10:00:00.000Z", "type": "event_msg", "payload": payload}
+    )
+
+
+def _spent(
+    lines: list[tuple[list[int] | None, list[int] | None]], *, cut_at: int = -1
+) -> list[Any]:
+    """The usage each line reports, read by one parser (or by two, the second restored from
+    the first's checkpoint after ``cut_at`` lines: a restart mid-file)."""
+    session = {"id": "019ad3f1-7c2e-7b10-9a41-5e6f7a8b9c01", "cwd": "/w"}
+    meta = orjson.dumps(
+        {"timestamp": "2026-11-30T10:00:00.000Z", "type": "session_meta", "payload": session}
+    )
+    parser = new_parser()
+    parser.parse(meta)
+    out = []
+    for n, (total, last) in enumerate(lines):
+        if n == cut_at:
+            parser = new_parser(checkpoint=orjson.loads(orjson.dumps(parser.checkpoint())))
+        for r in parser.parse(_count_line(total, last)):
+            if isinstance(r, UsageReport):
+                out.append((r.usage.input_tokens, r.usage.cache_read_tokens, r.usage.output_tokens))
+    return out
+
+
+def test_token_counts_follow_each_response_when_the_total_goes_back() -> None:
+    lines = [
+        ([12_757, 0, 300], [12_757, 0, 300]),
+        ([12_757, 0, 300], [12_757, 0, 300]),  # a request starts: the previous count again
+        ([1_200, 200, 30], [1_200, 200, 30]),  # resumed: a new running total
+        ([2_000, 300, 60], [800, 100, 30]),
+    ]
+    expected = [(12_757, 0, 300), (1_000, 200, 30), (700, 100, 30)]
+    assert _spent(lines) == expected
+    assert _spent(lines, cut_at=2) == expected  # the checkpoint keeps the previous count
+
+
+def test_a_total_that_never_moves_still_counts_each_response() -> None:
+    lines = [([0, 0, 0], [5_000, 0, 100]), ([0, 0, 0], [7_757, 0, 50])]
+    assert _spent(lines) == [(5_000, 0, 100), (7_757, 0, 50)]
+
+
+def test_totals_alone_count_what_grew() -> None:
+    lines = [([3_000, 1_000, 100], None), ([4_000, 1_500, 150], None), ([500, 0, 10], None)]
+    assert _spent(lines) == [(2_000, 1_000, 100), (500, 500, 50), (0, 0, 0)]
+
+
+def test_a_count_reset_to_zero_keeps_what_was_counted() -> None:
+    # What read 0 tokens before: the last total of the file was a fresh, empty count (a resumed
+    # session), and the last total was all that counted.
+    lines = [([12_757, 0, 300], [12_757, 0, 300]), ([0, 0, 0], [0, 0, 0])]
+    spent = _spent(lines)
+    assert [sum(col) for col in zip(*spent, strict=True)] == [12_757, 0, 300]

@@ -93,16 +93,29 @@ def test_a_later_copy_with_more_output_adds_only_the_growth() -> None:
     assert facts.usage == u(10, 40)
 
 
-def test_cumulative_totals_count_the_last_per_thread() -> None:
+def test_usage_is_priced_under_the_model_its_thread_last_named() -> None:
+    day = 1_780_000_000.0  # one moment; the ledger's day is its local date
     facts = folded(
         [
-            UsageReport(usage=u(100, 10, 50), cumulative=True),
-            UsageReport(usage=u(200, 20, 80), cumulative=True),
-            UsageReport(usage=u(7, 1), cumulative=True, agent_id="sub"),
-            UsageReport(usage=u(1, 1), key="k"),
+            ModelSeen(model="claude-opus-4-5"),
+            ModelSeen(model="claude-haiku-4-5", agent_id="sub"),
+            UsageReport(ts=day, usage=u(1_000_000, 0), key="a"),
+            UsageReport(ts=day, usage=u(1_000_000, 0), key="b", agent_id="sub"),
+            UsageReport(ts=day, usage=u(0, 1_000_000), key="c", agent_id="other"),
         ]
     )
-    assert facts.usage == u(208, 22, 80)
+    by_model = {line.model: line.cost for line in facts.ledger}
+    # $5 and $1 per million input tokens; a thread that named no model costs as the main one
+    assert by_model == pytest.approx({"claude-opus-4-5": 5.0 + 25.0, "claude-haiku-4-5": 1.0})
+    assert facts.cost == pytest.approx(31.0)
+    assert facts.usage == u(2_000_000, 1_000_000)
+
+
+def test_an_unpriced_model_makes_the_cost_unknown_not_zero() -> None:
+    facts = folded([ModelSeen(model="no-such-model"), UsageReport(usage=u(10, 1), key="a")])
+    assert facts.cost is None
+    assert [line.model for line in facts.ledger] == ["no-such-model"]
+    assert folded([ModelSeen(model="no-such-model")]).cost == 0.0  # no tokens spent: nothing
 
 
 def test_model_follows_the_main_thread() -> None:

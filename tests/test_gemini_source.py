@@ -121,7 +121,7 @@ def test_metadata_names_the_session_and_its_project() -> None:
 def test_a_turn_with_an_approved_command_as_the_cli_writes_it() -> None:
     parser = GeminiChatParser(spec(), None)
     records = feed(parser, meta(), user("u1", "make a file"), gemini("g1"))
-    assert kinds(records) == ["SessionMeta", "Prompt", "UsageReport", "ModelSeen"]
+    assert kinds(records) == ["SessionMeta", "Prompt", "ModelSeen", "UsageReport"]
     # While the approval is on screen the chat says no more than this: running.
     assert state_of(records)[0] == "running"
     # The same message again, with its finished call: the call and its result, once.
@@ -163,6 +163,7 @@ def test_tokens_are_counted_once_per_message_and_split_like_anthropic() -> None:
         "output_tokens": 35,
         "cache_read_tokens": 20,
         "cache_creation_tokens": 0,
+        "cache_creation_1h_tokens": 0,
     }
     assert [r.model for r in first if isinstance(r, ModelSeen)] == ["gemini-2.5-flash"]
 

@@ -118,7 +118,8 @@ def test_a_codex_token_count_past_int64_is_clamped(rig: Rig) -> None:
     engine = rig.open()
     snap = rig.sessions()[X]
     assert snap.usage.output_tokens == TOKEN_LIMIT and snap.usage.input_tokens == TOKEN_LIMIT
-    assert diagnostics(engine.stats())["clamped_numbers"] == 2  # both counts of the line
+    # both counts of the line's running total and of its response's own counts
+    assert diagnostics(engine.stats())["clamped_numbers"] == 4
     assert restarted(rig)[X].usage.output_tokens == TOKEN_LIMIT
 
 

@@ -369,7 +369,7 @@ def test_codex_state(scenario: Scenario) -> None:
     state_table.check(scenario, decide(scenario))
 
 
-def test_usage_is_the_last_running_total() -> None:
+def test_usage_is_the_sum_of_the_responses_counts() -> None:
     from agentbar.core.facts import SessionFacts, fold
 
     r = CodexRollout(SID)

@@ -69,6 +69,9 @@ def test_board_lists_sessions_that_need_you_first_grouped_by_project(page: Any, 
     # Fixture sessions of both agents are there too (ended yesterday).
     assert page.locator('section[data-group="ended"] .card[data-key^="codex:"]').count() > 0
 
+    # Each card with tokens says what they cost (the fixtures' model is priced).
+    assert "$" in page.locator(card(DONE)).locator(".card-cost").inner_text()
+
     # The counts are in the window title.
     page.wait_for_function("() => document.title.startsWith('(2) ')")
     assert "2 need you" in page.title()
@@ -164,6 +167,8 @@ def test_replay_shows_messages_thinking_tools_subagent_and_the_rest(page: Any, w
     # Token usage per turn and per session.
     assert page.locator(".turn-usage").count() >= 2
     assert "Session tokens: in" in page.locator(".session-usage").inner_text()
+    assert "cost " in page.locator(".session-cost").inner_text()  # a priced model: dollars
+    assert "$" in page.locator(".session-cost").inner_text()
 
 
 def test_replay_opens_at_the_end(page: Any, world: World):

@@ -26,11 +26,16 @@ from ...sources.base import Unsure, json_value, load_fields
 _Int = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 
 
+class _CacheCreation(TypedDict, total=False):
+    ephemeral_1h_input_tokens: _Int | float | None
+
+
 class _Usage(TypedDict, total=False):
     input_tokens: _Int | float | None
     output_tokens: _Int | float | None
     cache_read_input_tokens: _Int | float | None
     cache_creation_input_tokens: _Int | float | None
+    cache_creation: _CacheCreation | None
 
 
 class _Block(TypedDict, total=False):

@@ -453,11 +453,15 @@ def _tool_result(
 def _usage(raw: object) -> Usage | None:
     if not isinstance(raw, dict):
         return None
+    created = token_count(raw.get("cache_creation_input_tokens"))
+    split = raw.get("cache_creation")  # {"ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"}
+    hour = token_count(split.get("ephemeral_1h_input_tokens")) if isinstance(split, dict) else 0
     return Usage(
         input_tokens=token_count(raw.get("input_tokens")),
         output_tokens=token_count(raw.get("output_tokens")),
         cache_read_tokens=token_count(raw.get("cache_read_input_tokens")),
-        cache_creation_tokens=token_count(raw.get("cache_creation_input_tokens")),
+        cache_creation_tokens=created,
+        cache_creation_1h_tokens=min(hour, created),
     )
 
 

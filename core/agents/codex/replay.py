@@ -8,8 +8,8 @@ formats (the envelope and the mid-2025 bare one) go through the same records par
 Sub-agents (agent-formats.md 3.9) have rollouts of their own whose ``session_meta`` names the
 parent thread; the engine files them under the parent session with their own thread id. In the
 parent, the call that spawned one (``spawn_agent``) names the new thread id in its output: any
-item whose text names a known sub-agent thread gets a link to it. Codex reports usage as running
-totals, not per response: the latest total is put on each turn's end note (``usage`` there is
+item whose text names a known sub-agent thread gets a link to it. Usage records are each
+response's own counts; their running sum is put on each turn's end note (``usage`` there is
 cumulative for the thread).
 """
 
@@ -116,7 +116,7 @@ class CodexReplayParser:
             case rec.ModelSeen(model=model):
                 self._model = model
             case rec.UsageReport(usage=usage):
-                self._total = usage
+                self._total = usage if self._total is None else self._total + usage
             case _:
                 self._note(record, obj, payload, out)
 

@@ -24,6 +24,16 @@ starts, after its ``turn_context`` and before any output, repeats the previous o
 nothing. 0.58 writes the response's items after that count, 0.99 before it. The completed
 response has nothing left to run, so Codex ends the turn, and a ``TurnEnded`` is emitted with its
 text. A turn opened by ``task_started`` waits for its own closing line.
+
+Tokens. A ``token_count`` carries the thread's running total and the latest response's own
+counts (``last_token_usage``); each becomes a ``UsageReport`` of that response's counts alone. A
+count that repeats the previous one, total and response alike, adds nothing (Codex writes one
+when a request starts); a total that did not move while the response's counts did (a build that
+stopped updating its total) still counts the response. The per-response counts are followed
+even when the total goes back (a resumed session starting a new count, a trimmed file): a total
+is never taken to replace what was counted. Lines with a total and no per-response counts
+(older builds) add what each count of the total grew (nothing for one that went back), as
+ccusage does.
 """
 
 from __future__ import annotations
@@ -88,6 +98,17 @@ def _obj(obj: _Json, key: str) -> _Json:
 
 def _tokens(obj: _Json, key: str) -> int:
     return token_count(obj.get(key))
+
+
+def _counts(raw: object) -> list[int] | None:
+    """[input, cached input, output] of a Codex usage object; None when it is no object."""
+    if not isinstance(raw, dict):
+        return None
+    return [
+        _tokens(raw, "input_tokens"),
+        _tokens(raw, "cached_input_tokens"),
+        _tokens(raw, "output_tokens"),
+    ]
 
 
 def content_texts(items: object) -> list[str]:
@@ -298,7 +319,7 @@ def _result_flags(output: object) -> tuple[bool, bool]:
 
 _ENVELOPE = "envelope"
 _LEGACY = "legacy"
-_CHECKPOINT_VERSION = 1
+_CHECKPOINT_VERSION = 2  # 2: last_total
 _MAX_PENDING_PROMPTS = 16
 _OVERSIZED_PROMPT_KEY = "\x00oversized"
 
@@ -386,6 +407,10 @@ class _State:
     round_answer: str | None = None  # answer text of that response
     round_call: bool = False  # that response called a tool
     round_completed: bool = False  # and it completed
+    # The latest token_count's total and its response's own counts: [input, cached input,
+    # output], as Codex counts them.
+    last_total: list[int] | None = None
+    last_response: list[int] | None = None
 
     @classmethod
     def restore(cls, data: Mapping[str, Any] | None) -> _State:
@@ -413,6 +438,14 @@ class _State:
                 setattr(state, name, [v for v in value if isinstance(v, str)])
         if isinstance(pending := data.get("pending_meta"), dict) and _str(pending, "id"):
             state.pending_meta = pending
+        for name in ("last_total", "last_response"):
+            counts = data.get(name)
+            if (
+                isinstance(counts, list)
+                and len(counts) == 3
+                and all(type(n) is int for n in counts)
+            ):
+                setattr(state, name, counts)
         return state
 
 
@@ -676,18 +709,31 @@ class CodexRolloutParser:
         return Prompt(text=text)
 
     def _token_count(self, payload: _Json) -> list[Record]:
-        total = _obj(payload, "info").get("total_token_usage")
-        if not isinstance(total, dict):
+        info = _obj(payload, "info")
+        total, last = _counts(info.get("total_token_usage")), _counts(info.get("last_token_usage"))
+        if total is None and last is None:
             return [Bookkeeping(kind="token_count")]
-        cached = _tokens(total, "cached_input_tokens")
-        usage = Usage(
-            input_tokens=max(0, _tokens(total, "input_tokens") - cached),
-            cache_read_tokens=cached,
-            output_tokens=_tokens(total, "output_tokens"),
-        )
+        previous, previous_last = self._s.last_total, self._s.last_response
+        if total is not None:
+            self._s.last_total = total
+        self._s.last_response = last
+        if total is not None and total == previous and last == previous_last:
+            spent = None  # the count a new request starts with: the previous one again
+        elif last is not None:
+            spent = last
+        elif total is not None and previous is not None:
+            spent = [max(0, now - before) for now, before in zip(total, previous, strict=True)]
+        else:
+            spent = total  # the first total
         if self._s.round_output:
             self._s.round_completed = True  # the response that brought that output completed
-        return [UsageReport(usage=usage, cumulative=True), *self._unmarked_turn_over()]
+        if spent is None:
+            return [Bookkeeping(kind="token_count"), *self._unmarked_turn_over()]
+        inputs, cached, output = spent
+        usage = Usage(
+            input_tokens=max(0, inputs - cached), cache_read_tokens=cached, output_tokens=output
+        )
+        return [UsageReport(usage=usage), *self._unmarked_turn_over()]
 
     def _thread_name(self, payload: _Json) -> list[Record]:
         title = _str(payload, "thread_name") or _str(payload, "name")

@@ -163,13 +163,14 @@ def tool_summary(name: str, args: object, description: object = None) -> str:
 
 
 def usage_of(tokens: object) -> Usage | None:
-    """Gemini's per-response counts: ``input`` includes the cached part, ``output`` excludes
-    the thoughts, which are billed as output."""
+    """Gemini's per-response counts: ``input`` includes the cached part and not the tool-use
+    prompt (``tool``, billed as input); ``output`` excludes the thoughts, billed as output."""
     if not isinstance(tokens, dict):
         return None
     cached = token_count(tokens.get("cached"))
+    prompt = token_count(tokens.get("input")) + token_count(tokens.get("tool"))
     return Usage(
-        input_tokens=max(0, token_count(tokens.get("input")) - cached),
+        input_tokens=max(0, prompt - cached),
         output_tokens=token_count(tokens.get("output")) + token_count(tokens.get("thoughts")),
         cache_read_tokens=cached,
     )
@@ -454,10 +455,10 @@ class GeminiChatParser:
         usage = usage_of(message.get("tokens"))
         if usage is not None and not seen.tokens:
             seen.tokens = True
-            out.append(UsageReport(ts=ts, agent_id=sub, usage=usage, key=message_id))
             model = _str(message, "model")
-            if model:
+            if model:  # first: the usage is priced under the model that spent it
                 out.append(ModelSeen(ts=ts, agent_id=sub, model=model))
+            out.append(UsageReport(ts=ts, agent_id=sub, usage=usage, key=message_id))
         calls = message.get("toolCalls")
         calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
         text = "".join(part_texts(message.get("content")))

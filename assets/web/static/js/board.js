@@ -8,7 +8,8 @@ import { requestsOf } from './api.js';
 import { DecisionBoxes, placeBoxes } from './decisions.js';
 import { h, clear } from './dom.js';
 import {
-  ago, epoch, sessionHref, sessionKey, shortPath, stateLabel, number, plural, readingText,
+  ago, dollars, epoch, sessionHref, sessionKey, shortPath, stateLabel, number, plural,
+  readingText,
 } from './format.js';
 import { ProblemsLine } from './problems.js';
 
@@ -208,7 +209,8 @@ export class BoardView {
       h('time', { datetime: s.last_activity || '', dataset: { ago: s.last_activity || '' } },
         ago(s.last_activity, now)),
       s.model ? h('span', null, s.model) : null,
-      usage ? h('span', null, `${number(usage)} tokens`) : null));
+      usage ? h('span', null, `${number(usage)} tokens`) : null,
+      usage && 'cost_usd' in s ? h('span', { class: 'card-cost' }, dollars(s.cost_usd)) : null));
     this.cards.set(key, card);
     return card;
   }

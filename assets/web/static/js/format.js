@@ -59,6 +59,13 @@ export function shortPath(path) {
   return path.replace(/^\/(?:home|Users)\/[^/]+(?=\/|$)/, '~');
 }
 
+/** A session's cost in dollars, as short as a card needs; "cost unknown" when unpriced. */
+export function dollars(cost) {
+  if (cost === null || cost === undefined) return 'cost unknown';
+  if (cost > 0 && cost < 0.01) return '< $0.01';
+  return `$${cost.toFixed(2)}`;
+}
+
 export function number(n) {
   if (n === null || n === undefined) return '0';
   if (n >= 1e6) return `${(n / 1e6).toFixed(n >= 1e7 ? 0 : 1)}M`;

@@ -9,7 +9,8 @@ import { ApiError, exportUrl, getJSON, requestsOf, sessionPath } from './api.js'
 import { DecisionBoxes, placeBoxes } from './decisions.js';
 import { append, clear, h } from './dom.js';
 import {
-  addUsage, ago, clock, plural, sessionHref, shortPath, stateLabel, subUsage, usageText,
+  addUsage, ago, clock, dollars, plural, sessionHref, shortPath, stateLabel, subUsage,
+  usageText,
 } from './format.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -657,6 +658,8 @@ export class ReplayView {
         s.last_activity ? h('span', null, 'active ', h('time', { datetime: s.last_activity, title: s.last_activity }, ago(s.last_activity))) : null),
       h('p', { class: 'facts' },
         s.usage ? h('span', { class: 'usage session-usage' }, `Session tokens: ${usageText(s.usage)}`) : null,
+        'cost_usd' in s ? h('span', { class: 'usage session-cost', title: 'at the prices shipped with agentbar' },
+          s.cost_usd == null ? 'cost unknown' : `cost ${dollars(s.cost_usd)}`) : null,
         countBits.length ? h('span', null, countBits.join(' · ')) : null,
         h('span', { class: 'session-id' }, s.session_id)),
       subthread,
