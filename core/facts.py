@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .limits import LimitsSeen, LimitWindow
 from .records import (
     TITLE_RANK_PROMPT,
     ModelSeen,
@@ -41,6 +42,7 @@ class SessionFacts:
     summed_usage: Usage = field(default_factory=Usage)
     recent_usage: tuple[tuple[str, Usage], ...] = ()
     thread_totals: tuple[tuple[str, Usage], ...] = ()  # (agent id or "", running total)
+    limits: tuple[LimitWindow, ...] = ()  # the usage windows this session's agent last named
 
     @property
     def usage(self) -> Usage:
@@ -72,6 +74,7 @@ class _Draft:
         self.summed = f.summed_usage
         self.recent = list(f.recent_usage)
         self.totals = dict(f.thread_totals)
+        self.limits = f.limits
         self.changed = False
 
     def freeze(self, original: SessionFacts) -> SessionFacts:
@@ -89,6 +92,7 @@ class _Draft:
             summed_usage=self.summed,
             recent_usage=tuple(self.recent),
             thread_totals=tuple(sorted(self.totals.items())),
+            limits=self.limits,
         )
 
     def apply(self, record: Record) -> None:
@@ -114,6 +118,8 @@ class _Draft:
                 self.totals[record.agent_id or ""] = usage
             case UsageReport(usage=usage, key=key):
                 self._add_split_usage(usage, key)
+            case LimitsSeen():
+                self.limits = record.windows() or self.limits
             case _:
                 return
         self.changed = True

@@ -1,0 +1,63 @@
+"""Claude's usage windows from what agentbar's status-line link recorded (engine thread).
+
+The link (``assets/statusline/``) writes Claude's latest status-line payload to
+``<data dir>/limits/claude-status-line.json`` as ``{"recorded_at": epoch, "payload": {...}}``;
+this reads it again when it changed. A file that is missing, too large or not that shape gives
+no windows and no error: the link is opt-in, and the tray says when Claude's limits are unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+from .limits import LimitWindow, claude_windows, epoch
+
+RECORD_NAME = "claude-status-line.json"  # the link's own name for it (agentbar_statusline_impl)
+MAX_RECORD_BYTES = 64 * 1024
+NOT_KNOWN = "Claude's limits are not known (agentbar hooks install --status-line --agent claude)"
+
+
+def record_path(data_dir: Path) -> Path:
+    return data_dir / "limits" / RECORD_NAME
+
+
+class ClaudeStatusLineRecord:
+    """The link's record, read again whenever its size or time changed (any thread)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._seen: tuple[int, int] | None = None
+        self._lock = threading.Lock()  # the engine's tick and ``Engine.limits()`` callers
+
+    def read_if_changed(self) -> tuple[LimitWindow, ...]:
+        with self._lock:
+            return self._read_if_changed()
+
+    def _read_if_changed(self) -> tuple[LimitWindow, ...]:
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return ()
+        stamp = (info.st_mtime_ns, info.st_size)
+        if stamp == self._seen:
+            return ()
+        self._seen = stamp
+        if info.st_size > MAX_RECORD_BYTES:
+            return ()
+        return read_windows(self.path)
+
+
+def read_windows(path: Path) -> tuple[LimitWindow, ...]:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return ()
+    if not isinstance(data, dict):
+        return ()
+    recorded_at = epoch(data.get("recorded_at"))
+    if recorded_at is None:
+        return ()
+    return claude_windows(data.get("payload"), recorded_at)
