@@ -18,7 +18,7 @@ from typing import Any, TextIO, TypeAlias
 
 import orjson
 
-from . import answers_cli, jsonsafe, logs, presence, privacy
+from . import answers_cli, jsonsafe, limits_cli, limits_text, logs, presence, privacy
 from .agents import registry
 from .app import Agentbar
 from .config import Settings
@@ -79,6 +79,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return status(settings, show_all=args.all, as_json=args.json, out=out)
     if args.command == "watch":
         return watch(settings, as_json=args.json, out=out)
+    if args.command == "hooks" and args.status_line:
+        return limits_cli.run(args, settings, out, hooks_cli.ask)
     if args.command == "hooks":
         return hooks_cli.run(args, settings, out)
     if args.command in server_cli.COMMANDS:
@@ -152,6 +154,7 @@ def status(
         stats = app.stats()
         problems = app.problems()
         progress = app.progress()
+        limits = app.limits()
     finally:
         app.close()
     now = time.time()
@@ -162,6 +165,7 @@ def status(
             "diagnostics": diagnostics(stats),
             "problems": [fault.to_json() for fault in problems],
             "progress": progress_json(progress),
+            "limits": limits_text.to_json(limits, now),
         }
         out.write(jsonsafe.dumps(document, orjson.OPT_INDENT_2).decode() + "\n")
         return 0
@@ -175,6 +179,7 @@ def status(
         out.write(f"(skipped input: {parts}; see {settings.data_dir / logs.LOG_FILE})\n")
     for fault in problems:
         out.write(f"({fault.line()})\n")
+    out.write(f"Limits: {'; '.join(limits_text.lines(limits, now))}\n")
     return 0
 
 
