@@ -446,6 +446,8 @@ class Engine:
 
     def _load_index(self) -> None:
         self._writer.load()
+        for session in self._sessions:  # the windows the sessions last named, kept with them
+            self._limits.note(session.facts.limits)
 
     def step(self, timeout: float | None = 0.0) -> bool:
         """Handle one batch of messages; False when the inbox was empty."""
