@@ -50,9 +50,7 @@ def window(used: Any, minutes: Any = 300, resets_at: Any = NOW + 3600) -> dict[s
 
 
 def test_codex_windows_read_both_slots_with_names_and_plan() -> None:
-    got = codex_windows(
-        codex_limits(window(38.0), window(12.5, 10080, NOW + 86400), "pro"), NOW
-    )
+    got = codex_windows(codex_limits(window(38.0), window(12.5, 10080, NOW + 86400), "pro"), NOW)
     assert got == (
         LimitWindow("codex", FIVE_HOURS, 38.0, NOW + 3600, "pro", NOW, "codex-rollout"),
         LimitWindow("codex", WEEKLY, 12.5, NOW + 86400, "pro", NOW, "codex-rollout"),
