@@ -4,8 +4,8 @@ tree on every status-line refresh, so it must be cheap and must never fail the s
 1. Read stdin whole (at most ``MAX_STDIN`` bytes are recorded; all of it is passed on).
 2. Record what agentbar shows (``rate_limits``, ``cost``, the session, the model, the version)
    with the time, atomically (a temporary file renamed over the last), 0600 in a 0700 folder.
-3. Run ``--then`` through ``/bin/sh -c`` with the same stdin; print its stdout and stderr as
-   they came and exit with its status. Without ``--then``: print a short line.
+3. Become ``/bin/sh -c <--then>`` (``exec``) with the same bytes on stdin: its stdout, stderr
+   and exit status are the person's command's own. Without ``--then``: print a short line.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
 import sys
 import time
 
+SHELL = "/bin/sh"
+PIPE_BYTES = 60 * 1024  # under Linux's 64 KiB pipe buffer: written whole before the exec
 MAX_STDIN = 256 * 1024  # a payload is ~2 KiB; anything past this is not recorded
 RECORD_NAME = "claude-status-line.json"
 KEPT_KEYS = ("rate_limits", "cost", "session_id", "version", "model")
@@ -97,15 +98,29 @@ def _record(data_dir: str, payload: dict[str, object] | None) -> None:
 
 
 def _run_then(command: str, raw: bytes) -> int:
+    """Become the person's command (``exec``): its output, colours and exit status are then
+    theirs, unchanged, and no Python waits behind it. The payload it reads is put back on
+    stdin through a pipe, written whole first (it fits in the pipe's buffer); a larger one is
+    fed by a child process instead."""
     sys.stdout.flush()
+    if len(raw) <= PIPE_BYTES:
+        try:
+            read_end, write_end = os.pipe()
+            os.write(write_end, raw)
+            os.close(write_end)
+            os.dup2(read_end, 0)
+            os.close(read_end)
+            os.execv(SHELL, [SHELL, "-c", command])
+        except OSError as exc:
+            sys.stdout.write(f"agentbar: cannot run the status-line command: {exc.strerror}\n")
+            return 0
+    import subprocess  # noqa: PLC0415 - only for a payload too large for a pipe
+
     try:
-        # The person's command gets the terminal's stdout and stderr directly: its output,
-        # colours and exit status are theirs, unchanged.
-        done = subprocess.run(["/bin/sh", "-c", command], input=raw, check=False)
+        return subprocess.run([SHELL, "-c", command], input=raw, check=False).returncode
     except OSError as exc:
         sys.stdout.write(f"agentbar: cannot run the status-line command: {exc.strerror}\n")
         return 0
-    return done.returncode
 
 
 def _default_line(payload: dict[str, object] | None) -> str:
