@@ -9,7 +9,8 @@ same machine load:
   and prints one line, like most people's);
 * ``linked``: the command the link installs: agentbar's program, which records the payload
   (0600, atomic rename) and then runs the same person's command with the same stdin;
-* ``alone``: the link with no command of its own (it prints its short default line).
+* ``alone``: the link with no command of its own (it prints its short default line);
+* ``python``: the floor any Python program pays, ``python -I -S -c pass`` through the shell.
 
 The figure that matters is ``linked - direct``: what the person's status line waits for
 because agentbar records the limits.
@@ -21,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -66,6 +69,7 @@ def main() -> None:
             "direct": USERS_COMMAND,
             "linked": link_command(Path(tmp) / "data", USERS_COMMAND),
             "alone": link_command(Path(tmp) / "data", None),
+            "python": shlex.join([sys.executable, "-I", "-S", "-c", "pass"]),
         }
         for command in commands.values():  # warm the caches (bytecode, page cache)
             once(command)

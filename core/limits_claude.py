@@ -1,8 +1,8 @@
 """Claude's usage windows from what agentbar's status-line link recorded (engine thread).
 
-The link (``assets/statusline/``) writes Claude's latest status-line payload to
-``<data dir>/limits/claude-status-line.json`` as ``{"recorded_at": epoch, "payload": {...}}``;
-this reads it again when it changed. A file that is missing, too large or not that shape gives
+The link (``assets/statusline/``) writes Claude's latest status-line payload, as Claude handed
+it, to ``<data dir>/limits/claude-status-line.json``; the file's time is when it was seen. This
+reads it again when it changed. A file that is missing, too large or not that shape gives
 no windows and no error: the link is opt-in, and the tray says when Claude's limits are unknown.
 """
 
@@ -52,12 +52,11 @@ class ClaudeStatusLineRecord:
 
 def read_windows(path: Path) -> tuple[LimitWindow, ...]:
     try:
-        data = json.loads(path.read_bytes())
+        with path.open("rb") as fh:
+            seen_at = epoch(os.fstat(fh.fileno()).st_mtime)
+            data = json.loads(fh.read(MAX_RECORD_BYTES + 1))
     except (OSError, ValueError):
         return ()
-    if not isinstance(data, dict):
+    if seen_at is None:
         return ()
-    recorded_at = epoch(data.get("recorded_at"))
-    if recorded_at is None:
-        return ()
-    return claude_windows(data.get("payload"), recorded_at)
+    return claude_windows(data, seen_at)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -177,15 +178,17 @@ def test_the_link_record_is_read_again_only_when_it_changed(tmp_path: Path) -> N
     reader = ClaudeStatusLineRecord(path)
     assert reader.read_if_changed() == ()  # none yet
     path.parent.mkdir()
-    path.write_text(json.dumps({"recorded_at": NOW, "payload": CLAUDE_PAYLOAD}))
-    assert len(reader.read_if_changed()) == 2
+    path.write_text(json.dumps(CLAUDE_PAYLOAD))
+    os.utime(path, (NOW, NOW))
+    five, _ = reader.read_if_changed()
+    assert five.observed_at == NOW  # the file's time: when the link saw it
     assert reader.read_if_changed() == ()
     path.write_text("{not json")
     assert reader.read_if_changed() == ()
-    path.write_text(json.dumps({"recorded_at": "yesterday", "payload": CLAUDE_PAYLOAD}))
+    path.write_text("[1, 2]")
     assert reader.read_if_changed() == ()
-    path.write_text(" " * (70 * 1024))
-    assert reader.read_if_changed() == ()
+    path.write_text(json.dumps(CLAUDE_PAYLOAD) + " " * (70 * 1024))
+    assert reader.read_if_changed() == ()  # larger than the link ever writes
 
 
 # -- the store and the words ---------------------------------------------------------------------
@@ -269,7 +272,7 @@ def test_status_line_and_json(env: dict[str, str], tmp_path: Path) -> None:  # n
     assert "Codex: 93 % of the week left" in last and last.endswith(NOT_KNOWN)
     record = record_path(Path(env["AGENTBAR_DATA_DIR"]))
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps({"recorded_at": now, "payload": CLAUDE_PAYLOAD}))
+    record.write_text(json.dumps(CLAUDE_PAYLOAD))
     document = json.loads(agentbar(env, "status", "--json").stdout)
     agents = [(w["agent"], w["window"]) for w in document["limits"]["limits"]]
     assert agents == [("claude", "5h"), ("claude", "weekly"), ("codex", "5h"), ("codex", "weekly")]

@@ -64,9 +64,7 @@ def test_records_the_payload_privately_and_passes_the_person_s_command_through(
     record = record_path(data)
     assert stat.S_IMODE(record.stat().st_mode) == 0o600
     assert stat.S_IMODE(record.parent.stat().st_mode) == 0o700
-    kept = json.loads(record.read_text())["payload"]
-    assert kept["rate_limits"] == PAYLOAD["rate_limits"] and kept["cost"] == PAYLOAD["cost"]
-    assert "transcript_path" not in kept and "cwd" not in kept  # only what agentbar shows
+    assert record.read_bytes() == STDIN  # what Claude handed it, as it came
     five, week = read_windows(record)
     assert (five.used_percent, week.used_percent) == (23.5, 41.2)
     assert [p.name for p in record.parent.iterdir()] == [record.name]  # no temporary left
@@ -108,12 +106,12 @@ def test_odd_stdin_is_passed_on_and_not_recorded(tmp_path: Path, stdin: bytes) -
     assert not record_path(tmp_path / "data").exists()
 
 
-def test_a_huge_value_is_left_out_of_the_record(tmp_path: Path) -> None:
-    payload = {**PAYLOAD, "cost": {"note": "x" * 10_000}}
-    run_link(tmp_path / "data", None, json.dumps(payload).encode())
-    kept = json.loads(record_path(tmp_path / "data").read_text())["payload"]
-    assert "cost" not in kept and "rate_limits" in kept
-    assert record_path(tmp_path / "data").stat().st_size < 2048
+def test_a_payload_larger_than_the_record_holds_is_passed_on_unrecorded(tmp_path: Path) -> None:
+    payload = json.dumps({**PAYLOAD, "note": "x" * (70 * 1024)}).encode()
+    done = run_link(tmp_path / "data", "cksum", payload)
+    direct = subprocess.run(["cksum"], input=payload, capture_output=True, check=False)
+    assert done.stdout == direct.stdout and done.returncode == 0
+    assert not record_path(tmp_path / "data").exists()
 
 
 # -- install / uninstall --------------------------------------------------------------------

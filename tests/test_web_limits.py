@@ -80,7 +80,7 @@ def test_the_board_header_shows_the_windows_and_the_note(page: Any, limits_world
         **CLAUDE_PAYLOAD,
         "rate_limits": {"five_hour": {"used_percentage": 23.5, "resets_at": time.time() + 7200}},
     }
-    record.write_text(json.dumps({"recorded_at": time.time(), "payload": payload}))
+    record.write_text(json.dumps(payload))
     page.reload()
     page.wait_for_selector(f"{LINE} .limit[data-agent=claude]")
     texts = [item["text"] for item in shown(page)]
