@@ -277,3 +277,34 @@ def test_status_line_and_json(env: dict[str, str], tmp_path: Path) -> None:  # n
     agents = [(w["agent"], w["window"]) for w in document["limits"]["limits"]]
     assert agents == [("claude", "5h"), ("claude", "weekly"), ("codex", "5h"), ("codex", "weekly")]
     assert document["limits"]["notes"] == []
+
+
+# -- what the real CLIs wrote (tests/conformance/test_limits_cli.py) -----------------------------
+
+
+def test_the_real_codex_rollout_s_rate_limits() -> None:
+    """Codex 0.171.0 against the scripted server sending the x-codex-* headers."""
+    path = DATA / "recorded" / "codex-0.171.0" / "limits" / "token_count.jsonl"
+    payloads = [json.loads(line)["payload"] for line in path.read_text().splitlines()]
+    records = [r for p in payloads for r in rate_limits(p)]
+    assert records and all(isinstance(r, LimitsSeen) for r in records)
+    five, week = codex_windows(records[-1].rate_limits, NOW)
+    assert (five.window, five.used_percent, five.resets_at, five.plan) == (
+        FIVE_HOURS, 38.5, 1_900_000_000, None,
+    )  # fmt: skip
+    assert (week.window, week.used_percent, week.resets_at) == (WEEKLY, 12.0, 1_900_400_000)
+
+
+def test_the_real_claude_status_line_payload(tmp_path: Path) -> None:
+    """Claude Code 2.1.332 hands its status line no ``rate_limits`` under an API key (the rig's
+    login), even with the unified rate-limit headers sent: its windows are for subscription
+    accounts. The same payload with them added, as Claude's documentation shapes them, reads."""
+    real = DATA / "recorded" / "claude-2.1.332" / "statusline" / "payload.json"
+    payload = json.loads(real.read_text())
+    assert payload["version"] == "2.1.332" and payload["cost"]["total_cost_usd"] > 0
+    assert "rate_limits" not in payload and claude_windows(payload, NOW) == ()
+    record = record_path(tmp_path)
+    record.parent.mkdir()
+    record.write_text(json.dumps({**payload, "rate_limits": CLAUDE_PAYLOAD["rate_limits"]}))
+    five, week = ClaudeStatusLineRecord(record).read_if_changed()
+    assert (five.used_percent, week.used_percent) == (23.5, 41.2)
