@@ -179,7 +179,8 @@ def status(
         out.write(f"(skipped input: {parts}; see {settings.data_dir / logs.LOG_FILE})\n")
     for fault in problems:
         out.write(f"({fault.line()})\n")
-    out.write(f"Limits: {'; '.join(limits_text.lines(limits, now))}\n")
+    if limits or rows:  # (nothing at all on disk: no agent to say anything of)
+        out.write(f"Limits: {'; '.join(limits_text.lines(limits, now))}\n")
     return 0
 
 

@@ -284,7 +284,7 @@ def test_status_line_and_json(env: dict[str, str], tmp_path: Path) -> None:  # n
 
 def test_the_real_codex_rollout_s_rate_limits() -> None:
     """Codex 0.171.0 against the scripted server sending the x-codex-* headers."""
-    path = DATA / "recorded" / "codex-0.171.0" / "limits" / "token_count.jsonl"
+    path = DATA / "recorded" / "limits" / "codex-0.171.0-token_count.jsonl"
     payloads = [json.loads(line)["payload"] for line in path.read_text().splitlines()]
     records = [r for p in payloads for r in rate_limits(p)]
     assert records and all(isinstance(r, LimitsSeen) for r in records)
@@ -299,7 +299,7 @@ def test_the_real_claude_status_line_payload(tmp_path: Path) -> None:
     """Claude Code 2.1.332 hands its status line no ``rate_limits`` under an API key (the rig's
     login), even with the unified rate-limit headers sent: its windows are for subscription
     accounts. The same payload with them added, as Claude's documentation shapes them, reads."""
-    real = DATA / "recorded" / "claude-2.1.332" / "statusline" / "payload.json"
+    real = DATA / "recorded" / "limits" / "claude-2.1.332-status-line.json"
     payload = json.loads(real.read_text())
     assert payload["version"] == "2.1.332" and payload["cost"]["total_cost_usd"] > 0
     assert "rate_limits" not in payload and claude_windows(payload, NOW) == ()

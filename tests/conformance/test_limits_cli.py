@@ -77,7 +77,7 @@ def test_codex_rollout_carries_the_server_s_rate_limits(codex: CodexRun) -> None
     shown = [(w["agent"], w["window"], w["used_percent"]) for w in status["limits"]["limits"]]
     assert shown == [("codex", "5h", 38.5), ("codex", "weekly", 12.0)]
     if RECORDING:
-        target = DATA / "codex-0.171.0" / "limits" / "token_count.jsonl"
+        target = DATA / "limits" / "codex-0.171.0-token_count.jsonl"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("".join(json.dumps({"payload": c}) + "\n" for c in counts))
 
@@ -115,7 +115,7 @@ def test_claude_runs_the_status_line_link(claude: ClaudeRun) -> None:
     payload = _payload(record)
     assert payload.get("session_id") and _api_ms(payload), payload
     if RECORDING:
-        target = DATA / "claude-2.1.332" / "statusline" / "payload.json"
+        target = DATA / "limits" / "claude-2.1.332-status-line.json"
         target.parent.mkdir(parents=True, exist_ok=True)
         text = record.read_text().replace(str(rig.root), RIG_PLACEHOLDER)
         target.write_text(text.replace(rig.server.url, SERVER_PLACEHOLDER))
