@@ -88,27 +88,36 @@ def window_name(minutes: int) -> str:
     return _NAMED_WINDOWS.get(minutes, f"{minutes}m")
 
 
-def percent(value: object) -> float | None:
-    """A used percent as agentbar shows it, or None for a value that says nothing."""
+def _number(value: object) -> float | None:
+    """A finite number, or None (a bool, text, NaN, infinity, an integer too large for a float:
+    JSON allows ``1e999`` and 400-digit integers)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    number = float(value)
-    if not math.isfinite(number) or number < 0:
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def percent(value: object) -> float | None:
+    """A used percent as agentbar shows it, or None for a value that says nothing."""
+    number = _number(value)
+    if number is None or number < 0:
         return None
     return min(number, 100.0)
 
 
 def epoch(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) and MIN_EPOCH <= number <= MAX_EPOCH else None
+    number = _number(value)
+    return number if number is not None and MIN_EPOCH <= number <= MAX_EPOCH else None
 
 
 def minutes(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    number = _number(value)
+    if number is None:
         return None
-    whole = int(value)
+    whole = int(number)
     return whole if 0 < whole <= MAX_WINDOW_MINUTES else None
 
 
@@ -142,11 +151,10 @@ def codex_windows(rate_limits: object, observed_at: float) -> tuple[LimitWindow,
 
 
 def _after(observed_at: float, seconds: object) -> float | None:
-    if observed_at <= 0 or isinstance(seconds, bool) or not isinstance(seconds, int | float):
+    number = _number(seconds)
+    if observed_at <= 0 or number is None or not 0 <= number <= MAX_WINDOW_MINUTES * 60:
         return None
-    if not math.isfinite(seconds) or not 0 <= seconds <= MAX_WINDOW_MINUTES * 60:
-        return None
-    return observed_at + float(seconds)
+    return observed_at + number
 
 
 _CLAUDE_WINDOWS = (("five_hour", FIVE_HOURS), ("seven_day", WEEKLY))

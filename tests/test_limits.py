@@ -72,6 +72,7 @@ def test_codex_windows_older_resets_in_seconds_and_odd_lengths() -> None:
     [
         (140.0, 100.0),  # overdrawn: all of it used, no more
         (1e300, 100.0),
+        (10**400, None),  # JSON allows it; no float holds it
         (-3, None),
         (math.nan, None),
         (math.inf, None),
@@ -91,7 +92,8 @@ def test_codex_hostile_percents(used: Any, shown: float | None) -> None:
     "raw",
     [{"resets_at": -1}, {"resets_at": 1e18}, {"resets_at": "soon"}, {"resets_in_seconds": -5},
      {"resets_in_seconds": 1e30}, {"window_minutes": 0}, {"window_minutes": 1e12},
-     {"window_minutes": -300}],
+     {"window_minutes": -300}, {"resets_at": 10**400}, {"resets_in_seconds": 10**400},
+     {"window_minutes": 10**400}],
 )  # fmt: skip
 def test_codex_hostile_times_and_lengths_are_unknown_not_errors(raw: dict[str, Any]) -> None:
     (got,) = codex_windows({"primary": {"used_percent": 10, **raw}}, NOW)
