@@ -5,8 +5,8 @@ the real ``agentbar hooks ... --status-line`` CLI)."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
+import shutil
 import stat
 import subprocess
 import sys
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from cli_runner import agentbar
+from other_user import PYTHON, OtherUser
 from test_cli import env  # noqa: F401 - the fixture
 
 from agentbar.core.agents.claude import statusline
@@ -82,13 +83,25 @@ def test_a_broken_command_keeps_its_own_failure(tmp_path: Path) -> None:
     assert record_path(tmp_path / "data").exists()  # recorded all the same
 
 
-def test_an_unwritable_data_dir_loses_nobody_s_status_line(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    data.mkdir(mode=0o500)
-    if os.access(data, os.W_OK):
-        pytest.skip("running as a user who can write anywhere (root)")
-    done = run_link(data, "echo mine")
-    assert (done.stdout, done.returncode) == (b"mine\n", 0)
+def test_an_unwritable_data_dir_loses_nobody_s_status_line(
+    other_user: OtherUser, reachable_dir: Path
+) -> None:
+    """The link run by a user who cannot write the data dir (root can write anywhere, so a
+    second local user runs it): their line and exit status come through, nothing is written."""
+    program = reachable_dir / "link"
+    program.mkdir(mode=0o755)
+    for name in ("agentbar_statusline.py", "agentbar_statusline_impl.py"):
+        shutil.copy(statusline.script().parent / name, program / name)
+        (program / name).chmod(0o644)
+    data = reachable_dir / "data"
+    data.mkdir(mode=0o755)  # root's: the other user may enter, not write
+    command = shlex.join(
+        [PYTHON, "-I", "-S", str(program / "agentbar_statusline.py"), "--data-dir", str(data),
+         "--then", "echo mine; exit 4"]
+    )  # fmt: skip
+    done = other_user.run("/bin/sh", "-c", command, input=STDIN.decode())
+    assert (done.stdout, done.stderr, done.returncode) == ("mine\n", "", 4)
+    assert list(data.iterdir()) == []
 
 
 def test_a_data_dir_that_is_a_file_loses_nobody_s_status_line(tmp_path: Path) -> None:
