@@ -146,6 +146,9 @@ class Agentbar:
         """Every agent's usage windows as last observed (``core/limits.py``)."""
         return self.engine.limits()
 
+    def limits_heard(self) -> frozenset[str]:
+        return self.engine.limits_heard()
+
     def stats(self) -> EngineStats:
         return self.engine.stats()
 

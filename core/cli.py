@@ -155,6 +155,7 @@ def status(
         problems = app.problems()
         progress = app.progress()
         limits = app.limits()
+        heard = app.limits_heard()
     finally:
         app.close()
     now = time.time()
@@ -165,7 +166,7 @@ def status(
             "diagnostics": diagnostics(stats),
             "problems": [fault.to_json() for fault in problems],
             "progress": progress_json(progress),
-            "limits": limits_text.to_json(limits, now),
+            "limits": limits_text.to_json(limits, now, heard),
         }
         out.write(jsonsafe.dumps(document, orjson.OPT_INDENT_2).decode() + "\n")
         return 0
@@ -180,7 +181,7 @@ def status(
     for fault in problems:
         out.write(f"({fault.line()})\n")
     if limits or rows:  # (nothing at all on disk: no agent to say anything of)
-        out.write(f"Limits: {'; '.join(limits_text.lines(limits, now))}\n")
+        out.write(f"Limits: {'; '.join(limits_text.lines(limits, now, heard))}\n")
     return 0
 
 

@@ -237,9 +237,19 @@ class Engine:
     def limits(self) -> tuple[LimitWindow, ...]:
         """The newest observation of every agent's usage windows, as they stand now (Claude's
         link record is looked at again here: ``status`` reads without ticking)."""
+        self._read_claude_limits()
+        return self._limits.windows(self.clock.time())
+
+    def limits_heard(self) -> frozenset[str]:
+        """The agents whose limits source reported, with windows or without (Claude's link
+        under an API-key login records payloads with none)."""
+        return self._limits.heard()
+
+    def _read_claude_limits(self) -> None:
         if self._claude_limits is not None:
             self._limits.note(self._claude_limits.read_if_changed())
-        return self._limits.windows(self.clock.time())
+            if self._claude_limits.recorded:
+                self._limits.note_heard("claude")
 
     def stats(self) -> EngineStats:
         streams = list(self.streams)
@@ -536,8 +546,7 @@ class Engine:
         self._publish()
 
     def _on_tick(self) -> None:
-        if self._claude_limits is not None:
-            self._limits.note(self._claude_limits.read_if_changed())
+        self._read_claude_limits()
         now = self.clock.monotonic()
         if now - self._last_full_rescan >= self.full_rescan_seconds:
             self._last_full_rescan = now

@@ -189,6 +189,7 @@ class LimitStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._windows: dict[tuple[str, str], LimitWindow] = {}
+        self._heard: set[str] = set()  # agents whose source spoke, windows or none
 
     def note(self, windows: Iterable[LimitWindow]) -> bool:
         """Keep those newer than what is kept; whether anything changed."""
@@ -212,6 +213,16 @@ class LimitStore:
     def agents(self) -> set[str]:
         with self._lock:
             return {agent for agent, _ in self._windows}
+
+    def note_heard(self, agent: str) -> None:
+        """``agent``'s source reported, whether or not it named any window (Claude's status
+        line without ``rate_limits``: an API-key login)."""
+        with self._lock:
+            self._heard.add(agent)
+
+    def heard(self) -> frozenset[str]:
+        with self._lock:
+            return frozenset(self._heard)
 
 
 def _order(window: str) -> tuple[int, str]:

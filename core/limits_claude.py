@@ -18,6 +18,10 @@ from .limits import LimitWindow, claude_windows, epoch
 RECORD_NAME = "claude-status-line.json"  # the link's own name for it (agentbar_statusline_impl)
 MAX_RECORD_BYTES = 64 * 1024
 NOT_KNOWN = "Claude's limits are not known (agentbar hooks install --status-line --agent claude)"
+NOT_SENT = (
+    "Claude's limits are not known: Claude Code hands its status line none (it does for "
+    "Claude.ai subscription logins, not API keys)"
+)
 
 
 def record_path(data_dir: Path) -> Path:
@@ -31,6 +35,7 @@ class ClaudeStatusLineRecord:
         self.path = path
         self._seen: tuple[int, int] | None = None
         self._lock = threading.Lock()  # the engine's tick and ``Engine.limits()`` callers
+        self.recorded = False  # the link has recorded a payload (with windows or without)
 
     def read_if_changed(self) -> tuple[LimitWindow, ...]:
         with self._lock:
@@ -47,6 +52,7 @@ class ClaudeStatusLineRecord:
         self._seen = stamp
         if info.st_size > MAX_RECORD_BYTES:
             return ()
+        self.recorded = True
         return read_windows(self.path)
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .limits import FIVE_HOURS, WEEKLY, LimitWindow
-from .limits_claude import NOT_KNOWN
+from .limits_claude import NOT_KNOWN, NOT_SENT
 
 _AGENT_NAMES = {"claude": "Claude", "codex": "Codex"}
 _WINDOW_NAMES = {FIVE_HOURS: "5 h", WEEKLY: "the week"}
@@ -49,22 +49,31 @@ def line(window: LimitWindow, now: float) -> str:
     return text
 
 
-def notes(windows: Sequence[LimitWindow]) -> list[str]:
-    """What to say about agents with no windows known."""
+def notes(windows: Sequence[LimitWindow], heard: frozenset[str] = frozenset()) -> list[str]:
+    """What to say about agents with no windows known; ``heard``: the agents whose source
+    spoke without naming any (``Engine.limits_heard()``)."""
     if any(w.agent == "claude" for w in windows):
         return []
-    return [NOT_KNOWN]
+    return [NOT_SENT if "claude" in heard else NOT_KNOWN]
 
 
-def lines(windows: Sequence[LimitWindow], now: float | None = None) -> list[str]:
+def lines(
+    windows: Sequence[LimitWindow],
+    now: float | None = None,
+    heard: frozenset[str] = frozenset(),
+) -> list[str]:
     """Every window's line, then the notes."""
     when = time.time() if now is None else now
-    return [line(w, when) for w in windows] + notes(windows)
+    return [line(w, when) for w in windows] + notes(windows, heard)
 
 
-def to_json(windows: Sequence[LimitWindow], now: float | None = None) -> dict[str, Any]:
+def to_json(
+    windows: Sequence[LimitWindow],
+    now: float | None = None,
+    heard: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
     when = time.time() if now is None else now
     return {
         "limits": [{**w.to_json(), "text": line(w, when)} for w in windows],
-        "notes": notes(windows),
+        "notes": notes(windows, heard),
     }

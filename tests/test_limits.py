@@ -8,6 +8,7 @@ import asyncio
 import json
 import math
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from agentbar.core.limits import (
     claude_windows,
     codex_windows,
 )
-from agentbar.core.limits_claude import NOT_KNOWN, ClaudeStatusLineRecord, record_path
+from agentbar.core.limits_claude import NOT_KNOWN, NOT_SENT, ClaudeStatusLineRecord, record_path
 
 DATA = Path(__file__).parent / "data"
 NOW = 1_796_000_000.0  # 2026-11-30
@@ -310,3 +311,18 @@ def test_the_real_claude_status_line_payload(tmp_path: Path) -> None:
     record.write_text(json.dumps({**payload, "rate_limits": CLAUDE_PAYLOAD["rate_limits"]}))
     five, week = ClaudeStatusLineRecord(record).read_if_changed()
     assert (five.used_percent, week.used_percent) == (23.5, 41.2)
+
+
+def test_a_link_that_records_no_windows_says_why(env: dict[str, str]) -> None:  # noqa: F811
+    """The link installed under an API-key login (the real 2.1.332 payload): not "install the
+    link", but that Claude sends none."""
+    home = Path(env["HOME"])
+    now = time.time()
+    write_rollout(home / ".codex", 38.0, now + 3600, now - 60)
+    record = record_path(Path(env["AGENTBAR_DATA_DIR"]))
+    record.parent.mkdir(parents=True)
+    shutil.copyfile(DATA / "recorded" / "limits" / "claude-2.1.332-status-line.json", record)
+    done = agentbar(env, "status")
+    assert done.stdout.splitlines()[-1].endswith(NOT_SENT), done.stdout
+    assert limits_text.notes([], frozenset({"claude"})) == [NOT_SENT]
+    assert limits_text.notes([]) == [NOT_KNOWN]

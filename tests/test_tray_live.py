@@ -68,6 +68,9 @@ class Witness:
     def limits(self) -> tuple[LimitWindow, ...]:
         return self.engine.limits()
 
+    def limits_heard(self) -> frozenset[str]:
+        return self.engine.limits_heard()
+
     def sessions(self) -> list[SessionSnapshot]:  # on the worker thread
         told = dict(self.told)
         rows = self.engine.sessions()

@@ -59,6 +59,7 @@ class TrayState:
     requests: tuple[PendingRequest, ...] = ()
     # The agents' usage windows (``Engine.limits()``): a menu line each, and the tooltip's end.
     limits: tuple[LimitWindow, ...] = ()
+    limits_heard: frozenset[str] = frozenset()  # sources that spoke without windows
 
 
 def present(
@@ -105,7 +106,11 @@ def present(
     menu += _section("Recently finished", recent, MAX_RECENT, tray.names)
     if not (needs or unseen or running or recent):
         menu.append(Entry("No agent session is active"))
-    menu += [SEPARATOR, *(Entry(text) for text in limits_text.lines(tray.limits, now))]
+    limit_lines = limits_text.lines(tray.limits, now, tray.limits_heard)
+    menu += [
+        SEPARATOR,
+        *(Entry(text) for text in limit_lines),
+    ]
     menu.append(SEPARATOR)
     menu += tray.extra
     menu.append(Entry("Open window", actions.BOARD, default=True))

@@ -56,6 +56,8 @@ class Engine(Protocol):
 
     def limits(self) -> tuple[LimitWindow, ...]: ...
 
+    def limits_heard(self) -> frozenset[str]: ...
+
     def subscribe_progress(
         self, callback: Callable[[IndexProgress], None]
     ) -> Callable[[], None]: ...
@@ -312,6 +314,7 @@ class TrayWorker:
                 reading=self.reading.shown,
                 requests=self.decisions.pending() if self.decisions is not None else (),
                 limits=windows,
+                limits_heard=self.engine.limits_heard(),
             ),
         )
         if view != self.view:

@@ -153,7 +153,9 @@ async def agents(request: web.Request) -> web.Response:
 
 @guarded
 async def limits(request: web.Request) -> web.Response:
-    return json_reply(limits_text.to_json(context_of(request).engine.limits()))
+    engine = context_of(request).engine
+    windows = engine.limits()
+    return json_reply(limits_text.to_json(windows, heard=engine.limits_heard()))
 
 
 @guarded
