@@ -237,3 +237,17 @@ def test_plan_refuses_a_non_command_status_line(tmp_path: Path) -> None:
     path.write_text('{"statusLine": {"type": "static"}}')
     with pytest.raises(HooksFileError):
         statusline.plan_install(path, tmp_path / "data", python=sys.executable)
+
+
+def test_the_link_and_the_hooks_come_and_go_in_any_order(env: dict[str, str]) -> None:  # noqa: F811
+    path = settings_of(env)
+    path.parent.mkdir(parents=True)
+    original = ODD_FILES["with their command"].encode()
+    path.write_bytes(original)
+    assert hooks(env, "install", "--yes").returncode == 0
+    assert agentbar(env, "hooks", "install", "--agent", "claude", "--yes").returncode == 0
+    assert hooks(env, "uninstall", "--yes").returncode == 0  # the link first: hooks stay
+    data = json.loads(path.read_text())
+    assert data["hooks"] and data["statusLine"]["command"] == "~/bin/line.sh"
+    assert agentbar(env, "hooks", "uninstall", "--agent", "claude", "--yes").returncode == 0
+    assert json.loads(path.read_text()) == json.loads(original)
