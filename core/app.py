@@ -30,6 +30,7 @@ from .engine import Engine
 from .engine_messages import EngineStats, IndexProgress
 from .errors import Fault
 from .hook_route import HookRoute
+from .limits import LimitWindow
 from .model import SessionSnapshot, StateChange
 from .server.runner import LoopbackServer, announced_server
 from .service import Service
@@ -140,6 +141,13 @@ class Agentbar:
     def session_ids(self) -> list[tuple[str, str]]:
         """(agent, session id) of every session, for naming one by a prefix of its id."""
         return [(str(s.key.agent), s.key.session_id) for s in self.engine.sessions()]
+
+    def limits(self) -> tuple[LimitWindow, ...]:
+        """Every agent's usage windows as last observed (``core/limits.py``)."""
+        return self.engine.limits()
+
+    def limits_heard(self) -> frozenset[str]:
+        return self.engine.limits_heard()
 
     def stats(self) -> EngineStats:
         return self.engine.stats()

@@ -18,7 +18,7 @@ from typing import Any, TextIO, TypeAlias
 
 import orjson
 
-from . import answers_cli, jsonsafe, logs, presence, privacy
+from . import answers_cli, jsonsafe, limits_cli, limits_text, logs, presence, privacy
 from .agents import registry
 from .app import Agentbar
 from .config import Settings
@@ -83,6 +83,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return watch(settings, as_json=args.json, out=out)
     if args.command in usage_cli.COMMANDS:
         return usage_cli.run(args, settings, out)
+    if args.command == "hooks" and args.status_line:
+        return limits_cli.run(args, settings, out, hooks_cli.ask)
     if args.command == "hooks":
         return hooks_cli.run(args, settings, out)
     if args.command in server_cli.COMMANDS:
@@ -156,6 +158,8 @@ def status(
         stats = app.stats()
         problems = app.problems()
         progress = app.progress()
+        limits = app.limits()
+        heard = app.limits_heard()
     finally:
         app.close()
     now = time.time()
@@ -166,6 +170,7 @@ def status(
             "diagnostics": diagnostics(stats),
             "problems": [fault.to_json() for fault in problems],
             "progress": progress_json(progress),
+            "limits": limits_text.to_json(limits, now, heard),
         }
         out.write(jsonsafe.dumps(document, orjson.OPT_INDENT_2).decode() + "\n")
         return 0
@@ -179,6 +184,8 @@ def status(
         out.write(f"(skipped input: {parts}; see {settings.data_dir / logs.LOG_FILE})\n")
     for fault in problems:
         out.write(f"({fault.line()})\n")
+    if limits or rows:  # (nothing at all on disk: no agent to say anything of)
+        out.write(f"Limits: {'; '.join(limits_text.lines(limits, now, heard))}\n")
     return 0
 
 

@@ -49,6 +49,8 @@ from .errors import Fault
 from .facts import SessionFacts
 from .index import Index
 from .index_writer import IndexWriter
+from .limits import LimitStore, LimitWindow
+from .limits_claude import ClaudeStatusLineRecord
 from .model import (
     Agent,
     SessionKey,
@@ -133,6 +135,7 @@ class Engine:
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_open_files: int = 64,
         read_live_first: bool = True,
+        claude_limits: ClaudeStatusLineRecord | None = None,
     ) -> None:
         """``read_live_first``: the first catch-up reads the live sessions' files before the history
         (False: everything in one go, in the serial order; the reference the tests compare
@@ -187,6 +190,10 @@ class Engine:
         # are read and decided: their snapshots are right, the history is still being read.
         self.live_ready = threading.Event()
         self.ready = threading.Event()  # set once everything on disk at start is read
+        # The agents' usage windows: Codex's from its rollouts' records (folded into each
+        # session's facts), Claude's from the status-line link's record, read at each tick.
+        self._limits = LimitStore()
+        self._claude_limits = claude_limits
 
     # -- public API (any thread) -------------------------------------------------------------
 
@@ -226,6 +233,23 @@ class Engine:
     def sessions(self) -> list[SessionSnapshot]:
         """The latest published snapshot of every visible session."""
         return self._board.snapshots()
+
+    def limits(self) -> tuple[LimitWindow, ...]:
+        """The newest observation of every agent's usage windows, as they stand now (Claude's
+        link record is looked at again here: ``status`` reads without ticking)."""
+        self._read_claude_limits()
+        return self._limits.windows(self.clock.time())
+
+    def limits_heard(self) -> frozenset[str]:
+        """The agents whose limits source reported, with windows or without (Claude's link
+        under an API-key login records payloads with none)."""
+        return self._limits.heard()
+
+    def _read_claude_limits(self) -> None:
+        if self._claude_limits is not None:
+            self._limits.note(self._claude_limits.read_if_changed())
+            if self._claude_limits.recorded:
+                self._limits.note_heard("claude")
 
     def stats(self) -> EngineStats:
         streams = list(self.streams)
@@ -432,6 +456,8 @@ class Engine:
 
     def _load_index(self) -> None:
         self._writer.load()
+        for session in self._sessions:  # the windows the sessions last named, kept with them
+            self._limits.note(session.facts.limits)
 
     def step(self, timeout: float | None = 0.0) -> bool:
         """Handle one batch of messages; False when the inbox was empty."""
@@ -520,6 +546,7 @@ class Engine:
         self._publish()
 
     def _on_tick(self) -> None:
+        self._read_claude_limits()
         now = self.clock.monotonic()
         if now - self._last_full_rescan >= self.full_rescan_seconds:
             self._last_full_rescan = now
@@ -739,6 +766,7 @@ class Engine:
             else:
                 session.turn = turns.reduce_all(session.turn, records)
             session.facts = facts_mod.fold_all(session.facts, records)  # times: hooks too
+        self._limits.note(session.facts.limits)
         self._sessions.changed(session)
 
     def _move_stream_from(self, old: SessionRecord, path: str) -> None:

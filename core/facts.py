@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .limits import LimitsSeen, LimitWindow
 from .records import (
     TITLE_RANK_PROMPT,
     ModelSeen,
@@ -46,6 +47,7 @@ class SessionFacts:
     recent_usage: tuple[tuple[str, Usage], ...] = ()
     thread_models: tuple[tuple[str, str], ...] = ()  # (agent id or "", the model it last named)
     ledger: tuple[UsageLine, ...] = ()  # per (day, model), sorted
+    limits: tuple[LimitWindow, ...] = ()  # the usage windows this session's agent last named
 
     @property
     def usage(self) -> Usage:
@@ -80,6 +82,7 @@ class _Draft:
         self.recent = list(f.recent_usage)
         self.models = dict(f.thread_models)
         self.lines = {(line.day, line.model): line for line in f.ledger}
+        self.limits = f.limits
         self.changed = False
 
     def freeze(self, original: SessionFacts) -> SessionFacts:
@@ -98,6 +101,7 @@ class _Draft:
             recent_usage=tuple(self.recent),
             thread_models=tuple(sorted(self.models.items())),
             ledger=tuple(self.lines[k] for k in sorted(self.lines)),
+            limits=self.limits,
         )
 
     def apply(self, record: Record) -> None:
@@ -123,6 +127,8 @@ class _Draft:
                     self.model = model
             case UsageReport(usage=usage, key=key):
                 self._add_split_usage(record, usage, key)
+            case LimitsSeen():
+                self.limits = record.windows() or self.limits
             case _:
                 return
         self.changed = True

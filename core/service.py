@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from .config import Settings
 from .engine import Engine
 from .index import Index
+from .limits_claude import ClaudeStatusLineRecord, record_path
 from .lock import InstanceLock
 from .privacy import private_dir
 from .procs import PsutilProcessTable
@@ -51,6 +52,7 @@ class Service:
             processes=PsutilProcessTable(settings.process_names()),
             traits=settings.traits(),
             tick_seconds=tick_seconds,
+            claude_limits=ClaudeStatusLineRecord(record_path(settings.data_dir)),
         )
         return cls(engine=engine, lock=lock, owner=owner)
 

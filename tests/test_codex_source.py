@@ -160,6 +160,7 @@ EXPECTED: dict[str, tuple[list[tuple[str, dict[str, Any]]], int]] = {
             R("Activity", kind="CommandExecution"),
             R("ToolResult", call_id="call_exec_1", is_error=False, denied=False),
             R("UsageReport", key=None),
+            R("LimitsSeen"),  # the rate_limits of the same token_count
             R(
                 "AssistantText",
                 text="/etc contains hosts and passwd.",
@@ -234,6 +235,7 @@ EXPECTED: dict[str, tuple[list[tuple[str, dict[str, Any]]], int]] = {
             R("ModelSeen", model="gpt-5.2-codex"),
             R("Prompt", text="summarize the repo"),
             R("Bookkeeping", kind="token_count"),
+            R("LimitsSeen"),  # rate_limits with no token info
             R("ApiError", message="Reconnecting... 1/5", retrying=True),
             R("ApiError", message="unexpected status 500 Internal Server Error", retrying=False),
             R("TurnEnded", last_message=None, error="unexpected status 500 Internal Server Error"),
@@ -297,6 +299,7 @@ EXPECTED: dict[str, tuple[list[tuple[str, dict[str, Any]]], int]] = {
             R("Activity", kind="AgentMessage"),
             R("Bookkeeping", kind="token_usage_record"),
             R("UsageReport", key=None),
+            R("LimitsSeen"),  # the rate_limits of the same token_count
             R("TurnEnded", last_message="The test now waits for the ready event."),
             R("TitleSet", title="Fix flaky IO test", rank=2),
             R("TurnStarted", turn_id="turn-2"),

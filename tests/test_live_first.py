@@ -22,7 +22,7 @@ import pytest
 from claude_lines import ClaudeTranscript, registry, write_lines
 from polling import end_process, wait_for
 
-from agentbar.core import cli, jsonsafe, live_first
+from agentbar.core import cli, jsonsafe, limits_text, live_first
 from agentbar.core.app import Agentbar
 from agentbar.core.clock import FakeClock
 from agentbar.core.config import Settings
@@ -393,6 +393,7 @@ def serial_status(home: Path, data: Path) -> dict[str, Any]:
         "sessions": [s.to_json() for s in rows],
         "diagnostics": diagnostics(engine.stats()),
         "problems": [fault.to_json() for fault in engine.faults()],
+        "limits": limits_text.to_json(engine.limits(), time.time(), engine.limits_heard()),
     }
     engine.stop()
     engine.index.close()

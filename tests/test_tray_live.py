@@ -19,6 +19,7 @@ from tray_values import NAMES
 from agentbar.core.clock import SystemClock
 from agentbar.core.engine import Engine, IndexProgress
 from agentbar.core.index import Index
+from agentbar.core.limits import LimitWindow
 from agentbar.core.lock import InstanceLock
 from agentbar.core.model import SessionKey, SessionSnapshot, StateChange
 from agentbar.core.service import Service
@@ -63,6 +64,12 @@ class Witness:
 
     def subscribe_progress(self, callback: Callable[[IndexProgress], None]) -> Callable[[], None]:
         return self.engine.subscribe_progress(callback)
+
+    def limits(self) -> tuple[LimitWindow, ...]:
+        return self.engine.limits()
+
+    def limits_heard(self) -> frozenset[str]:
+        return self.engine.limits_heard()
 
     def sessions(self) -> list[SessionSnapshot]:  # on the worker thread
         told = dict(self.told)

@@ -7,6 +7,7 @@ import dataclasses
 
 from tray_values import NAMES, T0, approval, question, snap
 
+from agentbar.core.limits_claude import NOT_KNOWN
 from agentbar.core.model import Agent, SessionKey, State
 from agentbar.tray import actions
 from agentbar.tray.actions import Action, ActionRouter
@@ -47,6 +48,8 @@ def test_sessions_that_need_you_come_first_then_running_then_recent() -> None:
         "Recently finished (2)",
         "Claude Code · ci — failed: API Error: 529",
         "Claude Code · docs — done: Update the changelog",
+        "---",
+        NOT_KNOWN,  # no usage window known: Claude's is the one agentbar can be told to see
         "---",
         "Open window",
         "Pause notifications",

@@ -21,6 +21,7 @@ import sni_client
 from desktop import Desktop, wait_until
 from tray_rig import A, B, Tray, colour_count, tray_on
 
+from agentbar.core.limits_claude import NOT_KNOWN
 from agentbar.tray import badge
 
 pytestmark = pytest.mark.slow
@@ -160,6 +161,8 @@ def test_every_entry_works_over_dbusmenu(tray: Tray, sni_host: object) -> None:
         "Claude Code · live — approve Bash: rm -rf build",
         "Running (1)",
         "Claude Code · busy — Write the docs",
+        "",
+        NOT_KNOWN,  # no usage window known (core/limits_text.py)
         "",
         "Launch agent",
         "",

@@ -31,6 +31,7 @@ from agentbar.core.config import Settings
 from agentbar.core.decisions import DecisionBook
 from agentbar.core.engine import Engine
 from agentbar.core.index import Index
+from agentbar.core.limits_claude import ClaudeStatusLineRecord, record_path
 from agentbar.core.lock import InstanceLock
 from agentbar.core.model import Agent
 from agentbar.core.procs import FakeProcessTable
@@ -561,6 +562,7 @@ def serve_world(world: World) -> Engine:
         processes=world.processes,
         traits=settings.traits(),
         tick_seconds=1.0,
+        claude_limits=ClaudeStatusLineRecord(record_path(settings.data_dir)),
     )
     world.service = Service(engine=engine, lock=lock, owner=True)
     world.server = LoopbackServer(

@@ -13,6 +13,8 @@ it and never writes to it. ``AGENTBAR_CONFIG_DIR`` overrides the folder (tests, 
     muted_projects = ["~/src/noisy"]    # these folders (and below) never notify
     sound = false
     tomorrow_at = "08:00"               # "Pause until tomorrow" ends then (local time)
+    limit_percent = 80                  # tell once per window when an agent's usage passes it
+                                        # (0: never)
 
     [menu]
     recent_hours = 2                    # done and failed sessions stay in the menu this long
@@ -50,6 +52,7 @@ class Preferences:
     sound: bool = False
     tomorrow_at: tuple[int, int] = (8, 0)
     recent_hours: float = 2.0
+    limit_percent: float = 80.0  # a usage window past this percent used is told once (0: never)
     pinned_projects: tuple[str, ...] = ()  # offered first in the menu's "Launch agent"
     # What was wrong with the file (one line each), or empty: shown, never fatal.
     problems: tuple[str, ...] = field(default=(), compare=False)
@@ -211,6 +214,14 @@ def _recent_hours(value: Any, _home: str | None) -> dict[str, Any]:
     return {"recent_hours": float(value)}
 
 
+def _limit_percent(value: Any, _home: str | None) -> dict[str, Any]:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"must be a percent, not {value!r}")
+    if not 0 <= value <= 100:
+        raise ValueError("must be between 0 and 100")
+    return {"limit_percent": float(value)}
+
+
 _NOTIFICATION_KEYS = {
     "enabled": _bool("enabled"),
     "on": _notify_on,
@@ -218,6 +229,7 @@ _NOTIFICATION_KEYS = {
     "muted_projects": _folders("muted_projects"),
     "sound": _bool("sound"),
     "tomorrow_at": _tomorrow_at,
+    "limit_percent": _limit_percent,
 }
 _MENU_KEYS = {"recent_hours": _recent_hours}
 _LAUNCH_KEYS = {"pinned_projects": _folders("pinned_projects")}

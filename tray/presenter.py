@@ -17,8 +17,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..core import limits_text
 from ..core.decisions import PendingRequest
 from ..core.engine_messages import IndexProgress
+from ..core.limits import LimitWindow
 from ..core.model import Agent, SessionKey, SessionSnapshot, State, WaitingFor
 from ..core.progress_text import reading_line, tooltip_part
 from . import actions, pause
@@ -55,6 +57,9 @@ class TrayState:
     reading: IndexProgress | None = None
     # The requests waiting on the person (the decision book), whatever session they are of.
     requests: tuple[PendingRequest, ...] = ()
+    # The agents' usage windows (``Engine.limits()``): a menu line each, and the tooltip's end.
+    limits: tuple[LimitWindow, ...] = ()
+    limits_heard: frozenset[str] = frozenset()  # sources that spoke without windows
 
 
 def present(
@@ -101,6 +106,11 @@ def present(
     menu += _section("Recently finished", recent, MAX_RECENT, tray.names)
     if not (needs or unseen or running or recent):
         menu.append(Entry("No agent session is active"))
+    limit_lines = limits_text.lines(tray.limits, now, tray.limits_heard)
+    menu += [
+        SEPARATOR,
+        *(Entry(text) for text in limit_lines),
+    ]
     menu.append(SEPARATOR)
     menu += tray.extra
     menu.append(Entry("Open window", actions.BOARD, default=True))
@@ -117,6 +127,7 @@ def present(
             failed,
             tray.pause.describe(now),
             tooltip_part(tray.reading) if tray.reading is not None else None,
+            limits=limits_part(tray.limits, now),
         ),
         menu=tuple(menu),
     )
@@ -128,9 +139,18 @@ def problem_entries(titles: Sequence[str]) -> list[Entry]:
     return [Entry(f"Problem: {t}" + (f" ({n}×)" if n > 1 else "")) for t, n in counts.items()]
 
 
-def tooltip(needs: int, running: int, failed: int, paused: str, reading: str | None = None) -> str:
+def tooltip(
+    needs: int,
+    running: int,
+    failed: int,
+    paused: str,
+    reading: str | None = None,
+    *,
+    limits: str | None = None,
+) -> str:
     """``agentbar: 1 needs you, 2 running`` (and the pause, and the first reading while it
-    goes on: ``; reading history: 42 % (1.3 of 3.1 GB), live sessions are up to date``)."""
+    goes on: ``; reading history: 42 % (1.3 of 3.1 GB), live sessions are up to date``; and
+    the usage windows left: ``; Codex 5 h 62 % left``)."""
     parts = [f"{needs} need{'s' * (needs == 1)} you" if needs else "nothing needs you"]
     if running:
         parts.append(f"{running} running")
@@ -138,7 +158,21 @@ def tooltip(needs: int, running: int, failed: int, paused: str, reading: str | N
         parts.append(f"{failed} failed")
     text = "agentbar: " + ", ".join(parts)
     text = f"{text} ({paused.lower()})" if paused else text
-    return shorten(f"{text}; {reading}" if reading else text, TOOLTIP_CHARS)
+    text = f"{text}; {reading}" if reading else text
+    return shorten(f"{text}; {limits}" if limits else text, TOOLTIP_CHARS)
+
+
+def limits_part(windows: Sequence[LimitWindow], now: float) -> str | None:
+    """The windows in a few words for the tooltip (its room is short): ``Codex 5 h 62 % left,
+    the week 93 % left`` (none known: nothing; the menu says why)."""
+    parts: list[str] = []
+    for agent in dict.fromkeys(w.agent for w in windows):
+        mine = [w.as_of(now) for w in windows if w.agent == agent]
+        spans = ", ".join(
+            f"{limits_text.window_words(w.window)} {w.left_percent:.0f} % left" for w in mine
+        )
+        parts.append(f"{limits_text.agent_name(agent)} {spans}")
+    return "; ".join(parts) if parts else None
 
 
 def _section(

@@ -24,9 +24,11 @@ from ..core.clock import Clock
 from ..core.decisions import BookChange, DecisionBook
 from ..core.engine_messages import IndexProgress
 from ..core.errors import Fault
+from ..core.limits import LimitWindow
 from ..core.model import Agent, SessionKey, SessionSnapshot, StateChange
 from . import actions, pause
 from .actions import Action, ActionRouter
+from .limit_alerts import LimitAlerts
 from .notices import Transition, problem_notice
 from .notify import Notifier
 from .pause import PauseStore
@@ -51,6 +53,10 @@ class Engine(Protocol):
     def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]: ...
 
     def progress(self) -> IndexProgress: ...
+
+    def limits(self) -> tuple[LimitWindow, ...]: ...
+
+    def limits_heard(self) -> frozenset[str]: ...
 
     def subscribe_progress(
         self, callback: Callable[[IndexProgress], None]
@@ -132,6 +138,7 @@ class TrayWorker:
         book of requests waiting on the person (``Agentbar.decisions``)."""
         self.engine = engine
         self.notifier = notifier
+        self.limit_alerts = LimitAlerts()  # a usage window past settings' limit_percent
         self.clock = clock
         self.prefs = prefs
         self.pauses = pauses
@@ -287,10 +294,16 @@ class TrayWorker:
 
     def refresh_view(self) -> None:
         self.reading.settle(self.clock.monotonic())  # a step held back may be due by now
+        now = self.clock.time()
+        windows = self.engine.limits()
+        prefs = self.prefs.current
+        if prefs.enabled and not self.policy.pause.describe(now):
+            for notice in self.limit_alerts.check(windows, prefs.limit_percent, now):
+                self.notifier.send(notice)
         view = present(
             self.engine.sessions(),
-            now=self.clock.time(),
-            prefs=self.prefs.current,
+            now=now,
+            prefs=prefs,
             tray=TrayState(
                 pause=self.policy.pause,
                 autostart=self._autostart_on,
@@ -300,6 +313,8 @@ class TrayWorker:
                 names=self.names,
                 reading=self.reading.shown,
                 requests=self.decisions.pending() if self.decisions is not None else (),
+                limits=windows,
+                limits_heard=self.engine.limits_heard(),
             ),
         )
         if view != self.view:

@@ -42,6 +42,12 @@ def add_parser(
     ):
         action = actions.add_parser(name, help=text, description=text)
         action.add_argument("--agent", choices=list(agents), help="only this agent")
+        action.add_argument(
+            "--status-line",
+            action="store_true",
+            help="Claude's status-line link instead of the hooks: records Claude's usage limits, "
+            "then runs your own status-line command",
+        )
         if name == "status":
             continue
         action.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
@@ -70,7 +76,7 @@ def run(
     command = HookCommand.current(settings.data_dir, options.agent_holds())
     if args.hooks_command == "status":
         return _status(agents, settings, command, out, version_of)
-    confirm = confirm or _ask
+    confirm = confirm or ask
     worst = OK
     for agent in agents:
         try:
@@ -154,7 +160,7 @@ def _notes(out: TextIO, agent: Agent, notes: list[str]) -> None:
         out.write(f"{agent}: note: {note}\n")
 
 
-def _ask(question: str) -> bool | None:
+def ask(question: str) -> bool | None:
     if not sys.stdin.isatty():
         return None
     try:

@@ -22,7 +22,7 @@ from typing import TypeVar
 import orjson
 from aiohttp import WSMsgType, web
 
-from .. import jsonsafe
+from .. import jsonsafe, limits_text
 from ..decisions import BookChange, change_json, request_json
 from ..engine_messages import IndexProgress
 from ..launch.task import TaskInfo
@@ -80,6 +80,7 @@ def build_app(ctx: Context, gate: Gate | None = None) -> web.Application:
     routes = [
         web.get("/api/health", health),
         web.get("/api/agents", agents),
+        web.get("/api/limits", limits),
         web.get("/api/sessions", sessions),
         web.get("/api/sessions/{session_id}", session),
         web.get("/api/sessions/{session_id}/items", items),
@@ -148,6 +149,13 @@ async def _counts(ctx: Context) -> dict[SessionKey, dict[str, int]] | None:
 @guarded
 async def agents(request: web.Request) -> web.Response:
     return json_reply({"agents": [entry.to_json() for entry in context_of(request).agents]})
+
+
+@guarded
+async def limits(request: web.Request) -> web.Response:
+    engine = context_of(request).engine
+    windows = engine.limits()
+    return json_reply(limits_text.to_json(windows, heard=engine.limits_heard()))
 
 
 @guarded

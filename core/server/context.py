@@ -23,6 +23,7 @@ from ..decisions import DecisionBook
 from ..engine_messages import EngineStats, IndexProgress
 from ..errors import Fault
 from ..launch.manager import TaskManager
+from ..limits import LimitWindow
 from ..model import Agent, SessionKey, SessionSnapshot, StateChange
 from ..replay.pages import NotFound, Replay
 from ..search import Searcher
@@ -43,6 +44,10 @@ class Sessions(Protocol):
     def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]: ...
 
     def stats(self) -> EngineStats: ...
+
+    def limits(self) -> tuple[LimitWindow, ...]: ...
+
+    def limits_heard(self) -> frozenset[str]: ...
 
     def faults(self) -> tuple[Fault, ...]: ...
 

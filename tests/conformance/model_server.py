@@ -89,6 +89,9 @@ class ModelServer:
     def __init__(self) -> None:
         self.script = Script()
         self.log: list[Logged] = []
+        # Sent with every streamed answer: a test sets the rate-limit headers the real services
+        # send (Codex: x-codex-primary-used-percent...; Anthropic: anthropic-ratelimit-unified-*).
+        self.extra_headers: dict[str, str] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         server = self
@@ -187,6 +190,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
+        for name, value in self.owner.extra_headers.items():
+            self.send_header(name, value)
         self.end_headers()
         self.close_connection = True
 

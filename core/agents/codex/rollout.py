@@ -47,6 +47,7 @@ from typing import Any
 import orjson
 
 from ... import jsonsafe
+from ...limits import LimitsSeen
 from ...records import (
     TITLE_RANK_AGENT,
     Activity,
@@ -477,7 +478,7 @@ class CodexRolloutParser:
             "turn_aborted": self._turn_aborted,
             "user_message": self._user_message_event,
             "item_completed": self._item_completed,
-            "token_count": self._token_count,
+            "token_count": lambda p: [*self._token_count(p), *rate_limits(p)],
             "error": lambda p: [ApiError(message=_str(p, "message") or "error")],
             "stream_error": lambda p: [
                 ApiError(message=_str(p, "message") or "stream error", retrying=True)
@@ -887,6 +888,17 @@ class CodexRolloutParser:
         if not stripped:
             return [Bookkeeping(kind="context")]
         return [Prompt(text=text)]
+
+
+def rate_limits(payload: _Json) -> list[Record]:
+    """A ``token_count``'s ``rate_limits`` as a ``LimitsSeen`` record (none when every window is
+    null: what Codex writes when the server sent no limits, e.g. with an API key)."""
+    limits = payload.get("rate_limits")
+    if not isinstance(limits, dict) or not any(
+        isinstance(limits.get(slot), dict) for slot in ("primary", "secondary")
+    ):
+        return []
+    return [LimitsSeen(rate_limits=limits)]
 
 
 def _detect_format(obj: _Json) -> str | None:

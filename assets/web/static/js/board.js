@@ -11,6 +11,7 @@ import {
   ago, dollars, epoch, sessionHref, sessionKey, shortPath, stateLabel, number, plural,
   readingText,
 } from './format.js';
+import { LimitsLine } from './limits.js';
 import { ProblemsLine } from './problems.js';
 
 const RECENT_MS = 24 * 3600 * 1000;
@@ -63,12 +64,14 @@ export class BoardView {
       this.readingBar, this.readingText);
     this.tasks = new TasksPanel(app);
     this.problems = new ProblemsLine(app);
+    this.limits = new LimitsLine(app);
     this.decisionBoxes = new DecisionBoxes();
     root.append(
       h('header', { class: 'view-header' },
         h('h1', null, 'Sessions'),
         this.summary,
-        this.toggle),
+        this.toggle,
+        this.limits.el),
       this.problems.el,
       this.reading,
       this.tasks.el,
@@ -84,6 +87,7 @@ export class BoardView {
   destroy() {
     this.unsubscribe();
     this.problems.destroy();
+    this.limits.destroy();
     this.tasks.destroy();
     window.clearInterval(this.timer);
   }

@@ -1,0 +1,79 @@
+"""How the usage windows read, in words and in JSON, for every front end (pure).
+
+"Codex: 62 % of 5 h left, resets 14:20" (the reset as local time; a date when it is not today);
+a window whose reset has passed reads "reset"; an agent without windows gets its plain note
+(Claude's: the status-line link is not installed, or has not seen limits yet).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from .limits import FIVE_HOURS, WEEKLY, LimitWindow
+from .limits_claude import NOT_KNOWN, NOT_SENT
+
+_AGENT_NAMES = {"claude": "Claude", "codex": "Codex"}
+_WINDOW_NAMES = {FIVE_HOURS: "5 h", WEEKLY: "the week"}
+
+
+def agent_name(agent: str) -> str:
+    return _AGENT_NAMES.get(agent, agent.capitalize())
+
+
+def window_words(window: str) -> str:
+    if window in _WINDOW_NAMES:
+        return _WINDOW_NAMES[window]
+    if window.endswith("m") and window[:-1].isdigit():
+        count = int(window[:-1])
+        return f"{count // 60} h" if count % 60 == 0 else f"{count} min"
+    return window
+
+
+def reset_words(resets_at: float, now: float) -> str:
+    at, today = time.localtime(resets_at), time.localtime(now)
+    if (at.tm_year, at.tm_yday) == (today.tm_year, today.tm_yday):
+        return time.strftime("%H:%M", at)
+    return time.strftime("%a %d %b %H:%M", at)
+
+
+def line(window: LimitWindow, now: float) -> str:
+    """One window in words: "Codex: 62 % of 5 h left, resets 14:20"."""
+    who, span = agent_name(window.agent), window_words(window.window)
+    if window.reset:
+        return f"{who}: {span} window reset (nothing used since it was last seen)"
+    text = f"{who}: {window.left_percent:.0f} % of {span} left"
+    if window.resets_at is not None:
+        text += f", resets {reset_words(window.resets_at, now)}"
+    return text
+
+
+def notes(windows: Sequence[LimitWindow], heard: frozenset[str] = frozenset()) -> list[str]:
+    """What to say about agents with no windows known; ``heard``: the agents whose source
+    spoke without naming any (``Engine.limits_heard()``)."""
+    if any(w.agent == "claude" for w in windows):
+        return []
+    return [NOT_SENT if "claude" in heard else NOT_KNOWN]
+
+
+def lines(
+    windows: Sequence[LimitWindow],
+    now: float | None = None,
+    heard: frozenset[str] = frozenset(),
+) -> list[str]:
+    """Every window's line, then the notes."""
+    when = time.time() if now is None else now
+    return [line(w, when) for w in windows] + notes(windows, heard)
+
+
+def to_json(
+    windows: Sequence[LimitWindow],
+    now: float | None = None,
+    heard: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    when = time.time() if now is None else now
+    return {
+        "limits": [{**w.to_json(), "text": line(w, when)} for w in windows],
+        "notes": notes(windows, heard),
+    }
