@@ -65,7 +65,9 @@ def _record(data_dir: str, raw: bytes) -> None:
     folder = os.path.join(data_dir, "limits")
     os.makedirs(folder, mode=0o700, exist_ok=True)
     tmp = os.path.join(folder, f".{RECORD_NAME}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    # Never through a link planted at the temporary name (Windows has no O_NOFOLLOW).
+    no_follow = getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | no_follow, 0o600)
     try:
         os.write(fd, raw)
     finally:
