@@ -898,7 +898,28 @@ def rate_limits(payload: _Json) -> list[Record]:
         isinstance(limits.get(slot), dict) for slot in ("primary", "secondary")
     ):
         return []
-    return [LimitsSeen(rate_limits=limits)]
+    return [LimitsSeen(rate_limits=_limit_fields(limits))]
+
+
+_LIMIT_KEYS = frozenset({"used_percent", "window_minutes", "resets_at", "resets_in_seconds"})
+
+
+def _limit_fields(limits: _Json) -> dict[str, object]:
+    """Only the scalars the windows are read from: the record is kept, compared and sent to
+    and from the cold-read workers, and a hostile line may nest anything at any depth."""
+    kept: dict[str, object] = {}
+    plan = limits.get("plan_type")
+    if plan is not None and _scalar(plan):
+        kept["plan_type"] = plan
+    for slot in ("primary", "secondary"):
+        window = limits.get(slot)
+        if isinstance(window, dict):
+            kept[slot] = {k: v for k, v in window.items() if k in _LIMIT_KEYS and _scalar(v)}
+    return kept
+
+
+def _scalar(value: object) -> bool:
+    return value is None or isinstance(value, bool | int | float | str)
 
 
 def _detect_format(obj: _Json) -> str | None:
