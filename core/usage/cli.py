@@ -13,7 +13,7 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 import orjson
 
@@ -25,14 +25,11 @@ from ..text import cut, short_path
 from . import report as report_mod
 from .prices import shipped
 
-if TYPE_CHECKING:
-    from ..cli import Commands
-
 COMMANDS = ("usage",)
 NUMBER_HEADERS = ("INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "COST")
 
 
-def add_parser(commands: Commands) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     usage = commands.add_parser("usage", help="tokens and cost per session, project and day")
     usage.add_argument("--json", action="store_true", help="machine-readable output")
     usage.add_argument("--since", metavar="DATE", help="only days from DATE (YYYY-MM-DD) on")
