@@ -3,9 +3,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
+from pathlib import Path
+
+import orjson
+import psutil
 
 
 def agentbar(
@@ -32,3 +39,15 @@ def start_agentbar(env: Mapping[str, str], *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def kill_left_behind(data: Path, home: Path) -> None:
+    """What a failed test left: the background server of ``data``, and anything run from
+    ``home``."""
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        info = orjson.loads((data / "server.json").read_bytes())
+        os.kill(int(info["pid"]), signal.SIGKILL)
+    for proc in psutil.process_iter(["environ"]):
+        with contextlib.suppress(psutil.Error, TypeError):
+            if (proc.info["environ"] or {}).get("HOME") == str(home) and proc.pid != os.getpid():
+                proc.kill()

@@ -4,10 +4,8 @@ person runs them: real subprocesses against a real background ``agentbar serve``
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
-import signal
 import sys
 import time
 from pathlib import Path
@@ -15,7 +13,7 @@ from pathlib import Path
 import orjson
 import psutil
 import pytest
-from cli_runner import agentbar, start_agentbar
+from cli_runner import agentbar, kill_left_behind, start_agentbar
 from launch_rig import FAKE_AGENT
 from polling import wait_for
 
@@ -34,14 +32,7 @@ def shell(tmp_path: Path):
         program = [sys.executable, str(FAKE_AGENT), "--agent", agent]
         env[f"AGENTBAR_{agent.upper()}"] = shlex.join(program)
     yield env, project
-    # Whatever a failed test left: the background server, and anything run from the HOME.
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        info = orjson.loads((tmp_path / "data" / "server.json").read_bytes())
-        os.kill(int(info["pid"]), signal.SIGKILL)
-    for proc in psutil.process_iter(["environ"]):
-        with contextlib.suppress(psutil.Error, TypeError):
-            if (proc.info["environ"] or {}).get("HOME") == str(home) and proc.pid != os.getpid():
-                proc.kill()
+    kill_left_behind(tmp_path / "data", home)
 
 
 def tasks(env: dict[str, str]) -> list[dict]:

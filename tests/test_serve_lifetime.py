@@ -6,10 +6,8 @@ idle setting in settings.toml; ``Lifetime`` and the presence marks on their own.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shlex
-import signal
 import sys
 import threading
 import time
@@ -20,7 +18,7 @@ import aiohttp
 import orjson
 import psutil
 import pytest
-from cli_runner import agentbar, start_agentbar
+from cli_runner import agentbar, kill_left_behind, start_agentbar
 from engine_harness import make_rig
 from launch_rig import FAKE_AGENT
 from polling import end_process, wait_for
@@ -118,13 +116,7 @@ def shell(tmp_path: Path) -> Iterator[tuple[dict[str, str], Path]]:
                AGENTBAR_CONFIG_DIR=str(config))  # fmt: skip
     env["AGENTBAR_CODEX"] = shlex.join([sys.executable, str(FAKE_AGENT), "--agent", "codex"])
     yield env, project
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        info = orjson.loads((tmp_path / "data" / "server.json").read_bytes())
-        os.kill(int(info["pid"]), signal.SIGKILL)
-    for proc in psutil.process_iter(["environ"]):
-        with contextlib.suppress(psutil.Error, TypeError):
-            if (proc.info["environ"] or {}).get("HOME") == str(home) and proc.pid != os.getpid():
-                proc.kill()
+    kill_left_behind(tmp_path / "data", home)
 
 
 def launch(env: dict[str, str], project: Path) -> tuple[str, psutil.Process, dict[str, object]]:
