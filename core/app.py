@@ -32,6 +32,7 @@ from .errors import Fault
 from .hook_route import HookRoute
 from .limits import LimitWindow
 from .model import SessionSnapshot, StateChange
+from .remote.hosts import HostStatus
 from .server.runner import LoopbackServer, announced_server
 from .service import Service
 
@@ -141,6 +142,11 @@ class Agentbar:
     def session_ids(self) -> list[tuple[str, str]]:
         """(agent, session id) of every session, for naming one by a prefix of its id."""
         return [(str(s.key.agent), s.key.session_id) for s in self.engine.sessions()]
+
+    def hosts(self) -> tuple[HostStatus, ...]:
+        """The configured remote hosts and how each is doing (none configured: empty); their
+        sessions are in ``sessions()`` with ``key.host`` set to the remote's name."""
+        return ()
 
     def limits(self) -> tuple[LimitWindow, ...]:
         """Every agent's usage windows as last observed (``core/limits.py``)."""

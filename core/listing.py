@@ -3,7 +3,10 @@ shared by ``agentbar status`` and the server's session list (pure; any thread)."
 
 from __future__ import annotations
 
+import datetime as _dt
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .engine_messages import EngineStats
 from .model import SessionSnapshot, State
@@ -32,6 +35,95 @@ def select(
     chosen.sort(key=lambda s: -(s.last_activity or 0.0))
     chosen.sort(key=lambda s: STATE_ORDER[s.state.state])
     return chosen
+
+
+# The names a person may give a state by, beside the wire names.
+STATE_ALIASES = {
+    "needs-you": State.INPUT_REQUIRED,
+    "needs_you": State.INPUT_REQUIRED,
+    "waiting": State.INPUT_REQUIRED,
+    "input-required": State.INPUT_REQUIRED,
+    "finished": State.DONE,
+}
+_SPAN = re.compile(r"(\d{1,6})\s*([smhdw])")
+_SPAN_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionFilter:
+    """Which sessions a listing keeps (``status --project/--agent/--state/--since/--host``,
+    the same query parameters on ``GET /api/sessions``): every field given must match; None
+    matches everything. ``project`` matches the folder's own name exactly or any part of its
+    path; ``since`` is epoch seconds of the last activity."""
+
+    project: str | None = None
+    agent: str | None = None
+    states: frozenset[State] | None = None
+    since: float | None = None
+    host: str | None = None
+
+    def matches(self, snap: SessionSnapshot) -> bool:
+        return (
+            (self.agent is None or str(snap.key.agent) == self.agent)
+            and (self.host is None or snap.key.host == self.host)
+            and (self.states is None or snap.state.state in self.states)
+            and (self.since is None or (snap.last_activity or 0.0) >= self.since)
+            and (self.project is None or _project_matches(snap.project, self.project))
+        )
+
+    def apply(self, snapshots: Sequence[SessionSnapshot]) -> list[SessionSnapshot]:
+        return [s for s in snapshots if self.matches(s)]
+
+
+def _project_matches(project: str | None, wanted: str) -> bool:
+    if not project:
+        return False
+    wanted = wanted.rstrip("/") or "/"
+    name = project.rstrip("/").rsplit("/", 1)[-1]
+    return name == wanted or wanted in project
+
+
+def parse_states(text: str) -> frozenset[State]:
+    """``"running,needs-you"`` as states; ValueError names the ones it knows."""
+    states: set[State] = set()
+    for raw in text.split(","):
+        word = raw.strip().lower()
+        if not word:
+            continue
+        state = STATE_ALIASES.get(word)
+        if state is None:
+            try:
+                state = State(word.replace("-", "_"))
+            except ValueError:
+                known = ", ".join([*(s.value for s in State), *STATE_ALIASES])
+                raise ValueError(f"unknown state {raw.strip()!r} (one of: {known})") from None
+        states.add(state)
+    if not states:
+        raise ValueError("no state given")
+    return frozenset(states)
+
+
+def parse_since(text: str, *, now: float) -> float:
+    """A moment as epoch seconds: a span back from ``now`` (``30m``, ``2h``, ``3d``, ``1w``),
+    ``today``/``yesterday`` (local midnight) or a date or time in ISO 8601 (local time unless
+    it names a zone). ValueError says what it accepts."""
+    word = text.strip().lower()
+    span = _SPAN.fullmatch(word)
+    if span:
+        return now - int(span.group(1)) * _SPAN_SECONDS[span.group(2)]
+    if word in ("today", "yesterday"):
+        midnight = _dt.datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
+        if word == "yesterday":
+            midnight -= _dt.timedelta(days=1)
+        return midnight.timestamp()
+    try:
+        moment = _dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(
+            f"cannot read {text!r} as a time: give a span (30m, 2h, 3d, 1w), today, "
+            "yesterday or a date (2026-11-30, 2026-11-30T14:00)"
+        ) from None
+    return moment.timestamp()
 
 
 def diagnostics(stats: EngineStats) -> dict[str, int]:

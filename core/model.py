@@ -45,13 +45,21 @@ class Source(StrEnum):
     PROCESS = "process"
 
 
+LOCAL_HOST = "local"
+
+
 @dataclass(frozen=True, slots=True)
 class SessionKey:
+    """A session's identity: its agent and id, and the machine it runs on (``LOCAL_HOST`` for
+    this one, a configured remote's name otherwise: ids are only unique per host)."""
+
     agent: Agent
     session_id: str
+    host: str = LOCAL_HOST
 
     def __str__(self) -> str:
-        return f"{self.agent}:{self.session_id}"
+        local = f"{self.agent}:{self.session_id}"
+        return local if self.host == LOCAL_HOST else f"{self.host}/{local}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,6 +125,7 @@ class SessionSnapshot:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "host": self.key.host,
             "agent": str(self.key.agent),
             "session_id": self.key.session_id,
             "project": self.project,
@@ -165,6 +174,7 @@ class StateChange:
         snap = self.snapshot
         return {
             "ts": iso(self.ts),
+            "host": snap.key.host,
             "agent": str(snap.key.agent),
             "session_id": snap.key.session_id,
             "project": snap.project,

@@ -1,0 +1,92 @@
+"""SessionFilter and its parsers (pure logic)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from agentbar.core.listing import SessionFilter, parse_since, parse_states
+from agentbar.core.model import (
+    Agent,
+    SessionKey,
+    SessionSnapshot,
+    SessionState,
+    Source,
+    State,
+)
+from agentbar.core.records import Usage
+
+NOW = 1_800_000_000.0
+
+
+def snap(
+    sid: str,
+    *,
+    project: str | None = "/home/u/projects/alpha",
+    agent: str = "claude",
+    state: State = State.RUNNING,
+    last: float | None = NOW,
+    host: str = "local",
+) -> SessionSnapshot:
+    return SessionSnapshot(
+        key=SessionKey(Agent(agent), sid, host),
+        project=project,
+        title=None,
+        state=SessionState(state=state, source=Source.TRANSCRIPT),
+        state_since=NOW,
+        started_at=None,
+        last_activity=last,
+        model=None,
+        usage=Usage(),
+        transcript=None,
+        process=None,
+    )
+
+
+def test_empty_filter_keeps_everything() -> None:
+    rows = [snap("a"), snap("b", project=None, last=None)]
+    assert SessionFilter().apply(rows) == rows
+
+
+def test_each_field_must_match() -> None:
+    rows = [
+        snap("a"),
+        snap("b", project="/home/u/projects/beta", agent="codex"),
+        snap("c", state=State.INPUT_REQUIRED, last=NOW - 7200),
+        snap("d", host="devbox"),
+        snap("e", project=None),
+    ]
+    ids = lambda f: [s.key.session_id for s in f.apply(rows)]  # noqa: E731
+    assert ids(SessionFilter(project="alpha")) == ["a", "c", "d"]
+    assert ids(SessionFilter(project="projects/beta")) == ["b"]
+    assert ids(SessionFilter(project="/home/u/projects/alpha/")) == ["a", "c", "d"]
+    assert ids(SessionFilter(agent="codex")) == ["b"]
+    assert ids(SessionFilter(states=frozenset({State.INPUT_REQUIRED}))) == ["c"]
+    assert ids(SessionFilter(since=NOW - 3600)) == ["a", "b", "d", "e"]
+    assert ids(SessionFilter(host="devbox")) == ["d"]
+    assert ids(SessionFilter(host="local", agent="claude", since=NOW - 60)) == ["a", "e"]
+
+
+def test_states_by_name_and_alias() -> None:
+    assert parse_states("running, needs-you") == {State.RUNNING, State.INPUT_REQUIRED}
+    assert parse_states("input-required,FAILED") == {State.INPUT_REQUIRED, State.FAILED}
+    with pytest.raises(ValueError, match="unknown state 'sleeping'"):
+        parse_states("running,sleeping")
+    with pytest.raises(ValueError, match="no state"):
+        parse_states(" , ")
+
+
+def test_since_spans_days_and_dates() -> None:
+    assert parse_since("30m", now=NOW) == NOW - 1800
+    assert parse_since("2h", now=NOW) == NOW - 7200
+    assert parse_since("3d", now=NOW) == NOW - 3 * 86400
+    assert parse_since("1w", now=NOW) == NOW - 7 * 86400
+    today = parse_since("today", now=NOW)
+    assert dt.datetime.fromtimestamp(today).hour == 0 and NOW - 86400 < today <= NOW
+    assert parse_since("yesterday", now=NOW) == today - 86400 or abs(
+        parse_since("yesterday", now=NOW) - (today - 86400)
+    ) <= 3600  # a day with a clock change is 23 or 25 h
+    assert parse_since("2026-11-30T00:00:00+00:00", now=NOW) == 1_796_000_000.0 + 169_600
+    with pytest.raises(ValueError, match="cannot read 'soon'"):
+        parse_since("soon", now=NOW)
