@@ -81,8 +81,17 @@ def test_a_file_that_does_not_parse_is_left_alone(tmp_path: Path) -> None:
 
 def test_ssh_gets_batch_mode_and_keepalives_unless_the_command_sets_them() -> None:
     argv = channel_argv(Remote("d", ("ssh", "-p", "2222", "devbox")))
-    assert argv == ["ssh", "-oBatchMode=yes", "-oServerAliveInterval=15",
-                    "-oServerAliveCountMax=3", "-p", "2222", "devbox", "agentbar", "channel"]  # fmt: skip
+    assert argv == [
+        "ssh",
+        "-oBatchMode=yes",
+        "-oServerAliveInterval=15",
+        "-oServerAliveCountMax=3",
+        "-p",
+        "2222",
+        "devbox",
+        "agentbar",
+        "channel",
+    ]
     own = channel_argv(Remote("d", ("/usr/bin/ssh", "-o", "BatchMode=no", "devbox"), "ab"))
     assert "-oBatchMode=yes" not in own and own[-2:] == ["ab", "channel"]
     assert channel_argv(Remote("c", ("docker", "exec", "-i", "c1"))) == [
@@ -132,8 +141,8 @@ def test_remote_test_says_in_one_line_what_is_wrong(tmp_path: Path) -> None:
         "agentbar: gone: agentbar is not installed on gone: install it there with: "
         "pipx install agentbar (or python3 -m pip install --user agentbar)\n"
     )
-    agentbar(env, "remote", "add", "pw", "--", "sh", "-c",
-             "echo 'me@pw: Permission denied (publickey,password).' >&2; exit 255", "--")  # fmt: skip
+    denied = "echo 'me@pw: Permission denied (publickey,password).' >&2; exit 255"
+    agentbar(env, "remote", "add", "pw", "--", "sh", "-c", denied, "--")
     asks = agentbar(env, "remote", "test", "pw", timeout=60)
     assert asks.returncode == 1 and "asks for a password" in asks.stderr
     agentbar(env, "remote", "add", "slow", "--", "sh", "-c", "sleep 600", "--")
