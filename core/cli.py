@@ -28,6 +28,7 @@ from .listing import diagnostics, select
 from .model import SessionSnapshot, StateChange
 from .progress_bar import ProgressBar
 from .progress_text import progress_json
+from .remote import cli as remote_cli
 from .server import cli as server_cli
 from .text import ago, natural_widths, short_path, table
 from .usage import cli as usage_cli
@@ -62,6 +63,7 @@ def parser_and_commands(prog: str = "agentbar") -> tuple[argparse.ArgumentParser
     server_cli.add_parsers(commands)
     launch_cli.add_parsers(commands, [kit.agent for kit in registry.KITS if kit.launch is not None])
     answers_cli.add_parsers(commands)
+    remote_cli.add_parsers(commands)
     return parser, commands
 
 
@@ -93,6 +95,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return launch_cli.run(args, settings, out)
     if args.command in answers_cli.COMMANDS:
         return answers_cli.run(args, settings, out)
+    if args.command in remote_cli.COMMANDS:
+        return remote_cli.run(args, settings, out, sys.stderr, version())
     raise SystemExit(f"unknown command {args.command!r}")
 
 
