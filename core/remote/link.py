@@ -325,7 +325,13 @@ class Link:
     def _snapshots(self, docs: object) -> list[SessionSnapshot]:
         if not isinstance(docs, list):
             raise WireError("sessions is a list")
-        return [snapshot_from_wire(doc, self.name) for doc in docs]
+        found = []
+        for doc in docs:
+            try:
+                found.append(snapshot_from_wire(doc, self.name))
+            except WireError as exc:  # one bad session: the others are still shown
+                log.warning("remote %s: %s", self.name, exc)
+        return found
 
     def _take_list(self, fresh: list[SessionSnapshot]) -> None:
         """A full list: the first one is shown as it is (like the engine's own first reading);

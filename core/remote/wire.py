@@ -41,7 +41,13 @@ def _usage(usage: Usage) -> list[int]:
 def _usage_from(raw: Any) -> Usage:
     if not isinstance(raw, list) or len(raw) != 5 or not all(type(n) is int for n in raw):
         raise WireError("usage is five integers")
-    return Usage(*raw)
+    return Usage(
+        input_tokens=raw[0],
+        output_tokens=raw[1],
+        cache_read_tokens=raw[2],
+        cache_creation_tokens=raw[3],
+        cache_creation_1h_tokens=raw[4],
+    )
 
 
 def snapshot_to_wire(snap: SessionSnapshot) -> dict[str, Any]:
