@@ -10,6 +10,7 @@ import stat
 import time
 from pathlib import Path
 
+import orjson
 import pytest
 from cli_runner import agentbar
 from remote_far import make_far
@@ -122,6 +123,12 @@ def test_the_remote_commands(tmp_path: Path) -> None:
     assert tested.returncode == 0, tested.stderr
     assert tested.stdout.startswith("box: agentbar ")
     assert ", 1 sessions, round trip " in tested.stdout and tested.stdout.endswith(" ms\n")
+    status = agentbar(env, "status", "--json", "--all", timeout=120)
+    doc = orjson.loads(status.stdout)
+    assert [(r["host"], r["title"]) for r in doc["sessions"]] == [("box", "hi")]
+    assert [(h["name"], h["state"]) for h in doc["hosts"]] == [("box", "connected")]
+    table = agentbar(env, "status", "--all", timeout=120).stdout
+    assert "claude@box" in table
     again = agentbar(env, "remote", "add", "box", "--", "ssh", "x")
     assert again.returncode == 2 and "exists already" in again.stderr
     bare = agentbar(env, "remote", "add", "x")
