@@ -21,6 +21,7 @@ fake process table or no task manager at all.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,10 @@ from .errors import Fault
 from .hook_route import HookRoute
 from .limits import LimitWindow
 from .model import SessionSnapshot, StateChange
+from .remote import remotes as remote_config
 from .remote.hosts import HostStatus
+from .remote.hub import Everywhere, Hub
+from .remote.remotes import Remote
 from .server.runner import LoopbackServer, announced_server
 from .service import Service
 
@@ -41,7 +45,10 @@ if TYPE_CHECKING:
     from .launch.task import TaskInfo
     from .server.windows import WindowLink
 
+log = logging.getLogger(__name__)
+
 READY_SECONDS = 120.0
+HOSTS_SECONDS = 30.0  # a one-shot command's wait for the remote hosts (ssh, their engines)
 
 
 class Agentbar:
@@ -51,6 +58,7 @@ class Agentbar:
         service: Service,
         tasks: TaskManager | None = None,
         decisions: DecisionBook | None = None,
+        remotes: tuple[Remote, ...] = (),
     ) -> None:
         self.settings = settings
         self.service = service
@@ -63,6 +71,10 @@ class Agentbar:
         # The requests hooks hold are withdrawn once their session moves on without us.
         self.hook_route = HookRoute(self.decisions)
         self._unfollow_hooks = self.hook_route.follow(service.engine.subscribe)
+        # The remotes of settings.toml: their sessions beside this machine's, their requests
+        # in the same book (``core/remote``); none configured, no hub.
+        self.hub = Hub(remotes, self.decisions) if remotes else None
+        self.everywhere = Everywhere(service.engine, self.hub)
 
     @classmethod
     def open(
@@ -72,9 +84,11 @@ class Agentbar:
         tasks: bool = True,
         service: Service | None = None,
         tick_seconds: float = 2.0,
+        remotes: bool = True,
     ) -> Agentbar:
         """The engine over this user's sessions (``service``: one made already) and, with
-        ``tasks``, the manager of the agents this process launches."""
+        ``tasks``, the manager of the agents this process launches; with ``remotes``, the
+        remote hosts ``settings.toml`` configures (followed once started)."""
         service = service or Service.open(settings, tick_seconds=tick_seconds)
         manager = None
         decisions = DecisionBook()
@@ -83,7 +97,11 @@ class Agentbar:
             from .launch.manager import TaskManager  # noqa: PLC0415
 
             manager = TaskManager(settings, engine=service.engine, decisions=decisions)
-        return cls(settings, service, manager, decisions)
+        configured = remote_config.load(settings.options_path) if remotes else None
+        for problem in configured.problems if configured is not None else ():
+            log.warning("%s", problem)
+        hosts = configured.remotes if configured is not None else ()
+        return cls(settings, service, manager, decisions, remotes=hosts)
 
     @property
     def engine(self) -> Engine:
@@ -105,6 +123,8 @@ class Agentbar:
             tasks=self.tasks,
             quit=quit,
             decisions=self.decisions,
+            sessions=self.everywhere,
+            hub=self.hub,
         ) as server:
             self.server = server
             try:
@@ -118,16 +138,25 @@ class Agentbar:
         self.service.start()
         if self.tasks is not None:
             self.tasks.start()
+        if self.hub is not None:
+            self.hub.start()
 
-    def catch_up(self) -> None:
+    def catch_up(self, *, hosts_seconds: float = HOSTS_SECONDS) -> None:
         """Read everything once, on this thread, without following (status, export): the live
-        sessions first, then the history, its progress published to ``subscribe_progress``."""
+        sessions first, then the history, its progress published to ``subscribe_progress``;
+        the remote hosts meanwhile, each waited for ``hosts_seconds`` at most."""
+        if self.hub is not None:
+            self.hub.start()
         self.engine.catch_up()
+        if self.hub is not None:
+            self.hub.wait_settled(hosts_seconds)
 
     def close(self, *, keep_tasks: bool = True) -> None:
         """Stop everything; the launched agents still running go on without agentbar (a keeper
         holds their terminals) unless ``keep_tasks`` is False."""
         try:
+            if self.hub is not None:
+                self.hub.stop()
             if self.tasks is not None:
                 self.tasks.shutdown(keep=keep_tasks)
         finally:
@@ -137,7 +166,8 @@ class Agentbar:
     # -- plain values (any thread) -------------------------------------------------------------
 
     def sessions(self) -> list[SessionSnapshot]:
-        return self.engine.sessions()
+        """This machine's sessions, then the remotes' (``key.host`` names theirs)."""
+        return self.everywhere.sessions()
 
     def session_ids(self) -> list[tuple[str, str]]:
         """(agent, session id) of every session, for naming one by a prefix of its id."""
@@ -146,7 +176,7 @@ class Agentbar:
     def hosts(self) -> tuple[HostStatus, ...]:
         """The configured remote hosts and how each is doing (none configured: empty); their
         sessions are in ``sessions()`` with ``key.host`` set to the remote's name."""
-        return ()
+        return self.everywhere.hosts()
 
     def limits(self) -> tuple[LimitWindow, ...]:
         """Every agent's usage windows as last observed (``core/limits.py``)."""
@@ -176,8 +206,9 @@ class Agentbar:
         return self.engine.subscribe_progress(callback)
 
     def subscribe(self, callback: Callable[[StateChange], None]) -> Callable[[], None]:
-        """``callback`` hears every state change (on the engine thread: return quickly)."""
-        return self.engine.subscribe(callback)
+        """``callback`` hears every state change, this machine's (on the engine thread) and the
+        remotes' (on their links' threads): return quickly."""
+        return self.everywhere.subscribe(callback)
 
     def subscribe_faults(self, callback: Callable[[Fault], None]) -> Callable[[], None]:
         """``callback`` hears every new runtime fault (on the engine thread: return quickly)."""

@@ -25,9 +25,11 @@ from .config import Settings
 from .hooks import cli as hooks_cli
 from .launch import cli as launch_cli
 from .listing import diagnostics, select
-from .model import SessionSnapshot, StateChange
+from .model import LOCAL_HOST, SessionSnapshot, StateChange
 from .progress_bar import ProgressBar
 from .progress_text import progress_json
+from .remote import cli as remote_cli
+from .remote.hosts import HostState
 from .server import cli as server_cli
 from .text import ago, natural_widths, short_path, table
 from .usage import cli as usage_cli
@@ -62,6 +64,7 @@ def parser_and_commands(prog: str = "agentbar") -> tuple[argparse.ArgumentParser
     server_cli.add_parsers(commands)
     launch_cli.add_parsers(commands, [kit.agent for kit in registry.KITS if kit.launch is not None])
     answers_cli.add_parsers(commands)
+    remote_cli.add_parsers(commands)
     return parser, commands
 
 
@@ -93,6 +96,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return launch_cli.run(args, settings, out)
     if args.command in answers_cli.COMMANDS:
         return answers_cli.run(args, settings, out)
+    if args.command in remote_cli.COMMANDS:
+        return remote_cli.run(args, settings, out, sys.stderr, version())
     raise SystemExit(f"unknown command {args.command!r}")
 
 
@@ -160,6 +165,7 @@ def status(
         progress = app.progress()
         limits = app.limits()
         heard = app.limits_heard()
+        hosts = app.hosts()
     finally:
         app.close()
     now = time.time()
@@ -171,6 +177,7 @@ def status(
             "problems": [fault.to_json() for fault in problems],
             "progress": progress_json(progress),
             "limits": limits_text.to_json(limits, now, heard),
+            "hosts": [host.to_json() for host in hosts],
         }
         out.write(jsonsafe.dumps(document, orjson.OPT_INDENT_2).decode() + "\n")
         return 0
@@ -184,6 +191,9 @@ def status(
         out.write(f"(skipped input: {parts}; see {settings.data_dir / logs.LOG_FILE})\n")
     for fault in problems:
         out.write(f"({fault.line()})\n")
+    for host in hosts:
+        if host.state is not HostState.CONNECTED:
+            out.write(f"({host.name}: {host.state}{': ' + host.detail if host.detail else ''})\n")
     if limits or rows:  # (nothing at all on disk: no agent to say anything of)
         out.write(f"Limits: {'; '.join(limits_text.lines(limits, now, heard))}\n")
     return 0
@@ -196,7 +206,7 @@ def render_table(rows: Sequence[SessionSnapshot], *, now: float, width: int) -> 
     rows_text = [
         (
             state_label(s),
-            str(s.key.agent),
+            str(s.key.agent) + ("" if s.key.host == LOCAL_HOST else f"@{s.key.host}"),
             short_path(s.project),
             s.title or "",
             s.state.detail,

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from .errors import AgentbarError
+from .model import LOCAL_HOST
 
 log = logging.getLogger("agentbar.decisions")
 
@@ -75,6 +76,9 @@ class PendingRequest:
     always_rule: str | None = None
     questions: tuple[Question, ...] = ()
     task_id: str | None = None
+    # The machine the session runs on (``LOCAL_HOST``, or the remote's name whose far side
+    # holds the request: the answer travels back through its channel).
+    host: str = LOCAL_HOST
 
     def verdicts(self) -> tuple[Verdict, ...]:
         """The answers this request takes."""
@@ -276,6 +280,7 @@ def request_json(request: PendingRequest) -> dict[str, object]:
             for q in request.questions
         ],
         "task_id": request.task_id,
+        "host": request.host,
         "verdicts": [str(v) for v in request.verdicts()],
     }
 

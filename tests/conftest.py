@@ -1,13 +1,13 @@
 """Shared fixtures: the web UI's world, Chromium and Xvfb live in ``web_harness.py``; the private
 desktop in ``desktop.py``; the running tray in ``tray_rig.py``; a large history in
-``big_history.py``."""
+``big_history.py``; the OpenSSH server and far user of the remote tests in ``remote_rig.py``."""
 
 import os
 from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins = ("web_harness", "desktop", "tray_rig", "other_user", "big_history")
+pytest_plugins = ("web_harness", "desktop", "tray_rig", "other_user", "big_history", "remote_rig")
 
 
 @pytest.fixture(autouse=True)

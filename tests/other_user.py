@@ -81,29 +81,37 @@ def runuser() -> str:
     return shutil.which("runuser") or "/usr/sbin/runuser"
 
 
-def _ensure_user() -> OtherUser:
+def ensure_user(name: str, *useradd_args: str) -> OtherUser:
+    """The local user ``name``, made with ``useradd`` (a system user, no home folder, no login
+    shell, unless ``useradd_args`` say otherwise) when it does not exist yet."""
     try:
-        entry = pwd.getpwnam(NAME)
+        entry = pwd.getpwnam(name)
     except KeyError:
+        useradd = ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin"]
         subprocess.run(
-            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", NAME],
+            [*useradd, *useradd_args, name],
             check=True,
             capture_output=True,
         )
-        entry = pwd.getpwnam(NAME)
-    return OtherUser(NAME, entry.pw_uid, entry.pw_gid)
+        entry = pwd.getpwnam(name)
+    return OtherUser(name, entry.pw_uid, entry.pw_gid)
+
+
+def needs_root_and(*tools: str) -> None:
+    """Skip, saying why, where this machine cannot make a second local user and run as it."""
+    if os.geteuid() != 0:
+        pytest.skip("creating a second local user needs root")
+    for tool in ("runuser", "useradd", *tools):
+        if shutil.which(tool) is None and not Path("/usr/sbin", tool).exists():
+            pytest.skip(f"{tool} is not installed")
+    if not Path(PYTHON).exists():
+        pytest.skip(f"{PYTHON} is not installed")
 
 
 @pytest.fixture(scope="session")
 def other_user() -> OtherUser:
-    if os.geteuid() != 0:
-        pytest.skip("creating a second local user needs root")
-    for tool in ("runuser", "useradd"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} is not installed")
-    if not Path(PYTHON).exists():
-        pytest.skip(f"{PYTHON} is not installed")
-    return _ensure_user()
+    needs_root_and()
+    return ensure_user(NAME)
 
 
 @pytest.fixture

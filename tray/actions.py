@@ -16,7 +16,7 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..core.model import SessionKey
+from ..core.model import LOCAL_HOST, SessionKey
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,9 @@ def open_session(key: SessionKey) -> Action:
 
 def session_path(key: SessionKey) -> str:
     agent = urllib.parse.quote(str(key.agent), safe="")
-    return f"/session/{agent}/{urllib.parse.quote(key.session_id, safe='')}"
+    path = f"/session/{agent}/{urllib.parse.quote(key.session_id, safe='')}"
+    # A remote host's session: the page asks the API with the same ``?host=``.
+    return path if key.host == LOCAL_HOST else f"{path}?host={urllib.parse.quote(key.host)}"
 
 
 Handler = Callable[[Action], None]

@@ -130,7 +130,7 @@ def _serve(
         app.settings.display_names(),
     )
     worker = TrayWorker(
-        app.engine,
+        app.everywhere,  # this machine's sessions and the remote hosts'
         notifier,
         clock=SystemClock(),
         prefs=prefs,
@@ -145,6 +145,7 @@ def _serve(
         buttons=launched.buttons,
         tasks_running=launched.tasks_running,
         decisions=app.decisions,
+        hosts=app.hosts,
     )
     launched.register(worker.router)
     answers.register(worker.router)

@@ -30,7 +30,7 @@ from .answer_entries import (
     takes_text,
 )
 from .presenter import AgentNames, agent_name, project_name
-from .text import shorten
+from .text import on_host, shorten
 
 BODY_CHARS = 200
 SUMMARY_LINES = 5
@@ -58,7 +58,7 @@ class Transition:
         knows it)."""
         return cls(
             agent_name=agent_name(names, Agent(request.agent)),
-            key=SessionKey(Agent(request.agent), request.session_id),
+            key=SessionKey(Agent(request.agent), request.session_id, request.host),
             project=snap.project if snap is not None else None,
             title=snap.title if snap is not None else None,
             state=State.INPUT_REQUIRED,
@@ -111,7 +111,7 @@ def problem_notice(fault: Fault) -> Notice:
 
 
 def headline(t: Transition) -> str:
-    who = f"{t.agent_name or t.key.agent} in {project_name(t.project)}"
+    who = f"{t.agent_name or t.key.agent} in {project_name(t.project)}{on_host(t.key.host)}"
     match t.state:
         case State.INPUT_REQUIRED if t.waiting_for is WaitingFor.QUESTION:
             return f"{who} has a question"
@@ -207,7 +207,11 @@ def summary(burst: list[Transition]) -> Notice:
         if n
     ]
     lines = [
-        shorten(f"{t.agent_name or t.key.agent} · {project_name(t.project)}: {_what(t)}", 80)
+        shorten(
+            f"{t.agent_name or t.key.agent} · {project_name(t.project)}{on_host(t.key.host)}: "
+            f"{_what(t)}",
+            80,
+        )
         for t in burst[:SUMMARY_LINES]
     ]
     if len(burst) > SUMMARY_LINES:

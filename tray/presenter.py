@@ -21,14 +21,15 @@ from ..core import limits_text
 from ..core.decisions import PendingRequest
 from ..core.engine_messages import IndexProgress
 from ..core.limits import LimitWindow
-from ..core.model import Agent, SessionKey, SessionSnapshot, State, WaitingFor
+from ..core.model import LOCAL_HOST, Agent, SessionKey, SessionSnapshot, State, WaitingFor
 from ..core.progress_text import reading_line, tooltip_part
+from ..core.remote.hosts import HostStatus
 from . import actions, pause
 from .actions import Action
 from .answer_entries import request_entries, request_heading
 from .pause import Pause
 from .preferences import Preferences
-from .text import shorten
+from .text import host_line, on_host, shorten
 from .view import SEPARATOR, Badge, Entry, TrayView
 
 # What a person calls each agent ("Claude Code"), from the kits the tray was given
@@ -60,6 +61,8 @@ class TrayState:
     # The agents' usage windows (``Engine.limits()``): a menu line each, and the tooltip's end.
     limits: tuple[LimitWindow, ...] = ()
     limits_heard: frozenset[str] = frozenset()  # sources that spoke without windows
+    # The remote hosts (``Agentbar.hosts()``): a line each while one is unreachable.
+    hosts: tuple[HostStatus, ...] = ()
 
 
 def present(
@@ -71,11 +74,11 @@ def present(
 ) -> TrayView:
     needs = sorted(
         (s for s in snapshots if s.state.state is State.INPUT_REQUIRED),
-        key=lambda s: (s.state_since, str(s.key)),
+        key=lambda s: (_host_order(s), s.state_since, str(s.key)),
     )
     running = sorted(
         (s for s in snapshots if s.state.state is State.RUNNING),
-        key=lambda s: (-s.state_since, str(s.key)),
+        key=lambda s: (_host_order(s), -s.state_since, str(s.key)),
     )
     since = now - prefs.recent_hours * 3600.0
     recent = sorted(
@@ -84,7 +87,7 @@ def present(
             for s in snapshots
             if s.state.state in (State.DONE, State.FAILED) and s.state_since >= since
         ),
-        key=lambda s: (-s.state_since, str(s.key)),
+        key=lambda s: (_host_order(s), -s.state_since, str(s.key)),
     )
     failed = sum(1 for s in recent if s.state.state is State.FAILED)
     asking = _by_session(tray.requests)
@@ -101,6 +104,7 @@ def present(
         count = len(prefs.problems)
         menu.append(Entry(f"settings.toml: {count} problem{'s' * (count > 1)}, see the log"))
     menu += problem_entries(tray.problems)
+    menu += [Entry(line) for line in map(host_line, tray.hosts) if line]
     menu += _needs_section(needs, unseen, asking, tray.names)
     menu += _section("Running", running, MAX_RUNNING, tray.names)
     menu += _section("Recently finished", recent, MAX_RECENT, tray.names)
@@ -187,12 +191,18 @@ def _section(
     return entries
 
 
+def _host_order(snap: SessionSnapshot) -> tuple[bool, str]:
+    """Each section groups its sessions by host: this machine's first, then each remote's."""
+    return (snap.key.host != LOCAL_HOST, snap.key.host)
+
+
 def _by_session(
     requests: Sequence[PendingRequest],
 ) -> dict[SessionKey, list[PendingRequest]]:
     found: dict[SessionKey, list[PendingRequest]] = {}
     for request in requests:
-        found.setdefault(SessionKey(Agent(request.agent), request.session_id), []).append(request)
+        key = SessionKey(Agent(request.agent), request.session_id, request.host)
+        found.setdefault(key, []).append(request)
     return found
 
 
@@ -229,7 +239,7 @@ def _needs_section(
 
 def request_label(request: PendingRequest, names: AgentNames) -> str:
     """A request's entry when the engine does not list its session as waiting."""
-    who = agent_name(names, Agent(request.agent))
+    who = agent_name(names, Agent(request.agent)) + on_host(request.host)
     return shorten(f"{who} — {request_heading(request)}")
 
 
@@ -250,7 +260,8 @@ def session_label(snap: SessionSnapshot, names: AgentNames) -> str:
         State.DONE: f"done: {snap.title or state.detail or 'the turn'}",
     }.get(state.state, snap.title or "working")
     who = agent_name(names, snap.key.agent)
-    return shorten(f"{who} · {project_name(snap.project)} — {what}")
+    where = project_name(snap.project) + on_host(snap.key.host)
+    return shorten(f"{who} · {where} — {what}")
 
 
 def project_name(project: str | None) -> str:

@@ -26,6 +26,7 @@ from ..core.engine_messages import IndexProgress
 from ..core.errors import Fault
 from ..core.limits import LimitWindow
 from ..core.model import Agent, SessionKey, SessionSnapshot, StateChange
+from ..core.remote.hosts import HostStatus
 from . import actions, pause
 from .actions import Action, ActionRouter
 from .limit_alerts import LimitAlerts
@@ -129,13 +130,15 @@ class TrayWorker:
         tasks_running: Callable[[], int] = lambda: 0,
         names: AgentNames | None = None,
         decisions: DecisionBook | None = None,
+        hosts: Callable[[], tuple[HostStatus, ...]] = tuple,
     ) -> None:
         """``extra_entries`` and ``buttons`` are where other features add to the menu (above
         "Open window") and to a session's notification; they register the handlers of their
         actions' kinds on ``router``. ``tasks_running`` counts the launched agents a quit must
         decide about; ``quit(choice)`` gets ``actions.KEEP_TASKS`` or ``STOP_TASKS``. ``names``:
         what a person calls each agent (``Settings.display_names()``); ``decisions``: the
-        book of requests waiting on the person (``Agentbar.decisions``)."""
+        book of requests waiting on the person (``Agentbar.decisions``); ``hosts``: the remote
+        hosts' statuses (``Agentbar.hosts``), an unreachable one a line in the menu."""
         self.engine = engine
         self.notifier = notifier
         self.limit_alerts = LimitAlerts()  # a usage window past settings' limit_percent
@@ -149,6 +152,7 @@ class TrayWorker:
         self.quit = quit
         self.extra_entries = extra_entries
         self.tasks_running = tasks_running
+        self.hosts = hosts
         self.names: AgentNames = dict(names or {})
         self.policy = Policy(clock, prefs.current, pause=pauses.load())
         if buttons is not None:
@@ -315,6 +319,7 @@ class TrayWorker:
                 requests=self.decisions.pending() if self.decisions is not None else (),
                 limits=windows,
                 limits_heard=self.engine.limits_heard(),
+                hosts=self.hosts(),
             ),
         )
         if view != self.view:

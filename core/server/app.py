@@ -33,7 +33,7 @@ from ..replay.export import MEDIA_TYPES, Format, Options, export, filename
 from ..replay.model import MAIN_THREAD
 from ..replay.pages import PAGE_ITEMS, NotFound
 from ..search import DEFAULT_LIMIT
-from . import decision_routes, hook_routes, task_routes, window_routes
+from . import decision_routes, hook_routes, remote_routes, task_routes, window_routes
 from .codes import DEFAULT_SECONDS, MAX_SECONDS
 from .context import (
     CONTEXT,
@@ -93,6 +93,7 @@ def build_app(ctx: Context, gate: Gate | None = None) -> web.Application:
     routes += task_routes.routes(context_of)
     routes += decision_routes.routes(context_of)
     routes += hook_routes.routes(context_of)
+    routes += remote_routes.routes()
     routes.append(web.get("/terminal/{task_id}", terminal_page))
     routes += [web.get(route, page) for route in SPA_ROUTES]
     app.add_routes(routes)
@@ -211,8 +212,12 @@ async def sessions(request: web.Request) -> web.Response:
 async def session(request: web.Request) -> web.Response:
     ctx = context_of(request)
     snap = find_session(request)
-    threads = await _in_thread(lambda: ctx.replay.threads(snap))
     doc = session_json(snap, await _counts(ctx))
+    if remote_routes.is_remote(snap):
+        doc["counts"] = None  # the far side's index counts its own
+        doc["thread_info"] = await remote_routes.call(ctx, snap, "threads", {})
+        return json_reply({"session": doc})
+    threads = await _in_thread(lambda: ctx.replay.threads(snap))
     doc["thread_info"] = [t.to_json() for t in threads]
     return json_reply({"session": doc})
 
@@ -227,11 +232,16 @@ async def items(request: web.Request) -> web.Response:
     if before is not None and after is not None:
         raise BadRequest("give before or after, not both")
     limit = _int_param(request, "limit", PAGE_ITEMS) or PAGE_ITEMS
-    page = await _in_thread(
-        lambda: ctx.replay.page(snap, thread, before=before, after=after, limit=limit)
-    )
-    doc = page.to_json()
+    if remote_routes.is_remote(snap):
+        args = {"thread": thread, "before": before, "after": after, "limit": limit}
+        doc = await remote_routes.call(ctx, snap, "page", args)
+    else:
+        page = await _in_thread(
+            lambda: ctx.replay.page(snap, thread, before=before, after=after, limit=limit)
+        )
+        doc = page.to_json()
     doc["agent"], doc["session_id"] = str(snap.key.agent), snap.key.session_id
+    doc["host"] = snap.key.host
     return json_reply(doc)
 
 
@@ -244,6 +254,10 @@ async def item(request: web.Request) -> web.Response:
     index = _digits(request.match_info["index"])
     if offset is None or index is None:
         raise NotFound("no such item")
+    if remote_routes.is_remote(snap):
+        args = {"thread": thread, "offset": offset, "index": index}
+        doc = await remote_routes.call(ctx, snap, "item", args)
+        return json_reply({"thread": thread, "item": doc})
     found = await _in_thread(lambda: ctx.replay.item(snap, thread, offset, index))
     return json_reply({"thread": thread, "item": found.to_json()})
 
@@ -270,7 +284,10 @@ async def search(request: web.Request) -> web.Response:
         snap = known.get(hit.key)
         doc["title"] = None if snap is None else snap.title
         doc["project"] = None if snap is None else snap.project
+        doc["host"] = hit.key.host
         results.append(doc)
+    if session_id is None and request.query.get("host") != "local":  # and the remotes' hits
+        results += await remote_routes.search(ctx, text, limit, agent)
     return json_reply({"query": text, "hits": results})
 
 
@@ -286,7 +303,11 @@ async def download(request: web.Request) -> web.StreamResponse:
         thinking=request.query.get("thinking", "1") not in ("0", "false", "no"),
         notes=request.query.get("notes", "0") in ("1", "true", "yes"),
     )
-    chunks = export(ctx.replay, snap, fmt, options)
+    if remote_routes.is_remote(snap):
+        args = {"format": str(fmt), "thinking": options.thinking, "notes": options.notes}
+        chunks = remote_routes.export_chunks(ctx, snap, args)
+    else:
+        chunks = export(ctx.replay, snap, fmt, options)
     first = await _in_thread(lambda: _take(chunks))  # fails here, before headers, if unreadable
     response = web.StreamResponse(
         headers={

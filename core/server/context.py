@@ -24,7 +24,9 @@ from ..engine_messages import EngineStats, IndexProgress
 from ..errors import Fault
 from ..launch.manager import TaskManager
 from ..limits import LimitWindow
-from ..model import Agent, SessionKey, SessionSnapshot, StateChange
+from ..model import LOCAL_HOST, Agent, SessionKey, SessionSnapshot, StateChange
+from ..remote.hub import Hub
+from ..remote.remotes import NAME
 from ..replay.pages import NotFound, Replay
 from ..search import Searcher
 from .replies import BadRequest
@@ -92,6 +94,7 @@ class Context:
     decisions: DecisionBook | None = None  # the requests waiting on the person (and answers)
     # The agents whose hooks can hold a request, and how each reads and answers one.
     deciders: Mapping[Agent, HookDecisions] = field(default_factory=dict)
+    hub: Hub | None = None  # the remote hosts, when settings.toml configures any
 
 
 CONTEXT = web.AppKey("context", Context)
@@ -112,18 +115,28 @@ def agent_param(request: web.Request) -> Agent | None:
 
 
 def find_session(request: web.Request) -> SessionSnapshot:
-    """The session a request names by id (``?agent=`` when both agents have that id)."""
+    """The session a request names by id (``?agent=`` when both agents have that id,
+    ``?host=`` for a remote host's: without it, this machine's comes first)."""
     session_id = request.match_info["session_id"]
     if not ID.match(session_id):
         raise NotFound("no such session")
     agent = agent_param(request)
+    host = request.query.get("host") or None
+    if host is not None and host != LOCAL_HOST and not NAME.match(host):
+        raise NotFound("no such session")
     found = [
         s
         for s in context_of(request).engine.sessions()
-        if s.key.session_id == session_id and (agent is None or s.key.agent == agent)
+        if s.key.session_id == session_id
+        and (agent is None or s.key.agent == agent)
+        and (host is None or s.key.host == host)
     ]
+    if host is None and len(found) > 1:  # ids are per host: without ?host=, this machine's
+        found = [s for s in found if s.key.host == LOCAL_HOST] or found
     if not found:
         raise NotFound("no such session")
+    if len({s.key.host for s in found}) > 1:
+        raise BadRequest("hosts have sessions with this id: add ?host=")
     if len(found) > 1:
         raise BadRequest("both agents have a session with this id: add ?agent=")
     return found[0]

@@ -46,6 +46,7 @@ from .codes import DEFAULT_SECONDS, with_code
 if TYPE_CHECKING:
     from ..launch.manager import TaskManager
     from ..launch.task import TaskInfo
+    from ..remote.hub import Hub
     from .context import Sessions
     from .gate import Limits
     from .peers import PeerOwners
@@ -84,6 +85,7 @@ class LoopbackServer:
         peers: PeerOwners | None = None,
         limits: Limits | None = None,
         decisions: DecisionBook | None = None,
+        hub: Hub | None = None,
     ) -> None:
         self.engine = engine
         self.decisions = decisions
@@ -110,6 +112,7 @@ class LoopbackServer:
             quit=quit,
             decisions=decisions,
             deciders={kit.agent: kit.decisions for kit in kits if kit.decisions is not None},
+            hub=hub,
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -266,6 +269,8 @@ def announced_server(
     tasks: TaskManager | None = None,
     quit: Callable[[str], None] | None = None,
     decisions: DecisionBook | None = None,
+    sessions: Sessions | None = None,
+    hub: Hub | None = None,
 ) -> Iterator[LoopbackServer]:
     """A started server over ``service``'s engine (and ``tasks``, the launched agents of this
     process), announced in ``server.json`` while it runs, stopped and unannounced after.
@@ -273,7 +278,7 @@ def announced_server(
     taken."""
     roots = AgentRoots(settings.agent_roots)
     server = LoopbackServer(
-        service.engine,
+        sessions or service.engine,
         roots,
         kits=settings.kits,
         searcher=Searcher(settings.index_path, roots=roots),
@@ -281,6 +286,7 @@ def announced_server(
         tasks=tasks,
         quit=quit,
         decisions=decisions,
+        hub=hub,
     )
     try:
         server.start()

@@ -1,0 +1,351 @@
+"""The far side of a channel (``agentbar channel``, hidden): a headless agentbar whose only way
+in is its standard input, and only way out its standard output (the main thread reads calls;
+the engine's and the book's subscribers write; calls run on a small pool).
+
+It runs the engine, the decision book and the task manager as usual, and its own loopback server
+for the hooks of this machine (announced in its data dir as ``agentbar serve`` does); it opens
+no other socket. It says hello (protocol, version, a boot id), sends the full session list once
+the live sessions are read, then every change with a sequence number, the sessions' other
+updates, the decision book's changes; it answers calls by id. It ends when its input closes.
+Nothing it sends holds a token: the server's token stays in its own ``server.json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import IO, TYPE_CHECKING, Any
+
+from ..decisions import BookChange, Decision, StaleRequest, Verdict
+from ..errors import AgentbarError, ReplayError
+from ..model import Agent, SessionKey, SessionSnapshot, StateChange
+from ..replay.export import Format, Options, export
+from ..replay.model import MAIN_THREAD
+from ..replay.pages import PAGE_ITEMS
+from . import frames
+from .frames import CHUNK_CHARS, PROTOCOL, Closed, FrameError, Writer
+from .wire import request_to_wire, snapshot_to_wire
+
+if TYPE_CHECKING:
+    from ..app import Agentbar
+
+log = logging.getLogger(__name__)
+
+UPDATE_SECONDS = 2.0  # how often sessions' other changes (title, usage, activity) are sent
+LIST_BYTES = 512 * 1024  # sessions per frame of the full list, by size
+WORKERS = 4
+MAX_SEARCH = 200
+
+
+class CallError(AgentbarError):
+    """A call the far side cannot answer (no such session, a stale request)."""
+
+    title = "The remote cannot do it"
+
+
+class FarSide:
+    def __init__(self, app: Agentbar, writer: Writer, version: str) -> None:
+        self.app = app
+        self.writer = writer
+        self.version = version
+        self.boot = secrets.token_hex(8)
+        self._seq = 0
+        self._seq_lock = threading.Lock()
+        self._sent: dict[SessionKey, SessionSnapshot] = {}
+        self._listed = threading.Event()
+        self._stop = threading.Event()
+        self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="agentbar-channel-call")
+        self._ops: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "ping": lambda _args: {"at": time.time()},
+            "resync": self._resync,
+            "threads": self._threads,
+            "page": self._page,
+            "item": self._item,
+            "search": self._search,
+            "decide": self._decide,
+        }
+
+    # -- out ---------------------------------------------------------------------------------
+
+    def _send(self, frame: dict[str, Any]) -> None:
+        try:
+            self.writer.send(frame)
+        except Closed:
+            self._stop.set()
+        except FrameError:
+            log.exception("a frame too large was not sent")
+
+    def _numbered(self, frame: dict[str, Any]) -> None:
+        """(With ``_seq_lock`` held: numbered and written in one order.)"""
+        self._seq += 1
+        frame["seq"] = self._seq
+        self._send(frame)
+
+    def hello(self) -> None:
+        self._send({"t": "hello", "protocol": PROTOCOL, "version": self.version,
+                    "boot": self.boot, "pid": os.getpid()})  # fmt: skip
+
+    def send_list(self) -> None:
+        """Every session, in frames of bounded size, then the book's open requests."""
+        with self._seq_lock:
+            sessions = self.app.sessions()
+            self._sent = {s.key: s for s in sessions}
+            part: list[dict[str, Any]] = []
+            size = 0
+            for snap in sessions:
+                doc = snapshot_to_wire(snap)
+                part.append(doc)
+                size += len(frames.encode(doc))
+                if size >= LIST_BYTES:
+                    self._send({"t": "sessions", "sessions": part, "last": False})
+                    part, size = [], 0
+            pending = [request_to_wire(r) for r in self.app.decisions.pending()]
+            self._send({"t": "sessions", "sessions": part, "last": True, "decisions": pending,
+                        "seq": self._seq})  # fmt: skip
+            self._listed.set()
+
+    def on_change(self, change: StateChange) -> None:
+        """The engine's subscriber (engine thread): one numbered frame, written at once."""
+        snap = change.snapshot
+        prev = change.prev
+        with self._seq_lock:
+            if not self._listed.is_set():
+                return  # the list, sent once the live sessions are read, holds it
+            self._sent[snap.key] = snap
+            self._numbered({
+                "t": "change",
+                "ts": change.ts,
+                "session": snapshot_to_wire(snap),
+                "prev": None if prev is None else [str(prev.state), prev.detail,
+                    None if prev.waiting_for is None else str(prev.waiting_for),
+                    str(prev.source)],
+            })  # fmt: skip
+
+    def on_book(self, change: BookChange) -> None:
+        frame: dict[str, Any] = {"t": "decision", "opened": change.opened,
+                                 "request": request_to_wire(change.request)}  # fmt: skip
+        if change.decision is not None:
+            frame["verdict"] = str(change.decision.verdict)
+        if change.reason is not None:
+            frame["reason"] = change.reason
+        self._send(frame)
+
+    def send_updates(self) -> None:
+        """The sessions whose other fields changed since last sent (no state change: no
+        notice), and those gone."""
+        now = {s.key: s for s in self.app.sessions()}
+        with self._seq_lock:
+            changed = [s for key, s in now.items() if self._sent.get(key) != s]
+            gone = [key for key in self._sent if key not in now]
+            self._sent = now
+            for snap in changed:
+                self._numbered({"t": "update", "session": snapshot_to_wire(snap)})
+            for key in gone:
+                self._numbered({"t": "gone", "agent": str(key.agent), "id": key.session_id})
+
+    # -- in ----------------------------------------------------------------------------------
+
+    def serve(self, stdin: IO[bytes]) -> None:
+        """Read calls until the near side closes the channel."""
+        updater = threading.Thread(target=self._update_loop, name="agentbar-channel-updates",
+                                   daemon=True)  # fmt: skip
+        updater.start()
+        try:
+            while not self._stop.is_set():
+                try:
+                    frame = frames.read_frame(stdin)
+                except FrameError as exc:
+                    log.warning("channel: %s", exc)
+                    continue
+                if frame.get("t") == "call":
+                    self._pool.submit(self._answer, frame)
+        except Closed:
+            pass
+        finally:
+            self._stop.set()
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _update_loop(self) -> None:
+        self.app.wait_live()
+        if not self._stop.is_set():
+            self.send_list()
+        while not self._stop.wait(UPDATE_SECONDS):
+            try:
+                self.send_updates()
+            except Exception:
+                log.exception("channel: sending updates failed")
+
+    def _answer(self, frame: dict[str, Any]) -> None:
+        call_id = frame.get("id")
+        op = self._ops.get(str(frame.get("op")))
+        args = frame.get("args")
+        if not isinstance(call_id, int) or not isinstance(args, dict):
+            return
+        try:
+            if frame.get("op") == "export":
+                for text in self._export(args):
+                    self._send({"t": "chunk", "id": call_id, "text": text})
+                self._send({"t": "reply", "id": call_id, "result": {"done": True}})
+                return
+            if op is None:
+                raise CallError(f"unknown call {frame.get('op')!r}")
+            self._send({"t": "reply", "id": call_id, "result": op(args)})
+        except (AgentbarError, ValueError, KeyError, TypeError) as exc:
+            kind = (
+                "stale"
+                if isinstance(exc, StaleRequest)
+                else ("not_found" if isinstance(exc, ReplayError | CallError) else "bad")
+            )
+            self._send({"t": "reply", "id": call_id, "error": {"kind": kind,
+                        "message": str(exc)}})  # fmt: skip
+        except Exception as exc:
+            log.exception("channel: call %s failed", frame.get("op"))
+            self._send({"t": "reply", "id": call_id, "error": {"kind": "failed",
+                        "message": f"the remote failed: {type(exc).__name__}"}})  # fmt: skip
+
+    # -- calls (pool threads) ----------------------------------------------------------------
+
+    def _session(self, args: dict[str, Any]) -> SessionSnapshot:
+        key = SessionKey(Agent(str(args["agent"])), str(args["id"]))
+        found = next((s for s in self.app.sessions() if s.key == key), None)
+        if found is None:
+            raise CallError("no such session on the remote")
+        return found
+
+    def _context(self) -> Any:
+        server = self.app.server
+        if server is None:
+            raise CallError("the remote is not ready")
+        return server.context
+
+    def _resync(self, _args: dict[str, Any]) -> dict[str, Any]:
+        self.send_list()
+        return {"listed": True}
+
+    def _threads(self, args: dict[str, Any]) -> list[dict[str, Any]]:
+        snap = self._session(args)
+        return [t.to_json() for t in self._context().replay.threads(snap)]
+
+    def _page(self, args: dict[str, Any]) -> dict[str, Any]:
+        snap = self._session(args)
+        before, after = _offset(args.get("before")), _offset(args.get("after"))
+        limit = _offset(args.get("limit")) or PAGE_ITEMS
+        page = self._context().replay.page(snap, _thread(args), before=before, after=after,
+                                           limit=limit)  # fmt: skip
+        doc: dict[str, Any] = page.to_json()
+        return doc
+
+    def _item(self, args: dict[str, Any]) -> dict[str, Any]:
+        snap = self._session(args)
+        offset, index = _offset(args.get("offset")), _offset(args.get("index"))
+        if offset is None or index is None:
+            raise CallError("no such item")
+        found = self._context().replay.item(snap, _thread(args), offset, index)
+        doc: dict[str, Any] = found.to_json()
+        return doc
+
+    def _search(self, args: dict[str, Any]) -> list[dict[str, Any]]:
+        searcher = self._context().searcher
+        if searcher is None:
+            raise CallError("search is not available on the remote")
+        agent = args.get("agent")
+        session = args.get("session")
+        hits = searcher.search(
+            str(args.get("q", "")),
+            limit=min(_offset(args.get("limit")) or 50, MAX_SEARCH),
+            agent=None if agent is None else Agent(str(agent)),
+            session_id=None if session is None else str(session),
+        )
+        known = {s.key: s for s in self.app.sessions()}
+        results = []
+        for hit in hits:
+            doc = hit.to_json()
+            snap = known.get(hit.key)
+            doc["title"] = None if snap is None else snap.title
+            doc["project"] = None if snap is None else snap.project
+            results.append(doc)
+        return results
+
+    def _export(self, args: dict[str, Any]) -> Iterator[str]:
+        snap = self._session(args)
+        fmt = Format(str(args.get("format", "md")))
+        options = Options(thinking=bool(args.get("thinking", True)),
+                          notes=bool(args.get("notes", False)))  # fmt: skip
+        buffer: list[str] = []
+        size = 0
+        for chunk in export(self._context().replay, snap, fmt, options):
+            rest = chunk
+            while len(rest) > CHUNK_CHARS:
+                yield rest[:CHUNK_CHARS]
+                rest = rest[CHUNK_CHARS:]
+            if size + len(rest) > CHUNK_CHARS:
+                yield "".join(buffer)
+                buffer, size = [], 0
+            buffer.append(rest)
+            size += len(rest)
+        if buffer:
+            yield "".join(buffer)
+
+    def _decide(self, args: dict[str, Any]) -> dict[str, Any]:
+        replies = args.get("replies") or []
+        message = args.get("message")
+        request = self.app.decisions.decide(
+            Decision(
+                request_id=str(args["request_id"]),
+                verdict=Verdict(str(args["verdict"])),
+                origin=f"channel:{args.get('origin', 'remote')}",
+                message=None if message is None else str(message),
+                replies=tuple(str(r) for r in replies),
+            )
+        )
+        return {"request_id": request.request_id}
+
+
+def _offset(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 50:
+        raise CallError("offsets are non-negative integers")
+    return value
+
+
+def _thread(args: dict[str, Any]) -> str:
+    thread = args.get("thread") or MAIN_THREAD
+    if not isinstance(thread, str):
+        raise CallError("no such thread")
+    return thread
+
+
+def run(app: Agentbar, version: str, stdin: IO[bytes], stdout: IO[bytes]) -> int:
+    """Serve the channel on ``stdin``/``stdout`` until ``stdin`` closes."""
+    far = FarSide(app, Writer(stdout), version)
+    far.hello()
+    app.subscribe(far.on_change)
+    app.decisions.subscribe(far.on_book)
+    with app.serving():
+        app.start()
+        far.serve(stdin)
+    return 0
+
+
+def main_channel(settings: Any, version: str) -> int:
+    """``agentbar channel``: frames go out on the real standard output alone; anything else
+    this process would print there goes to standard error instead."""
+    from ..app import Agentbar  # noqa: PLC0415 - the app imports this package
+
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    app = Agentbar.open(settings, remotes=False)
+    try:
+        return run(app, version, sys.stdin.buffer, out)
+    finally:
+        with contextlib.suppress(Exception):
+            app.close(keep_tasks=True)

@@ -1,0 +1,522 @@
+"""The near side of one remote: spawns its channel, reads its frames, keeps its sessions and
+its status, and reconnects with backoff (one thread per remote, ``agentbar-remote-NAME``;
+``call`` from any thread).
+
+A remote's sessions are mirrored with ``SessionKey(agent, id, host=NAME)``. A change is
+reported once: the far side's changes are compared with what was last shown, and after a
+reconnect the fresh list is compared with what was shown before the link dropped, so only
+what really changed meanwhile is reported (never a transition twice).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import random
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any, Protocol
+
+from ..errors import AgentbarError
+from ..model import (
+    Agent,
+    SessionKey,
+    SessionSnapshot,
+    SessionState,
+    Source,
+    State,
+    StateChange,
+    WaitingFor,
+)
+from . import frames
+from .frames import PROTOCOL, Closed, FrameError, Writer
+from .hosts import HostState, HostStatus
+from .remotes import Remote
+from .wire import WireError, snapshot_from_wire
+
+log = logging.getLogger(__name__)
+
+FIRST_BACKOFF = 1.0
+MAX_BACKOFF = 60.0
+HELLO_SECONDS = 20.0  # ssh's own connect timeout is shorter; a hello later than this is a hang
+CALL_SECONDS = 30.0
+SSH_OPTIONS = (("BatchMode", "yes"), ("ServerAliveInterval", "15"), ("ServerAliveCountMax", "3"))
+INSTALL_HINT = "pipx install agentbar (or python3 -m pip install --user agentbar)"
+NOT_FOUND = 127  # the shell's "command not found"
+
+
+class RemoteError(AgentbarError):
+    """A call through a channel failed: the host is not connected, the far side refused."""
+
+    title = "The remote host cannot answer"
+
+    def __init__(self, message: str, kind: str = "failed") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def channel_argv(remote: Remote) -> list[str]:
+    """The command that runs the far side: the person's command, ``agentbar channel`` at its
+    end; for ssh, options that make a password prompt an error and a dead link noticed, unless
+    the person's command sets them."""
+    command = list(remote.command)
+    if _is_ssh(command[0]):
+        said = " ".join(command).lower()
+        extra = [f"-o{key}={value}" for key, value in SSH_OPTIONS if key.lower() not in said]
+        command[1:1] = extra
+    return [*command, remote.program, "channel"]
+
+
+def _is_ssh(program: str) -> bool:
+    name = program.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return name in ("ssh", "ssh.exe")
+
+
+def why_not(code: int | None, errors: str, remote: Remote) -> str:
+    """What a channel that ended before its hello means, in one line."""
+    text = errors.lower()
+    if "permission denied" in text or "password" in text or "passphrase" in text:
+        return "asks for a password (set up key login: ssh-copy-id, or an ssh agent)"
+    if "host key verification failed" in text:
+        return "its host key is not known yet (connect once with ssh to accept it)"
+    if (
+        code == NOT_FOUND
+        or "command not found" in text
+        or ("not found" in text and remote.program in errors)
+    ):
+        return (f"agentbar is not installed on {remote.name}: install it there with: "
+                f"{INSTALL_HINT}")  # fmt: skip
+    if any(w in text for w in ("could not resolve", "connection refused", "no route", "timed out",
+                               "connection closed", "network is unreachable")):  # fmt: skip
+        last = errors.strip().splitlines()[-1] if errors.strip() else ""
+        return f"host down ({last.strip()[:120]})"
+    last = errors.strip().splitlines()[-1].strip()[:160] if errors.strip() else ""
+    return f"the channel ended (exit {code}){': ' + last if last else ''}"
+
+
+class Listener(Protocol):
+    """What a link tells (on its thread: return quickly)."""
+
+    def changed(self, change: StateChange) -> None: ...
+
+    def status(self, status: HostStatus) -> None: ...
+
+    def decisions(self, host: str, requests: list[dict[str, Any]]) -> None: ...
+
+    def decision(self, host: str, frame: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class _Call:
+    done: threading.Event
+    result: Any = None
+    error: dict[str, Any] | None = None
+    chunks: list[str] | None = None
+    more: threading.Condition | None = None
+
+
+Spawn = Callable[[list[str]], subprocess.Popen[bytes]]
+
+
+def spawn(argv: list[str]) -> subprocess.Popen[bytes]:
+    """The channel's process: its input a pipe (never the terminal), errors kept for saying
+    why it ended, in a session of its own (a terminal's signals are not its business)."""
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+class Link:
+    def __init__(
+        self,
+        remote: Remote,
+        listener: Listener,
+        *,
+        spawner: Spawn = spawn,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.remote = remote
+        self.name = remote.name
+        self._listener = listener
+        self._spawn = spawner
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._shown: dict[SessionKey, SessionSnapshot] = {}
+        self._listed_once = False
+        self._lost_at: float | None = None
+        self._status = HostStatus(name=remote.name, state=HostState.CONNECTING, since=clock())
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._writer: Writer | None = None
+        self._calls: dict[int, _Call] = {}
+        self._ids = itertools.count(1)
+        self._seq = 0
+        self.hello: dict[str, Any] = {}
+        self.bytes_read = 0
+
+    # -- values (any thread) -----------------------------------------------------------------
+
+    def sessions(self) -> list[SessionSnapshot]:
+        with self._lock:
+            return list(self._shown.values())
+
+    def status(self) -> HostStatus:
+        with self._lock:
+            return self._status
+
+    @property
+    def connected(self) -> bool:
+        return self.status().state is HostState.CONNECTED
+
+    # -- running -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=f"agentbar-remote-{self.name}",
+                                        daemon=True)  # fmt: skip
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._end_process()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        backoff = FIRST_BACKOFF
+        while not self._stop.is_set():
+            started = self._clock()
+            detail = self._connect_once()
+            if self._stop.is_set():
+                break
+            if self._clock() - started > MAX_BACKOFF:  # it had been up a while: try again soon
+                backoff = FIRST_BACKOFF
+            self._set_status(HostState.UNREACHABLE, detail)
+            self._stop.wait(backoff * random.uniform(0.8, 1.2))
+            backoff = min(backoff * 2, MAX_BACKOFF)
+            if not self._stop.is_set():
+                self._set_status(HostState.CONNECTING, detail)
+
+    def _connect_once(self) -> str:
+        """One life of the channel; what ended it, in the person's words."""
+        try:
+            process = self._spawn(channel_argv(self.remote))
+        except OSError as exc:
+            return f"cannot run {self.remote.command[0]}: {exc.strerror or exc}"
+        self._process = process
+        assert process.stdin is not None and process.stdout is not None
+        errors = _ErrorTail(process.stderr)
+        timer = threading.Timer(HELLO_SECONDS, self._hello_late, (process,))
+        timer.start()
+        try:
+            try:
+                hello, _banner = frames.read_hello(process.stdout)
+            finally:
+                timer.cancel()
+            problem = self._check_hello(hello)
+            if problem:
+                return problem
+            self.hello = hello
+            self._writer = Writer(process.stdin)
+            self._read(process.stdout)
+            return "connection dropped"
+        except Closed:
+            code = _wait(process)
+            errors.join()
+            if getattr(process, "late", False):
+                return "timed out (no answer in 20 s)"
+            if self.status().state is HostState.CONNECTED:
+                return "connection dropped" + (f" (exit {code})" if code else "")
+            return why_not(code, errors.text(), self.remote)
+        except FrameError as exc:
+            return f"the far side is not a matching agentbar ({exc})"
+        finally:
+            self._lost()
+            self._end_process()
+
+    def _hello_late(self, process: subprocess.Popen[bytes]) -> None:
+        process.late = True  # type: ignore[attr-defined]
+        with contextlib.suppress(OSError):
+            process.kill()
+
+    def _check_hello(self, hello: dict[str, Any]) -> str:
+        if hello.get("protocol") != PROTOCOL:
+            return (f"the far side speaks protocol {hello.get('protocol')}, this agentbar "
+                    f"{PROTOCOL}: install the same version on both")  # fmt: skip
+        return ""
+
+    def _end_process(self) -> None:
+        process, self._process = self._process, None
+        self._writer = None
+        if process is None:
+            return
+        with contextlib.suppress(OSError):
+            if process.stdin is not None:
+                process.stdin.close()  # the far side ends when its input closes
+        try:
+            process.wait(3.0)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                process.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(3.0)
+
+    def _lost(self) -> None:
+        """The channel ended: its calls fail, its sessions stay shown as last seen."""
+        with self._lock:
+            calls, self._calls = self._calls, {}
+            if self._status.state is HostState.CONNECTED:
+                self._lost_at = self._clock()
+        for call in calls.values():
+            call.error = {"kind": "unreachable", "message": f"{self.name} is unreachable"}
+            call.done.set()
+            if call.more is not None:
+                with call.more:
+                    call.more.notify_all()
+
+    def _set_status(self, state: HostState, detail: str = "") -> None:
+        with self._lock:
+            old = self._status
+            if old.state is state and old.detail == detail:
+                return
+            since = old.since if old.state is state else self._clock()
+            self._status = HostStatus(name=self.name, state=state, since=since, detail=detail,
+                                      sessions=len(self._shown))  # fmt: skip
+            status = self._status
+        if state is HostState.UNREACHABLE:
+            log.info("remote %s unreachable: %s", self.name, detail)
+        self._listener.status(status)
+
+    # -- frames (the link's thread) ----------------------------------------------------------
+
+    def _read(self, stream: IO[bytes]) -> None:
+        pending: list[SessionSnapshot] = []
+        while not self._stop.is_set():
+            line = frames.read_line(stream)
+            self.bytes_read += len(line) + 1
+            frame = frames.decode(line)
+            kind = frame.get("t")
+            try:
+                if kind == "sessions":
+                    pending += self._snapshots(frame.get("sessions"))
+                    if frame.get("last"):
+                        self._seq = int(frame.get("seq") or 0)
+                        self._take_list(pending)
+                        pending = []
+                        self._listener.decisions(self.name, list(frame.get("decisions") or []))
+                        self._set_status(HostState.CONNECTED)
+                elif kind in ("change", "update", "gone"):
+                    self._take_numbered(frame)
+                elif kind == "decision":
+                    self._listener.decision(self.name, frame)
+                elif kind in ("reply", "chunk"):
+                    self._take_reply(frame)
+            except WireError as exc:
+                log.warning("remote %s: %s", self.name, exc)
+
+    def _snapshots(self, docs: object) -> list[SessionSnapshot]:
+        if not isinstance(docs, list):
+            raise WireError("sessions is a list")
+        found = []
+        for doc in docs:
+            try:
+                found.append(snapshot_from_wire(doc, self.name))
+            except WireError as exc:  # one bad session: the others are still shown
+                log.warning("remote %s: %s", self.name, exc)
+        return found
+
+    def _take_list(self, fresh: list[SessionSnapshot]) -> None:
+        """A full list: the first one is shown as it is (like the engine's own first reading);
+        a later one (after a reconnect) reports only what changed since last shown."""
+        reports: list[StateChange] = []
+        now = self._clock()
+        with self._lock:
+            first = not self._listed_once
+            self._listed_once = True
+            lost_at = self._lost_at
+            old = self._shown
+            self._shown = {s.key: s for s in fresh}
+        if first:
+            return
+        for snap in fresh:
+            was = old.get(snap.key)
+            if was is None:
+                began_meanwhile = lost_at is not None and snap.state_since >= lost_at
+                if began_meanwhile and snap.state.state is not State.ENDED:
+                    reports.append(StateChange(ts=now, snapshot=snap, prev=None))
+            elif not snap.state.same_transition(was.state):
+                reports.append(StateChange(ts=now, snapshot=snap, prev=was.state))
+        for change in reports:
+            self._listener.changed(change)
+
+    def _take_numbered(self, frame: dict[str, Any]) -> None:
+        seq = frame.get("seq")
+        if isinstance(seq, int) and seq != self._seq + 1 and self._seq:
+            log.warning("remote %s: frame %s after %s; asking for the list", self.name, seq,
+                        self._seq)  # fmt: skip
+            self.call_later("resync", {})
+        if isinstance(seq, int):
+            self._seq = seq
+        if frame["t"] == "gone":
+            key = SessionKey(Agent(str(frame.get("agent"))), str(frame.get("id")), self.name)
+            with self._lock:
+                self._shown.pop(key, None)
+            return
+        snap = snapshot_from_wire(frame.get("session"), self.name)
+        with self._lock:
+            was = self._shown.get(snap.key)
+            self._shown[snap.key] = snap
+        if frame["t"] != "change":
+            return
+        if (
+            was is not None
+            and snap.state.same_as(was.state)
+            and (snap.state_since == was.state_since)
+        ):
+            return  # shown already (sent again after a reconnect)
+        prev = was.state if was is not None else _prev(frame.get("prev"))
+        ts = frame.get("ts")
+        when = float(ts) if isinstance(ts, int | float) else self._clock()
+        self._listener.changed(StateChange(ts=when, snapshot=snap, prev=prev))
+
+    # -- calls (any thread) ------------------------------------------------------------------
+
+    def call(self, op: str, args: dict[str, Any], timeout: float = CALL_SECONDS) -> Any:
+        """The far side's answer to one call; ``RemoteError`` when it cannot be had."""
+        call_id, call = self._send_call(op, args)
+        if not call.done.wait(timeout):
+            with self._lock:
+                self._calls.pop(call_id, None)
+            raise RemoteError(f"{self.name} did not answer in {timeout:.0f} s", "timeout")
+        if call.error is not None:
+            raise RemoteError(str(call.error.get("message")), str(call.error.get("kind")))
+        return call.result
+
+    def call_later(self, op: str, args: dict[str, Any]) -> None:
+        """A call whose answer nobody waits for (it is logged when it fails)."""
+        with contextlib.suppress(RemoteError):
+            self._send_call(op, args, keep=False)
+
+    def stream(self, op: str, args: dict[str, Any], timeout: float = CALL_SECONDS) -> Iterator[str]:
+        """The chunks of a call that answers in parts (an export), as they come."""
+        call_id, call = self._send_call(op, args, chunks=True)
+        assert call.chunks is not None and call.more is not None
+        try:
+            while True:
+                with call.more:
+                    idle = not call.chunks and not call.done.is_set()
+                    if idle and not call.more.wait(timeout) and not call.chunks:
+                        raise RemoteError(f"{self.name} did not answer in time", "timeout")
+                    taken, call.chunks[:] = list(call.chunks), []
+                yield from taken
+                if call.done.is_set() and not call.chunks:
+                    if call.error is not None:
+                        raise RemoteError(str(call.error.get("message")),
+                                          str(call.error.get("kind")))  # fmt: skip
+                    return
+        finally:
+            with self._lock:
+                self._calls.pop(call_id, None)
+
+    def _send_call(
+        self, op: str, args: dict[str, Any], *, chunks: bool = False, keep: bool = True
+    ) -> tuple[int, _Call]:
+        writer = self._writer
+        if writer is None or not self.connected:
+            raise RemoteError(f"{self.name} is {self.status().state}", "unreachable")
+        call_id = next(self._ids)
+        call = _Call(threading.Event())
+        if chunks:
+            call.chunks, call.more = [], threading.Condition()
+        if keep:
+            with self._lock:
+                self._calls[call_id] = call
+        try:
+            writer.send({"t": "call", "id": call_id, "op": op, "args": args})
+        except (Closed, FrameError) as exc:
+            with self._lock:
+                self._calls.pop(call_id, None)
+            raise RemoteError(f"{self.name}: {exc}", "unreachable") from None
+        return call_id, call
+
+    def _take_reply(self, frame: dict[str, Any]) -> None:
+        with self._lock:
+            call = self._calls.get(frame.get("id"))  # type: ignore[arg-type]
+            if call is not None and frame["t"] == "reply":
+                del self._calls[frame["id"]]
+        if call is None:
+            if frame["t"] == "reply" and "error" in frame:
+                log.info("remote %s: call %s: %s", self.name, frame.get("id"), frame["error"])
+            return
+        if frame["t"] == "chunk":
+            text = frame.get("text")
+            if call.chunks is not None and call.more is not None and isinstance(text, str):
+                with call.more:
+                    call.chunks.append(text)
+                    call.more.notify_all()
+            return
+        error = frame.get("error")
+        call.error = error if isinstance(error, dict) else None
+        call.result = frame.get("result")
+        call.done.set()
+        if call.more is not None:
+            with call.more:
+                call.more.notify_all()
+
+
+def _prev(raw: object) -> SessionState | None:
+    if not isinstance(raw, list) or len(raw) != 4:
+        return None
+    state, detail, waiting, source = raw
+    try:
+        return SessionState(
+            state=State(state),
+            source=Source(source),
+            detail=str(detail),
+            waiting_for=None if waiting is None else WaitingFor(waiting),
+        )
+    except ValueError:
+        return None
+
+
+def _wait(process: subprocess.Popen[bytes]) -> int | None:
+    try:
+        return process.wait(5.0)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+class _ErrorTail:
+    """The last few KB the channel's command wrote on stderr (read on a thread of its own, so
+    a chatty ssh never blocks on a full pipe)."""
+
+    MOST = 8192
+
+    def __init__(self, stream: IO[bytes] | None) -> None:
+        self._data = b""
+        self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True,
+                                        name="agentbar-remote-stderr")  # fmt: skip
+        self._thread.start()
+
+    def _drain(self, stream: IO[bytes] | None) -> None:
+        if stream is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            for chunk in iter(lambda: stream.read1(4096), b""):  # type: ignore[attr-defined]
+                self._data = (self._data + chunk)[-self.MOST :]
+                if len(self._data) >= self.MOST:
+                    log.debug("remote stderr: %s", chunk[-200:])
+
+    def join(self) -> None:
+        self._thread.join(2.0)
+
+    def text(self) -> str:
+        return self._data.decode("utf-8", "replace")

@@ -1,0 +1,81 @@
+"""A remote host made of a local command: the real ``agentbar channel`` run under its own
+``HOME`` and data dir with ``env``, as ``docker exec -i C`` or ``wsl.exe -d D`` would run it on
+the other side of their pipe (this machine runs no docker daemon and no WSL) (test thread)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+from claude_lines import ClaudeTranscript, registry, write_lines
+from engine_harness import new_transcript
+
+from agentbar.core.remote.remotes import Remote
+
+
+@dataclass
+class FarHome:
+    """The far side's machine: its HOME (agents' files), its agentbar data dir."""
+
+    root: Path
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config"
+
+    def remote(self, name: str = "box", program: str = "agentbar.tray") -> Remote:
+        """The remote as settings.toml would hold it: ``env ... python -m`` reaches "the
+        machine", and ``agentbar.tray channel`` runs there."""
+        command = (
+            "env",
+            f"HOME={self.home}",
+            f"AGENTBAR_DATA_DIR={self.data}",
+            f"AGENTBAR_CONFIG_DIR={self.config}",
+            f"PATH={os.environ.get('PATH', '')}",
+            sys.executable,
+            "-m",
+        )
+        return Remote(name, command, program)
+
+    def claude(self, session_id: str, cwd: str, prompt: str, *, start: float) -> Path:
+        t = new_transcript(session_id, cwd, start=start)
+        path = self.transcript_path(session_id, cwd)
+        write_lines(path, [t.prompt(prompt), t.text("Done.", stop_reason="end_turn")])
+        return path
+
+    def transcript_path(self, session_id: str, cwd: str) -> Path:
+        return self.home / ".claude" / "projects" / cwd.replace("/", "-") / f"{session_id}.jsonl"
+
+    def live(self, session_id: str, cwd: str, prompt: str) -> tuple[ClaudeTranscript, Path]:
+        """A live Claude session (a registry naming this test's process) that runs."""
+        t = new_transcript(session_id, cwd, start=time.time())
+        path = self.transcript_path(session_id, cwd)
+        write_lines(path, [t.prompt(prompt)])
+        self.set_status(session_id, cwd, "busy")
+        return t, path
+
+    def set_status(self, session_id: str, cwd: str, status: str, **extra: str) -> None:
+        folder = self.home / ".claude" / "sessions"
+        folder.mkdir(parents=True, exist_ok=True)
+        doc = registry(
+            os.getpid(), session_id, status=status, cwd=cwd, started_at=time.time(), **extra
+        )
+        (folder / f"{os.getpid()}.json").write_bytes(orjson.dumps(doc))
+
+
+def make_far(root: Path) -> FarHome:
+    far = FarHome(root)
+    far.home.mkdir(parents=True)
+    return far

@@ -1,0 +1,288 @@
+"""Remote hosts end to end over a real channel: the far side is the real ``agentbar channel``
+with its real engine over a temp HOME holding Claude sessions, reached by a local command as a
+container's ``exec -i`` would be; the near side is the real hub (and the real ``Agentbar`` and
+loopback server). Sessions appear with their host, change state once, replay and search through
+the channel, a held approval is answered from here, and killing the far side reports nothing
+twice after the reconnect while this machine's own sessions go on."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import psutil
+import pytest
+from polling import wait_for
+from remote_far import FarHome, make_far
+from test_cli import write_claude
+from test_hook_route import finish, permission_request, start_hook
+
+from agentbar.core.app import Agentbar
+from agentbar.core.config import Settings
+from agentbar.core.decisions import Decision, DecisionBook, StaleRequest, Verdict
+from agentbar.core.model import State, StateChange
+from agentbar.core.remote.hosts import HostState
+from agentbar.core.remote.hub import Hub
+from agentbar.core.remote.link import RemoteError
+
+A = "aaaaaaaa-0000-4000-8000-00000000000a"
+B = "bbbbbbbb-0000-4000-8000-00000000000b"
+LIVE = "cccccccc-0000-4000-8000-00000000000c"
+LOCAL = "dddddddd-0000-4000-8000-00000000000d"
+SLOW = 60.0  # a far side's first start imports and reads everything; generous on a busy box
+
+
+class Heard:
+    """Every change the hub reports, in order (its links' threads)."""
+
+    def __init__(self) -> None:
+        self.changes: list[StateChange] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, change: StateChange) -> None:
+        with self._lock:
+            self.changes.append(change)
+
+    def states(self, session_id: str) -> list[str]:
+        with self._lock:
+            return [str(c.snapshot.state.state) for c in self.changes
+                    if c.snapshot.key.session_id == session_id]  # fmt: skip
+
+
+@pytest.fixture
+def far(tmp_path: Path) -> FarHome:
+    far = make_far(tmp_path / "far")
+    far.claude(A, "/srv/api", "remote hello world", start=time.time() - 600)
+    far.claude(B, "/srv/web", "another remote prompt", start=time.time() - 300)
+    return far
+
+
+@pytest.fixture
+def hub(far: FarHome) -> Iterator[Hub]:
+    hub = Hub([far.remote("box")], DecisionBook())
+    hub.start()
+    try:
+        yield hub
+    finally:
+        hub.stop()
+
+
+def connected(hub: Hub, name: str = "box") -> bool:
+    return hub.links[name].connected
+
+
+def far_pids(far: FarHome) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["environ", "cmdline"]):
+        try:
+            environ = proc.info["environ"] or {}
+            if environ.get("AGENTBAR_DATA_DIR") == str(far.data) and "channel" in (
+                proc.info["cmdline"] or []
+            ):
+                found.append(proc)
+        except (psutil.Error, TypeError):
+            continue
+    return found
+
+
+def test_sessions_appear_with_their_host_and_replay_through_the_channel(hub: Hub) -> None:
+    wait_for(lambda: connected(hub), SLOW, "the channel")
+    sessions = {s.key.session_id: s for s in hub.sessions()}
+    assert set(sessions) == {A, B}
+    assert {s.key.host for s in sessions.values()} == {"box"}
+    assert sessions[A].title == "remote hello world"
+    assert sessions[A].to_json()["host"] == "box"
+    (status,) = hub.hosts()
+    assert (status.name, status.state, status.sessions) == ("box", HostState.CONNECTED, 2)
+    link = hub.links["box"]
+    page = link.call("page", {"agent": "claude", "id": A})
+    assert [item["text"] for item in page["items"] if item["kind"] == "user"] == [
+        "remote hello world"
+    ]
+    first = page["items"][0]
+    item = link.call("item", {"agent": "claude", "id": A, "offset": first["offset"],
+                              "index": first["index"]})  # fmt: skip
+    assert item["text"] == "remote hello world"
+    hits = wait_for(lambda: link.call("search", {"q": "another"}), 20, "a search hit")
+    assert [h["session_id"] for h in hits] == [B]
+    text = "".join(link.stream("export", {"agent": "claude", "id": A, "format": "md"}))
+    assert "remote hello world" in text
+    with pytest.raises(RemoteError) as missing:
+        link.call("page", {"agent": "claude", "id": "no-such"})
+    assert missing.value.kind == "not_found"
+
+
+def test_a_change_on_the_far_side_is_reported_once_and_never_again_after_a_reconnect(
+    far: FarHome, hub: Hub
+) -> None:
+    heard = Heard()
+    hub.subscribe(heard)
+    wait_for(lambda: connected(hub), SLOW, "the channel")
+    assert heard.changes == []  # what was there before is shown, not reported
+    far.live(LIVE, "/srv/live", "make it so")
+    wait_for(lambda: heard.states(LIVE) == ["running"], 20, "the running session")
+    far.set_status(LIVE, "/srv/live", "waiting", waiting_for="permission prompt")
+    wait_for(lambda: heard.states(LIVE) == ["running", "input_required"], 20, "the approval")
+    change = heard.changes[-1]
+    assert change.snapshot.key.host == "box" and change.prev is not None
+    assert change.prev.state is State.RUNNING
+
+    # The far side dies mid-stream: the host is unreachable, then back by itself.
+    for proc in far_pids(far):
+        proc.send_signal(signal.SIGKILL)
+    wait_for(lambda: hub.hosts()[0].state is HostState.UNREACHABLE, 20, "unreachable")
+    assert hub.hosts()[0].detail.startswith("connection dropped")
+    assert {s.key.session_id for s in hub.sessions()} >= {A, B, LIVE}  # kept as last seen
+    wait_for(lambda: connected(hub), SLOW, "the reconnect")
+    time.sleep(3.0)  # a full list, then updates: room for a duplicate to show up
+    assert heard.states(LIVE) == ["running", "input_required"]
+
+    # Meanwhile-changes are reported once: the approval was given in the terminal.
+    for proc in far_pids(far):
+        proc.send_signal(signal.SIGKILL)
+    wait_for(lambda: not connected(hub), 20, "the drop")
+    far.set_status(LIVE, "/srv/live", "busy")
+    wait_for(lambda: connected(hub), SLOW, "the second reconnect")
+    wait_for(lambda: len(heard.states(LIVE)) == 3, 20, "the change made meanwhile")
+    time.sleep(3.0)
+    assert heard.states(LIVE) == ["running", "input_required", "running"]
+
+
+def test_a_held_approval_on_the_far_side_is_answered_from_here(far: FarHome) -> None:
+    book = DecisionBook()
+    hub = Hub([far.remote("box")], book)
+    hub.start()
+    try:
+        wait_for(lambda: connected(hub), SLOW, "the channel")
+        wait_for((far.data / "server.json").exists, 20, "the far side's server")
+        hook = start_hook(far.data, permission_request())
+        (request,) = wait_for(book.pending, 20, "the mirrored request")
+        assert (request.host, request.tool, request.summary) == (
+            "box",
+            "Bash",
+            "npm test -- --watch=false",
+        )
+        book.decide(Decision(request.request_id, Verdict.ALLOW, origin="test"))
+        code, out, _ = finish(hook, 20)
+        assert code == 0 and b'"behavior":"allow"' in out.replace(b" ", b"")
+        # A second hook, withdrawn on the far side (it goes away): the copy here goes too,
+        # and an answer to it is refused, not sent.
+        hook = start_hook(far.data, permission_request())
+        (second,) = wait_for(book.pending, 20, "the second request")
+        hook.kill()
+        hook.wait()
+        wait_for(lambda: not book.pending(), 20, "the withdrawal")
+        with pytest.raises(StaleRequest):
+            book.decide(Decision(second.request_id, Verdict.ALLOW, origin="test"))
+    finally:
+        hub.stop()
+
+
+def test_a_host_that_is_not_there_is_unreachable_and_the_rest_goes_on(
+    far: FarHome, tmp_path: Path
+) -> None:
+    # "env ... no-such-agentbar channel": exit 127, as a shell over ssh or docker exec says
+    # of a program that is not installed.
+    missing = type(far.remote())("gone", far.remote().command[:-2], "no-such-agentbar")
+    down = far.remote("down")
+    down = type(down)("down", ("sh", "-c", "echo 'ssh: connect to host x port 22: "
+                               "Connection refused' >&2; exit 255", "--"), "agentbar")  # fmt: skip
+    hub = Hub([missing, down, far.remote("box")], DecisionBook())
+    hub.start()
+    try:
+        wait_for(lambda: connected(hub, "box"), SLOW, "the good host")
+        states = wait_for(
+            lambda: (
+                (hosts := {h.name: h for h in hub.hosts()})
+                and hosts["gone"].state is HostState.UNREACHABLE
+                and hosts["down"].state is HostState.UNREACHABLE
+                and hosts
+            ),
+            SLOW,
+            "the bad hosts unreachable",
+        )
+        assert states["gone"].detail.startswith(
+            "agentbar is not installed on gone: install it there with: pipx install agentbar"
+        ), states["gone"].detail
+        assert states["down"].detail.startswith("host down"), states["down"].detail
+        assert {s.key.host for s in hub.sessions()} == {"box"}
+    finally:
+        hub.stop()
+
+
+def test_the_app_and_its_server_show_every_host(far: FarHome, tmp_path: Path) -> None:
+    near = tmp_path / "near"
+    write_claude(near / "home" / ".claude", LOCAL, "/w/here", "a local one",
+                 start=time.time() - 60)  # fmt: skip
+    config = near / "config"
+    config.mkdir()
+    remote = far.remote("box")
+    command = ", ".join(f'"{part}"' for part in remote.command)
+    (config / "settings.toml").write_text(
+        f'[[remotes]]\nname = "box"\ncommand = [{command}]\nagentbar = "agentbar.tray"\n'
+    )
+    settings = Settings.from_env(
+        {
+            "HOME": str(near / "home"),
+            "AGENTBAR_DATA_DIR": str(near / "data"),
+            "AGENTBAR_CONFIG_DIR": str(config),
+        }
+    )
+    app = Agentbar.open(settings, tasks=False)
+    try:
+        with app.serving() as server:
+            app.start()
+            wait_for(lambda: {s.key.host for s in app.sessions()} == {"local", "box"}, SLOW,
+                     "both hosts' sessions")  # fmt: skip
+            assert [h.name for h in app.hosts()] == ["box"]
+            hosts = get(server, "/api/hosts")
+            assert hosts["hosts"][0]["name"] == "box"
+            assert hosts["hosts"][0]["state"] == "connected"
+            listed = get(server, "/api/sessions?all=1")
+            assert {(s["session_id"], s["host"]) for s in listed["sessions"]} >= {
+                (LOCAL, "local"),
+                (A, "box"),
+            }
+            page = get(server, f"/api/sessions/{A}/items?host=box")
+            assert page["host"] == "box"
+            assert any(i.get("text") == "remote hello world" for i in page["items"])
+            local = get(server, f"/api/sessions/{LOCAL}/items")
+            assert local["host"] == "local"
+            assert get(server, f"/api/sessions/{A}/items?host=elsewhere", status=404)
+            # The far side goes; this machine's sessions are served as before.
+            for proc in far_pids(far):
+                proc.send_signal(signal.SIGKILL)
+            wait_for(lambda: app.hosts()[0].state is not HostState.CONNECTED, 20, "the drop")
+            refused = get(server, f"/api/sessions/{A}/items?host=box", status=503)
+            assert refused["error"]["code"] == "host_unreachable"
+            assert get(server, f"/api/sessions/{LOCAL}/items")["host"] == "local"
+    finally:
+        app.close()
+
+
+def get(server: Any, path: str, status: int = 200) -> Any:
+    async def main() -> Any:
+        headers = {"Authorization": f"Bearer {server.token}"}
+        async with (
+            aiohttp.ClientSession(headers=headers) as client,
+            client.get(f"{server.origin}{path}") as response,
+        ):
+            assert response.status == status, (path, response.status, await response.text())
+            return await response.json()
+
+    return asyncio.run(main())
+
+
+def test_no_far_side_is_left_running(far: FarHome, hub: Hub) -> None:
+    wait_for(lambda: connected(hub), SLOW, "the channel")
+    assert far_pids(far)
+    hub.stop()
+    wait_for(lambda: not far_pids(far), 20, "the far side's end once its input closed")
+    assert os.path.exists(far.data)
