@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 READY_SECONDS = 120.0
+HOSTS_SECONDS = 30.0  # a one-shot command's wait for the remote hosts (ssh, their engines)
 
 
 class Agentbar:
@@ -140,10 +141,15 @@ class Agentbar:
         if self.hub is not None:
             self.hub.start()
 
-    def catch_up(self) -> None:
+    def catch_up(self, *, hosts_seconds: float = HOSTS_SECONDS) -> None:
         """Read everything once, on this thread, without following (status, export): the live
-        sessions first, then the history, its progress published to ``subscribe_progress``."""
+        sessions first, then the history, its progress published to ``subscribe_progress``;
+        the remote hosts meanwhile, each waited for ``hosts_seconds`` at most."""
+        if self.hub is not None:
+            self.hub.start()
         self.engine.catch_up()
+        if self.hub is not None:
+            self.hub.wait_settled(hosts_seconds)
 
     def close(self, *, keep_tasks: bool = True) -> None:
         """Stop everything; the launched agents still running go on without agentbar (a keeper

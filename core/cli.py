@@ -25,10 +25,11 @@ from .config import Settings
 from .hooks import cli as hooks_cli
 from .launch import cli as launch_cli
 from .listing import diagnostics, select
-from .model import SessionSnapshot, StateChange
+from .model import LOCAL_HOST, SessionSnapshot, StateChange
 from .progress_bar import ProgressBar
 from .progress_text import progress_json
 from .remote import cli as remote_cli
+from .remote.hosts import HostState
 from .server import cli as server_cli
 from .text import ago, natural_widths, short_path, table
 from .usage import cli as usage_cli
@@ -164,6 +165,7 @@ def status(
         progress = app.progress()
         limits = app.limits()
         heard = app.limits_heard()
+        hosts = app.hosts()
     finally:
         app.close()
     now = time.time()
@@ -175,6 +177,7 @@ def status(
             "problems": [fault.to_json() for fault in problems],
             "progress": progress_json(progress),
             "limits": limits_text.to_json(limits, now, heard),
+            "hosts": [host.to_json() for host in hosts],
         }
         out.write(jsonsafe.dumps(document, orjson.OPT_INDENT_2).decode() + "\n")
         return 0
@@ -188,6 +191,9 @@ def status(
         out.write(f"(skipped input: {parts}; see {settings.data_dir / logs.LOG_FILE})\n")
     for fault in problems:
         out.write(f"({fault.line()})\n")
+    for host in hosts:
+        if host.state is not HostState.CONNECTED:
+            out.write(f"({host.name}: {host.state}{': ' + host.detail if host.detail else ''})\n")
     if limits or rows:  # (nothing at all on disk: no agent to say anything of)
         out.write(f"Limits: {'; '.join(limits_text.lines(limits, now, heard))}\n")
     return 0
@@ -200,7 +206,7 @@ def render_table(rows: Sequence[SessionSnapshot], *, now: float, width: int) -> 
     rows_text = [
         (
             state_label(s),
-            str(s.key.agent),
+            str(s.key.agent) + ("" if s.key.host == LOCAL_HOST else f"@{s.key.host}"),
             short_path(s.project),
             s.title or "",
             s.state.detail,

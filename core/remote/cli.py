@@ -77,11 +77,20 @@ def run(
 
 def _add(args: argparse.Namespace, path: Any, out: TextIO) -> int:
     argv = list(args.remote_argv)
+    program = args.agentbar
+    # ``--agentbar X`` after NAME lands here too (argparse's remainder takes all after NAME),
+    # before the ``--`` that starts the command (argparse drops a ``--`` right after NAME).
+    while argv and argv[0].startswith("--agentbar"):
+        option = argv.pop(0)
+        if "=" in option:
+            program = option.split("=", 1)[1]
+        elif argv:
+            program = argv.pop(0)
     if argv and argv[0] == "--":
         argv = argv[1:]
     if not argv:
         raise RemoteConfigError("give the command that reaches it: remote add NAME -- ssh HOST")
-    remote = Remote(config.check_name(args.name), config.check_command(argv), args.agentbar)
+    remote = Remote(config.check_name(args.name), config.check_command(argv), program)
     config.add(path, remote)
     print(f"added {remote.name}: {' '.join(remote.command)} (in {path})", file=out)
     print(f"check it with: agentbar remote test {remote.name}", file=out)

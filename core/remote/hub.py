@@ -13,12 +13,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..decisions import BookChange, DecisionBook, new_request_id
 from ..model import SessionSnapshot, StateChange
-from .hosts import HostStatus
+from .hosts import HostState, HostStatus
 from .link import Link, RemoteError, Spawn, spawn
 from .remotes import Remote
 from .wire import WireError, request_from_wire
@@ -49,6 +50,15 @@ class Hub:
         self._started = True
         for link in self.links.values():
             link.start()
+
+    def wait_settled(self, timeout: float) -> None:
+        """Wait until every host is connected with its list read, or found unreachable once
+        (or ``timeout`` passed): what a one-shot command shows."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(
+            link.status().state is HostState.CONNECTING for link in self.links.values()
+        ):
+            time.sleep(0.05)
 
     def stop(self) -> None:
         for link in self.links.values():
