@@ -27,6 +27,7 @@ from codex_lines import CodexRollout
 from other_user import PYTHON
 from polling import end_process, wait_for
 from remote_rig import FarUser, SshRig
+from tray_rig import Tray
 
 from agentbar.core.agents.claude.events import HOLD_CALLER
 from agentbar.core.config import Settings
@@ -292,56 +293,89 @@ def test_status_json_names_the_host_of_every_session(
     }
 
 
+@dataclass
+class Watch:
+    """``agentbar watch --json`` of the near side (a process with its own link to the rig):
+    every change it printed, as it runs."""
+
+    proc: subprocess.Popen[str]
+    heard: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, near: Near) -> Watch:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentbar.tray", "watch", "--json"],
+            env=near.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        watch = cls(proc)
+        threading.Thread(target=watch._read, daemon=True).start()
+        return watch
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with contextlib.suppress(orjson.JSONDecodeError):
+                doc = orjson.loads(line)
+                if isinstance(doc, dict):
+                    self.heard.append(doc)
+
+    def of(self, session_id: str, state: str | None = None) -> list[dict[str, Any]]:
+        """What it heard of the rig's ``session_id`` (in ``state``)."""
+        return [
+            c
+            for c in self.heard
+            if (c["host"], c["session_id"]) == (HOST, session_id)
+            and (state is None or c["state"] == state)
+        ]
+
+    def wait_live(self, probe: FarClaude) -> None:
+        """Until the link is followed: the far list is shown with no change reported, so a
+        change made before it arrived would never be heard. ``probe`` asks and is answered
+        again and again until the watch hears it."""
+
+        def heard_probe() -> bool:
+            if probe.path.exists() and self.of(probe.session_id):
+                return True
+            probe.ask("true")
+            time.sleep(0.5)
+            probe.approved()
+            return bool(self.of(probe.session_id))
+
+        wait_for(heard_probe, SECONDS, "the watch to follow the rig", 0.5)
+
+    def stop(self) -> None:
+        end_process(self.proc, 10)
+
+
 def test_a_change_there_is_heard_here_once_naming_the_host(
     ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
 ) -> None:
     claude = FarClaude(ssh_rig.far, OTHER, "/srv/web")
-    far_claudes.append(claude)
+    probe = FarClaude(ssh_rig.far, SID, "/srv/probe")
+    far_claudes += [claude, probe]
     claude.say("busy")
     claude.write(claude.transcript.prompt("build the site"))
     near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
-    watch = subprocess.Popen(
-        [sys.executable, "-m", "agentbar.tray", "watch", "--json"],
-        env=near.env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    heard: list[dict[str, Any]] = []
-    reader = threading.Thread(target=_collect, args=(watch, heard), daemon=True)
-    reader.start()
+    watch = Watch.start(near)
     try:
-        # Connected (the list is shown as it is, with no change reported), then the change.
-        wait_for(lambda: _connected_in_status(near), SECONDS, "the watch to connect", 0.2)
-        time.sleep(1.0)  # the list arrives just after the status: let it land
+        watch.wait_live(probe)
         claude.ask("rm -rf dist")
-
-        def told() -> list[dict[str, Any]]:
-            return [c for c in heard if c["session_id"] == OTHER and c["state"] == "input_required"]
-
-        change = wait_for(told, SECONDS, "the watch to hear the far change")[0]
+        change = wait_for(
+            lambda: watch.of(OTHER, "input_required"), SECONDS, "the watch to hear it"
+        )[0]
         assert change["host"] == HOST
         assert change["project"] == "/srv/web"
-        time.sleep(3.0)  # a later update frame must not repeat it
-        assert len(told()) == 1, heard
+        assert change["prev_state"] == "running"
+        # The far side's next update frames carry the session again: not a second report.
+        claude.write(claude.transcript.progress())
+        time.sleep(5.0)
+        assert len(watch.of(OTHER)) == 1, watch.heard
     finally:
-        end_process(watch, 10)
-
-
-def _collect(proc: subprocess.Popen[str], into: list[dict[str, Any]]) -> None:
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        with contextlib.suppress(orjson.JSONDecodeError):
-            doc = orjson.loads(line)
-            if isinstance(doc, dict):
-                into.append(doc)
-
-
-def _connected_in_status(near: Near) -> bool:
-    """Whether a separate ``agentbar remote test`` reaches the host (the watch's own link is
-    inside its process)."""
-    done = near.run("remote", "test", HOST)
-    return done.returncode == 0
+        watch.stop()
 
 
 def test_replay_and_search_go_through_the_channel(
@@ -456,7 +490,8 @@ def test_a_host_going_down_and_back_is_said_and_reported_once(
     ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
 ) -> None:
     claude = FarClaude(ssh_rig.far, SID, "/srv/api")
-    far_claudes.append(claude)
+    probe = FarClaude(ssh_rig.far, OTHER, "/srv/probe")
+    far_claudes += [claude, probe]
     claude.ask("make deploy")
     local = ClaudeTranscript(OTHER, "/work/here", start=time.time())
     local_path = near.home / ".claude" / "projects" / "-work-here" / f"{OTHER}.jsonl"
@@ -464,29 +499,42 @@ def test_a_host_going_down_and_back_is_said_and_reported_once(
     near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
     near.start()
     near.wait_state(SID, "input_required")
+    watch = Watch.start(near)
+    try:
+        watch.wait_live(probe)
+        probe_heard = len(watch.of(OTHER))
 
-    ssh_rig.stop()
-    down = near.wait_host("unreachable", timeout=30)
-    assert down["detail"]
-    # Its sessions stay shown as last seen; this machine's go on.
-    assert near.session(SID) is not None
-    write_lines(local_path, [local.text("local answer", stop_reason="end_turn")])
-    wait_for(
-        lambda: (s := near.session(OTHER, "local")) and s["detail"] != "",
-        SECONDS,
-        "the local session to go on",
-    )
-    tested = near.run("remote", "test", HOST)
-    assert tested.returncode == 1
-    said = tested.stderr.strip().splitlines()
-    assert len(said) == 1, tested.stderr
-    assert said[0].startswith(f"agentbar: {HOST}: host down"), said
+        ssh_rig.stop()
+        down = near.wait_host("unreachable", timeout=30)
+        assert down["detail"].startswith(("connection dropped", "host down")), down
+        # Its sessions stay shown as last seen; this machine's go on.
+        assert near.session(SID) is not None
+        before = near.session(OTHER, "local")
+        assert before is not None
+        write_lines(local_path, [local.text("local answer", stop_reason="end_turn")])
+        wait_for(
+            lambda: near.session(OTHER, "local")["last_activity"] != before["last_activity"],
+            SECONDS,
+            "the local session to go on",
+        )
+        tested = near.run("remote", "test", HOST)
+        assert tested.returncode == 1
+        said = tested.stderr.strip().splitlines()
+        assert len(said) == 1, tested.stderr
+        assert said[0].startswith(f"agentbar: {HOST}: host down"), said
 
-    # Meanwhile the call was allowed there.
-    claude.approved()
-    ssh_rig.start()
-    near.wait_host("connected", timeout=90)
-    near.wait_state(SID, "running")
+        # Meanwhile the call was allowed there; the host comes back (the backoff may have
+        # grown to a few tens of seconds).
+        claude.approved()
+        ssh_rig.start()
+        near.wait_host("connected", timeout=90)
+        near.wait_state(SID, "running")
+        wait_for(lambda: watch.of(SID, "running"), 90, "the watch to hear it after reconnecting")
+        # Once: what changed meanwhile, and nothing the watch had been told already.
+        assert [c["state"] for c in watch.of(SID)] == ["running"], watch.heard
+        assert len(watch.of(OTHER)) == probe_heard, watch.heard
+    finally:
+        watch.stop()
 
 
 def test_a_host_that_asks_for_a_password_says_so_in_one_line(ssh_rig: SshRig, near: Near) -> None:
@@ -554,3 +602,35 @@ def test_a_container_like_command_is_a_remote_too(
     near.wait_state(SID, "running", host="box")
     with pytest.raises(ApiError):
         near.get(f"/api/sessions/{SID}/items?host=nowhere")
+
+
+# -- the tray ------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_tray_notifies_a_far_approval_naming_the_host(
+    ssh_rig: SshRig, tray: Tray, far_claudes: list[FarClaude]
+) -> None:
+    """The real tray on its private desktop, dunst as the notification server: a session of
+    the rig that starts waiting is told as that host's."""
+    added = agentbar(
+        tray.env, "remote", "add", "--agentbar", ssh_rig.agentbar, HOST, "--", *ssh_rig.command
+    )
+    assert added.returncode == 0, added.stderr
+    tray.launch()
+    wait_for(
+        lambda: any(h["state"] == "connected" for h in tray.api("/api/hosts")["hosts"]),
+        SECONDS,
+        "the tray's link to the rig",
+        0.2,
+    )
+    claude = FarClaude(ssh_rig.far, SID, "/srv/api")
+    far_claudes.append(claude)
+    claude.say("busy")
+    claude.write(claude.transcript.prompt("deploy it"))
+    wait_for(lambda: tray.state(SID) == "running", SECONDS, "the far session in the tray", 0.2)
+    claude.write(claude.transcript.bash("make deploy"))
+    claude.say("waiting")
+    shown = tray.desktop.wait_notification(lambda n: "api" in n["summary"], SECONDS)
+    assert shown["summary"] == f"Claude Code in api on {HOST} needs your approval", shown
+    assert "make deploy" in shown["body"]
