@@ -75,7 +75,7 @@ def test_markdown_options_and_inline_subagents(home: Home):
     assert "<details><summary>Sub-agent: search</summary>" in legacy
     assert "Found one call site." in legacy
     notes = render(home, V21, Format.MARKDOWN, notes=True)
-    assert "Turn finished in 7.0 s" in notes and "Turn finished" not in render(
+    assert "Turn finished in 7 s" in notes and "Turn finished" not in render(
         home, V21, Format.MARKDOWN
     )
 

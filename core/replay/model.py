@@ -22,6 +22,8 @@ from .. import jsonsafe
 from ..model import iso
 from ..records import Usage
 from .files import AgentRoots, Line, TranscriptFile
+from .readable import plain
+from .views import EMPTY_VIEW_JSON, ItemView, patch_view, tool_view
 
 MAIN_THREAD = "main"
 INLINE_PREFIX = "inline:"  # thread id of a sub-agent written inline in the main transcript
@@ -78,6 +80,7 @@ class ReplayItem:
     usage: Usage | None = None  # assistant items: tokens this line added (split copies count once)
     link: SubagentLink | None = None
     line_bytes: int = 0  # length of the source line (without its newline)
+    view: ItemView | None = None  # diffs, todos, questions, commands (``views.py``)
 
     @property
     def key(self) -> tuple[int, int]:
@@ -103,6 +106,7 @@ class ReplayItem:
             "model": self.model,
             "usage": None if usage is None else usage.to_json(),
             "link": None if self.link is None else self.link.to_json(),
+            **(EMPTY_VIEW_JSON if self.view is None else self.view.to_json()),
         }
 
     def cut(self) -> ReplayItem:
@@ -208,8 +212,13 @@ class LineItems:
         self.items: list[ReplayItem] = []
 
     def add(self, kind: ItemKind, text: str = "", **fields: Any) -> ReplayItem:
+        """A new item of this line; terminal escape codes are taken out of its text, and a
+        tool call gets the view its input gives (unless ``view`` is given)."""
         fields.setdefault("ts", self.ts)
         fields.setdefault("agent_id", self.agent_id)
+        text = plain(text)
+        if kind is ItemKind.TOOL_CALL and "view" not in fields:
+            fields["view"] = call_view(fields.get("name"), fields.get("input"))
         item = ReplayItem(
             kind=kind,
             offset=self.offset,
@@ -221,11 +230,31 @@ class LineItems:
         self.items.append(item)
         return item
 
-    def link(self, thread: ThreadInfo, call_id: str | None = None) -> None:
+    def link(
+        self, thread: ThreadInfo, call_id: str | None = None, *, description: str | None = None
+    ) -> None:
+        """A link to ``thread``, named by ``description`` (the spawning call's own few words)
+        when given, else by what the thread's file says about itself."""
         link = thread.link()
         if call_id and not link.call_id:
             link = replace(link, call_id=call_id)
+        if description:
+            link = replace(link, description=description)
         self.add(ItemKind.SUBAGENT, link.description or "", link=link, call_id=link.call_id)
+
+
+def call_view(name: str | None, tool_input: Any) -> ItemView | None:
+    """The view of a tool call: its input's shape, or the patch it carries as a string."""
+    view = tool_view(name, tool_input)
+    if view is not None and view.diff is not None:
+        return view
+    patch = tool_input
+    if isinstance(tool_input, dict):
+        patch = tool_input.get("patchText") or tool_input.get("input") or tool_input.get("patch")
+    patched = patch_view(patch)
+    if patched is None:
+        return view
+    return patched if view is None else replace(view, diff=patched.diff)
 
 
 class ReplayParser(Protocol):

@@ -21,6 +21,8 @@ from ... import records as rec
 from ...facts import NO_USAGE, split_usage_delta
 from ...replay import model as rm
 from ...replay.files import Line
+from ...replay.readable import human_duration
+from ...replay.views import ItemView, answers_of
 from ...sources.base import (
     MalformedLine,
     StreamKind,
@@ -32,6 +34,7 @@ from ...sources.base import (
     size_text,
     small_int,
 )
+from .commands import command_output, slash_command
 from .files import AGENT
 from .transcript import ClaudeTranscriptParser
 
@@ -146,8 +149,8 @@ class ClaudeReplayParser:
                 return self._tool_result(record, obj, out)
             case rec.TurnEnded():
                 duration = small_int(obj.get("durationMs"))
-                seconds = "" if duration is None else f" in {duration / 1000:.1f} s"
-                return out.add(rm.ItemKind.NOTE, f"Turn finished{seconds}", name="turn_end")
+                took = "" if duration is None else f" in {human_duration(duration / 1000)}"
+                return out.add(rm.ItemKind.NOTE, f"Turn finished{took}", name="turn_end")
             case rec.TurnAborted() | rec.TurnStarted():
                 name = "interrupted" if isinstance(record, rec.TurnAborted) else "notification"
                 return out.add(rm.ItemKind.NOTE, content_text(_message_content(obj)), name=name)
@@ -156,11 +159,15 @@ class ClaudeReplayParser:
             case rec.Compaction(trigger=trigger):
                 text = nonempty_str(obj.get("content")) or "Conversation compacted"
                 return out.add(rm.ItemKind.COMPACTION, text, name=trigger)
+            case rec.TitleSet(rank=rec.TITLE_RANK_COMMAND):
+                return None  # the command's own prompt item shows it
             case rec.TitleSet(title=title):
                 return out.add(rm.ItemKind.NOTE, title, name="title")
             case rec.Bookkeeping(kind=kind):
                 note = _bookkeeping_text(kind, obj)
-                return None if note is None else out.add(rm.ItemKind.NOTE, note, name=kind)
+                if note is None:
+                    return None
+                return _command_item(note, out) or out.add(rm.ItemKind.NOTE, note, name=kind)
             case rec.Unknown(kind=kind):
                 return out.add(rm.ItemKind.UNKNOWN, rm.json_text(obj), name=kind)
         return None
@@ -174,6 +181,9 @@ class ClaudeReplayParser:
         usage: rec.Usage | None,
     ) -> rm.ReplayItem:
         tool_input = _block_with(obj, "id", record.call_id).get("input")
+        description = (
+            nonempty_str(tool_input.get("description")) if isinstance(tool_input, dict) else None
+        )
         item = out.add(
             rm.ItemKind.TOOL_CALL,
             name=record.name,
@@ -190,21 +200,24 @@ class ClaudeReplayParser:
             thread = self.catalog.for_call(record.call_id, prompt)
             if thread is not None and thread.thread not in self._linked:
                 self._linked.add(thread.thread)
-                out.link(thread, record.call_id)
+                out.link(thread, record.call_id, description=description)
         return item
 
     def _tool_result(
         self, record: rec.ToolResult, obj: dict[str, Any], out: rm.LineItems
     ) -> rm.ReplayItem:
         block = _block_with(obj, "tool_use_id", record.call_id)
+        text = content_text(block.get("content"))
+        result = obj.get("toolUseResult")
+        answers = answers_of(result, text) if _answered(result, text) else None
         item = out.add(
             rm.ItemKind.TOOL_RESULT,
-            content_text(block.get("content")),
+            text,
             call_id=record.call_id,
             is_error=record.is_error,
             denied=record.denied,
+            view=None if answers is None else ItemView(answers=answers),
         )
-        result = obj.get("toolUseResult")
         agent = nonempty_str(result.get("agentId")) if isinstance(result, dict) else None
         thread = self.catalog.named(agent) if agent else None
         if thread is not None and thread.thread not in self._linked:
@@ -225,6 +238,28 @@ class ClaudeReplayParser:
             call_id=self._spawns.get(prompt),
         )
         out.link(thread)
+
+
+_ANSWERED_PREFIXES = ("User has answered your question", "Your questions have been answered")
+
+
+def _answered(result: object, text: str) -> bool:
+    """Whether a tool result is a question tool's answers (its call may be on another page)."""
+    if isinstance(result, dict) and isinstance(result.get("answers"), dict):
+        return True
+    return text.lstrip().startswith(_ANSWERED_PREFIXES)
+
+
+def _command_item(text: str, out: rm.LineItems) -> rm.ReplayItem | None:
+    """A slash command as the person's prompt, or what a local command printed as a note."""
+    command = slash_command(text)
+    if command is not None:
+        view = ItemView(command=command.name, args=command.args)
+        return out.add(rm.ItemKind.USER, command.text, view=view)
+    printed = command_output(text)
+    if printed is not None:
+        return out.add(rm.ItemKind.NOTE, printed, name="command_output")
+    return None
 
 
 def _bookkeeping_text(kind: str, obj: dict[str, Any]) -> str | None:
