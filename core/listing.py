@@ -112,9 +112,7 @@ def parse_since(text: str, *, now: float) -> float:
     if span:
         return now - int(span.group(1)) * _SPAN_SECONDS[span.group(2)]
     if word in ("today", "yesterday"):
-        midnight = _dt.datetime.fromtimestamp(now).replace(
-            hour=0, minute=0, second=0, microsecond=0
-        )
+        midnight = _dt.datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
         if word == "yesterday":
             midnight -= _dt.timedelta(days=1)
         return midnight.timestamp()
