@@ -11,6 +11,7 @@ backticks inside them.
 from __future__ import annotations
 
 import html
+import os
 import re
 import time
 from collections import deque
@@ -59,6 +60,39 @@ class Options:
     notes: bool = (
         False  # every note (injected context, titles, turn ends), not just the telling ones
     )
+
+
+_EXTENSIONS = {".md": Format.MARKDOWN, ".markdown": Format.MARKDOWN, ".json": Format.JSON,
+               ".html": Format.HTML, ".htm": Format.HTML}  # fmt: skip
+
+
+class FormatError(ValueError):
+    """An export's format cannot be told, or the file's name says another one."""
+
+
+def format_for(output: str | None, given: str | None) -> Format:
+    """The format to write ``output`` in: ``given`` (``--format``) when there is one, else the
+    one its extension names, else Markdown. A given format that the file's extension
+    contradicts, or an extension that names none, is an error saying what to do."""
+    chosen = None if given is None else Format(given)
+    if output is None:
+        return chosen or Format.MARKDOWN
+    suffix = os.path.splitext(output)[1].lower()
+    by_name = _EXTENSIONS.get(suffix)
+    if chosen is not None and by_name is not None and by_name is not chosen:
+        raise FormatError(
+            f"{output} names {by_name.value} but --format says {chosen.value}:"
+            " change the file's extension or drop --format"
+        )
+    if chosen is not None:
+        return chosen
+    if by_name is None:
+        known = ", ".join(sorted(_EXTENSIONS))
+        what = f"extension {suffix!r}" if suffix else "no extension"
+        raise FormatError(
+            f"cannot tell the format of {output} ({what}): name it {known}, or give --format"
+        )
+    return by_name
 
 
 def filename(snap: SessionSnapshot, fmt: Format) -> str:
