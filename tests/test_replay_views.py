@@ -230,3 +230,52 @@ def test_parallel_calls_export_each_result_under_its_call(home: Home) -> None:
     assert "### User · command" in md and "/review:pr 42 --strict" in md
     assert '<span class="del">-return 1</span>' in page
     assert '<p class="answer">Answer: Postgres</p>' in page
+
+
+def test_subagents_are_named_by_their_calls_and_helpers_are_told_apart(tmp_path: Path) -> None:
+    from replay_rig import V20, V21
+
+    home = make_home(tmp_path, claude=("v2.0", "v2.1"))
+    folder = home.claude / "projects" / "-work-new" / V21 / "subagents"
+    helper = ClaudeTranscript(V21, "/work/new", sidechain=True, agent_id="acompact-1f2e")
+    write_lines(
+        folder / "agent-acompact-1f2e.jsonl",
+        [helper.prompt("Your task is to create a detailed summary of the conversation so far.")],
+    )
+    engine = home.caught_up()
+    try:
+        mid, new = snapshot(engine, V20), snapshot(engine, V21)
+    finally:
+        engine.stop()
+    replay = home.replay()
+    # 2.0's sub-agent file names nothing: its Task call's description names it.
+    (thread,) = replay.threads(mid)
+    assert (thread.description, thread.first_prompt, thread.helper) == (
+        "Write tests",
+        "tests",
+        None,
+    )
+    links = [i.link for i in replay.items(mid) if i.kind is ItemKind.SUBAGENT]
+    assert [link.description for link in links if link] == ["Write tests"]
+    assert replay.threads(mid) == [thread]  # read again from where the last scan stopped
+    named = {t.thread: t for t in replay.threads(new)}
+    assert named["a4c2d9"].description == "Profile the build" and named["a4c2d9"].helper is None
+    assert named["acompact-1f2e"].helper == "compaction"
+    assert named["acompact-1f2e"].to_json()["helper"] == "compaction"
+
+
+def test_warmup_sidechains_of_real_claude_2_0_are_helpers(tmp_path: Path) -> None:
+    import shutil
+
+    from replay_rig import DATA
+
+    home = make_home(tmp_path, claude=())
+    folder = DATA / "recorded" / "claude-2.0.77" / "answer" / "projects"
+    shutil.copytree(folder, home.claude / "projects")
+    engine = home.caught_up()
+    try:
+        (snap,) = [s for s in engine.sessions() if s.transcript]
+    finally:
+        engine.stop()
+    threads = home.replay().threads(snap)
+    assert threads and {t.helper for t in threads} == {"warmup"}

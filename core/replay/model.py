@@ -157,6 +157,9 @@ class ThreadInfo:
     call_id: str | None = None
     first_prompt: str | None = None
     started_at: float | None = None
+    # Not a sub-agent the model asked for but one the CLI runs for itself: "compaction" (the
+    # helper that writes a compaction's summary) or "warmup" (a cache warm-up); None otherwise.
+    helper: str | None = None
 
     def link(self) -> SubagentLink:
         return SubagentLink(
@@ -270,6 +273,37 @@ class ReplayParser(Protocol):
 
 
 ReadSide = Callable[[str], "bytes | None"]  # a small file next to a transcript, if readable
+
+
+@dataclass(frozen=True, slots=True)
+class Spawns:
+    """The few words each sub-agent spawning call gave (a ``Task``'s ``description``), by the
+    call's id and by the prompt it gave the sub-agent."""
+
+    by_call: Mapping[str, str] = field(default_factory=dict)
+    by_prompt: Mapping[str, str] = field(default_factory=dict)
+
+    def describe(self, thread: ThreadInfo) -> ThreadInfo:
+        """``thread`` named by its spawning call's words when its own file names none."""
+        if thread.description:
+            return thread
+        found = self.by_call.get(thread.call_id or "") or self.by_prompt.get(
+            (thread.first_prompt or "").strip()
+        )
+        return replace(thread, description=found) if found else thread
+
+    def __add__(self, more: Spawns) -> Spawns:
+        return Spawns({**self.by_call, **more.by_call}, {**self.by_prompt, **more.by_prompt})
+
+
+@runtime_checkable
+class DescribesSpawns(Protocol):
+    """An adapter whose sub-agent files do not say what they are for, while the calls that
+    spawned them, in the main transcript, do."""
+
+    def spawns(self, lines: Iterator[Line]) -> Spawns:
+        """What the spawning calls among ``lines`` said (lines of no spawn skipped quickly)."""
+        ...
 
 
 class ReplayAdapter(Protocol):

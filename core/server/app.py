@@ -213,7 +213,9 @@ async def session(request: web.Request) -> web.Response:
     snap = find_session(request)
     threads = await _in_thread(lambda: ctx.replay.threads(snap))
     doc = session_json(snap, await _counts(ctx))
-    doc["thread_info"] = [t.to_json() for t in threads]
+    # The CLI's own helpers (the compaction summary, cache warm-ups) are no sub-agents.
+    doc["thread_info"] = [t.to_json() for t in threads if t.helper is None]
+    doc["helper_threads"] = [t.to_json() for t in threads if t.helper is not None]
     return json_reply({"session": doc})
 
 

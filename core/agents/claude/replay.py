@@ -94,7 +94,8 @@ class ClaudeReplayParser:
         self._records = ClaudeTranscriptParser(spec)
         self._recent_usage: list[tuple[str, rec.Usage]] = []
         self._linked: set[str] = set()
-        self._spawns: dict[str, str] = {}  # prompt of a spawning call in this page -> call id
+        # prompt of a spawning call in this page -> (call id, the call's description)
+        self._spawns: dict[str, tuple[str, str | None]] = {}
 
     def items(self, line: bytes, offset: int) -> list[rm.ReplayItem]:
         try:
@@ -196,7 +197,7 @@ class ClaudeReplayParser:
         if record.name in SPAWN_TOOLS and isinstance(tool_input, dict):
             prompt = nonempty_str(tool_input.get("prompt"))
             if prompt:
-                self._spawns[prompt.strip()] = record.call_id
+                self._spawns[prompt.strip()] = (record.call_id, description)
             thread = self.catalog.for_call(record.call_id, prompt)
             if thread is not None and thread.thread not in self._linked:
                 self._linked.add(thread.thread)
@@ -231,11 +232,12 @@ class ClaudeReplayParser:
         if obj.get("parentUuid") is not None or obj.get("type") != "user":
             return
         prompt = content_text(_message_content(obj)).strip()
+        spawn = self._spawns.get(prompt)
         thread = rm.ThreadInfo(
             thread=f"{rm.INLINE_PREFIX}{out.offset}",
-            description=prompt or None,
+            description=(spawn[1] if spawn else None) or prompt or None,
             agent_type=nonempty_str(obj.get("agentId")),
-            call_id=self._spawns.get(prompt),
+            call_id=spawn[0] if spawn else None,
         )
         out.link(thread)
 
@@ -271,6 +273,22 @@ def _bookkeeping_text(kind: str, obj: dict[str, Any]) -> str | None:
     if kind in ("permission-mode", "mode"):
         return nonempty_str(obj.get("permissionMode")) or nonempty_str(obj.get("mode")) or ""
     return None if kind in _HIDDEN_BOOKKEEPING else ""
+
+
+COMPACTION_HELPER_PREFIX = "acompact"  # agent-acompact-<hex>.jsonl (agent-formats.md 1.1)
+WARMUP_PROMPT = "Warmup"  # 2.0.x warms its caches with sidechains of this one prompt
+COMPACTION_PROMPT = "Your task is to create a detailed summary of the conversation so far"
+
+
+def _helper(thread: str, first_prompt: str | None, meta: dict[str, Any]) -> str | None:
+    """What a thread the CLI ran for itself is ("compaction", "warmup"), else None."""
+    if thread.startswith(COMPACTION_HELPER_PREFIX) or (first_prompt or "").startswith(
+        COMPACTION_PROMPT
+    ):
+        return "compaction"
+    if first_prompt == WARMUP_PROMPT and not meta:
+        return "warmup"
+    return None
 
 
 def _model(obj: dict[str, Any]) -> str | None:
@@ -310,14 +328,42 @@ class ClaudeReplay:
             if obj.get("type") == "user":
                 first_prompt = content_text(_message_content(obj)).strip() or None
                 break
+        description = nonempty_str(meta.get("description"))
         return rm.ThreadInfo(
             thread=thread,
-            description=nonempty_str(meta.get("description")),
+            description=description,
             agent_type=nonempty_str(meta.get("agentType")),
             call_id=nonempty_str(meta.get("toolUseId")),
             first_prompt=first_prompt,
             started_at=started,
+            helper=_helper(thread, first_prompt, meta),
         )
+
+    def spawns(self, lines: Iterator[Line]) -> rm.Spawns:
+        by_call: dict[str, str] = {}
+        by_prompt: dict[str, str] = {}
+        for line in lines:
+            data = line.data
+            if line.oversized or b'"tool_use"' not in data:
+                continue
+            if b'"Task"' not in data and b'"Agent"' not in data:
+                continue
+            try:
+                obj = load_json_object(data)
+            except MalformedLine:
+                continue
+            for block in _blocks(obj):
+                args = block.get("input")
+                if block.get("name") not in SPAWN_TOOLS or not isinstance(args, dict):
+                    continue
+                description = nonempty_str(args.get("description"))
+                if description is None:
+                    continue
+                if (call_id := nonempty_str(block.get("id"))) is not None:
+                    by_call[call_id] = description
+                if (prompt := nonempty_str(args.get("prompt"))) is not None:
+                    by_prompt[prompt.strip()] = description
+        return rm.Spawns(by_call, by_prompt)
 
     def inline_thread(self, root: Line, lines: Iterator[Line]) -> list[int] | None:
         try:
