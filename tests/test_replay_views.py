@@ -15,6 +15,7 @@ from replay_rig import Home, make_home, snapshot
 
 from agentbar.core.agents.claude.tools import TOOLS
 from agentbar.core.launch.handoff import brief
+from agentbar.core.replay.export import Format, Options, export
 from agentbar.core.replay.model import MAIN_THREAD, ItemKind, ReplayItem
 
 RICH = "92000000-0000-4000-8000-000000000001"
@@ -279,3 +280,64 @@ def test_warmup_sidechains_of_real_claude_2_0_are_helpers(tmp_path: Path) -> Non
         engine.stop()
     threads = home.replay().threads(snap)
     assert threads and {t.helper for t in threads} == {"warmup"}
+
+
+def test_codex_reviewer_and_subagent_records_fold_to_one_line(tmp_path: Path) -> None:
+    from codex_lines import CodexRollout
+
+    home = make_home(tmp_path, claude=())
+    r = CodexRollout("019ad3f1-7c2e-7b10-9a41-00000000fold")
+    patch = (
+        "*** Begin Patch\n*** Update File: api/conf.py\n@@\n-DEBUG = True\n+DEBUG = False\n"
+        "*** End Patch"
+    )
+    lines = [
+        r.meta(),
+        r.started(),
+        r.prompt("tidy the config"),
+        r.exec("git status", "call_sh"),
+        r.output("call_sh", "\x1b[1mOn branch main\x1b[0m"),
+        r.item(
+            {"type": "custom_tool_call", "name": "apply_patch", "input": patch, "call_id": "call_p"}
+        ),
+        r.item({"type": "custom_tool_call_output", "call_id": "call_p", "output": "Done!"}),
+        r.event("guardian_assessment", status="approved", risk_level="low", rationale="x" * 5000),
+        r.event("sub_agent_activity", agent_name="scout", message="exploring the repo"),
+        r.item(
+            {"type": "web_search_call", "status": "completed", "action": {"query": "toml spec"}}
+        ),
+        r.complete("Done."),
+    ]
+    target = home.codex / "sessions" / "2026" / "11" / "29"
+    write_lines(target / f"rollout-2026-11-29T10-00-00-{r.session_id}.jsonl", lines)
+    engine = home.caught_up()
+    try:
+        (snap,) = [s for s in engine.sessions() if s.transcript]
+    finally:
+        engine.stop()
+    items = list(home.replay().items(snap))
+    folded = [i for i in items if i.view is not None and i.view.folded]
+    guardian = folded[0].summary or ""
+    assert guardian.startswith("Guardian assessment: approved · low · xxx")
+    assert len(guardian) == 200 and guardian.endswith("…")  # one short line, however long
+    assert [i.summary for i in folded[1:]] == [
+        "Sub agent activity: exploring the repo · scout",
+        "Web search call: completed · toml spec",
+    ]
+    assert all(i.kind is ItemKind.NOTE and i.text.startswith("{") for i in folded)  # kept whole
+    assert not [i for i in items if i.kind is ItemKind.UNKNOWN]
+    shell = by_call(items, "call_sh").to_json()
+    assert shell["command"] == "git status"
+    result = next(i for i in items if i.kind is ItemKind.TOOL_RESULT and i.call_id == "call_sh")
+    assert result.text == "On branch main"
+    diff = by_call(items, "call_p").to_json()["diff"]
+    assert [(d["kind"], d["text"]) for d in diff] == [
+        ("file", "api/conf.py (update)"),
+        ("hunk", "@@"),
+        ("del", "DEBUG = True"),
+        ("add", "DEBUG = False"),
+    ]
+    md, _, _ = check_exports(home.replay(), snap)
+    assert "```diff\n+++ api/conf.py (update)" in md
+    every = "".join(export(home.replay(), snap, Format.MARKDOWN, Options(notes=True)))
+    assert "<details><summary>Sub agent activity: exploring the repo · scout</summary>" in every

@@ -330,6 +330,8 @@ class _Markdown(_Writer):
         heading = f"### {_title_of(item)}" + (f" · {_when(item)}" if item.ts else "")
         if item.kind is ItemKind.THINKING:
             return _details("Thinking", item.text) + "\n"
+        if item.view is not None and item.view.folded:
+            return _details(item.summary or _title_of(item), _fence(output(item.text), "json"))
         if item.kind is ItemKind.UNKNOWN:
             return f"{heading}\n\n{_fence(output(item.text), 'json')}\n\n"
         if item.kind is ItemKind.TOOL_RESULT:
@@ -483,6 +485,12 @@ class _Html(_Writer):
             text = f'<div class="text">{_e(item.text)}</div>'
             body = f"<details><summary>Thinking</summary>{text}</details>"
             return self._box("thinking", "Thinking", item, body)
+        if item.view is not None and item.view.folded:
+            summary = _e(item.summary or label)
+            body = (
+                f"<details><summary>{summary}</summary><pre>{_e(output(item.text))}</pre></details>"
+            )
+            return self._box("note folded", label, item, body)
         if item.kind is ItemKind.UNKNOWN:
             text = _e(output(item.text))
             body = (

@@ -348,3 +348,31 @@ def _answer_text(value: object) -> str:
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)[:FIELD_CHARS]
     return str(value)[:FIELD_CHARS]
+
+
+# -- folded records --------------------------------------------------------------------------
+
+_SUMMARY_KEYS = (
+    "summary", "message", "status", "decision", "outcome", "risk_level", "action", "query",
+    "description", "reason", "rationale", "agent_name", "nickname",
+)  # fmt: skip
+SUMMARY_CHARS = 200
+
+
+def fold_summary(kind: str, record: Mapping[str, Any]) -> str:
+    """One short line for a noisy record: what it is, in words, and what its few telling
+    fields say (``guardian_assessment`` -> ``"Guardian assessment: approved · low"``)."""
+    words = kind.rsplit("/", 1)[-1].replace("_", " ").replace("-", " ").strip()
+    told = []
+    for key in _SUMMARY_KEYS:
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            told.append(" ".join(value.split()))
+        elif isinstance(value, dict):
+            inner = _first(value, "query", "status", "message")
+            if inner:
+                told.append(" ".join(inner.split()))
+    line = (words[:1].upper() + words[1:]) or "Record"
+    if told:
+        line += ": " + " · ".join(dict.fromkeys(told))
+    return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
