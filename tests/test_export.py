@@ -153,3 +153,20 @@ def test_every_synthetic_session_exports_each_result_under_its_call(tmp_path: Pa
     assert {s.key.agent for s in snaps} == {"claude", "codex"} and len(snaps) >= 10
     for snap in snaps:
         check_exports(home.replay(), snap)
+
+
+def test_tokens_are_input_and_output_with_cache_apart(home: Home):
+    engine = home.caught_up()
+    try:
+        snap = snapshot(engine, V21)
+    finally:
+        engine.stop()
+    usage = snap.usage
+    headline = usage.input_tokens + usage.output_tokens
+    assert usage.cache_read_tokens > 0  # so the headline leaving it out is seen
+    doc = orjson.loads("".join(export(home.replay(), snap, Format.JSON)))
+    assert doc["session"]["headline_tokens"] == headline
+    assert doc["session"]["usage"]["cache_read_tokens"] == usage.cache_read_tokens  # unchanged
+    md = "".join(export(home.replay(), snap, Format.MARKDOWN))
+    assert f"- **Tokens**: `{headline:,} ({usage.input_tokens:,} in, " in md
+    assert f"- **Cache**: `{usage.cache_read_tokens:,} read, " in md

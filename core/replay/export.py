@@ -262,8 +262,12 @@ def _facts(snap: SessionSnapshot) -> list[tuple[str, str]]:
         ("Model", snap.model or ""),
         (
             "Tokens",
-            f"{usage.input_tokens} in, {usage.output_tokens} out, "
-            f"{usage.cache_read_tokens} cache read, {usage.cache_creation_tokens} cache write",
+            f"{usage.input_tokens + usage.output_tokens:,} "
+            f"({usage.input_tokens:,} in, {usage.output_tokens:,} out)",
+        ),
+        (
+            "Cache",
+            f"{usage.cache_read_tokens:,} read, {usage.cache_creation_tokens:,} written",
         ),
     ]
     return [(k, v) for k, v in facts if v]
