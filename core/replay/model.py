@@ -32,6 +32,7 @@ INLINE_PREFIX = "inline:"  # thread id of a sub-agent written inline in the main
 # served whole by the item endpoint.
 MESSAGE_CHARS = 32_000  # prompts, answers, thinking, notes
 OUTPUT_CHARS = 8_000  # tool inputs and outputs, unknown lines' raw JSON
+VIEW_CHARS = 24_000  # each list of a view: a diff's lines, todos, questions
 
 
 class ItemKind(StrEnum):
@@ -114,9 +115,10 @@ class ReplayItem:
         limit = OUTPUT_CHARS if self.kind in _OUTPUT_KINDS else MESSAGE_CHARS
         text, cut_text = cut_text_to(self.text, limit)
         value, cut_input = cut_value(self.input, OUTPUT_CHARS)
-        if not (cut_text or cut_input):
+        view, cut_view = (None, False) if self.view is None else self.view.cut(VIEW_CHARS)
+        if not (cut_text or cut_input or cut_view):
             return self
-        return replace(self, text=text, input=value, truncated=True)
+        return replace(self, text=text, input=value, view=view, truncated=True)
 
 
 _OUTPUT_KINDS = frozenset({ItemKind.TOOL_RESULT, ItemKind.UNKNOWN, ItemKind.TOOL_CALL})

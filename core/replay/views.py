@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 DIFF_LINES = 1500
 DIFF_LINE_CHARS = 2000
@@ -108,6 +110,20 @@ class ItemView:
     answers: tuple[Answer, ...] | None = None  # a question tool's result
     folded: bool = False  # a noisy record: show ``summary`` on one line, the text on demand
 
+    def cut(self, limit: int) -> tuple[ItemView, bool]:
+        """This view with its lists cut to about ``limit`` characters each, for a page (with
+        True when something was cut: the whole item has it all)."""
+        diff, cut_diff = _cut_list(self.diff, limit, lambda d: len(d.text))
+        if cut_diff and diff is not None:
+            diff = (*diff, DiffLine(DiffKind.CUT, "the rest: open the whole item"))
+        todos, cut_todos = _cut_list(self.todos, limit, lambda t: len(t.content))
+        questions, cut_questions = _cut_list(
+            self.questions, limit, lambda q: len(q.question) + sum(len(o.label) for o in q.options)
+        )
+        if not (cut_diff or cut_todos or cut_questions):
+            return self, False
+        return replace(self, diff=diff, todos=todos, questions=questions), True
+
     def to_json(self) -> dict[str, Any]:
         return {
             "command": self.command,
@@ -121,6 +137,19 @@ class ItemView:
             "answers": _list(self.answers),
             "folded": self.folded,
         }
+
+
+def _cut_list(
+    values: tuple[T, ...] | None, limit: int, size: Callable[[T], int]
+) -> tuple[tuple[T, ...] | None, bool]:
+    if values is None:
+        return None, False
+    total = 0
+    for count, value in enumerate(values):
+        total += size(value) + 16
+        if total > limit:
+            return values[:count], True
+    return values, False
 
 
 def _list(values: Sequence[Any] | None) -> list[Any] | None:
