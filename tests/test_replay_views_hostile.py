@@ -147,3 +147,11 @@ def test_a_hostile_session_replays_pages_and_exports_losing_nothing(home: Home) 
     assert "```text\n[1, 2\n```" in md  # JSON only when it parses
     assert "more characters)" in md and len(md) < 1_000_000
     assert "\x1b" not in md and "\x1b" not in page_html
+
+
+def test_a_deleted_line_that_starts_with_dashes_stays_in_the_diff() -> None:
+    lines = unified_diff([("-- old comment\nkeep", "++ new\nkeep")], None)
+    assert [(d.kind, d.text) for d in lines][1:3] == [
+        (DiffKind.DEL, "-- old comment"),
+        (DiffKind.ADD, "++ new"),
+    ]

@@ -22,11 +22,13 @@ from enum import StrEnum
 from .. import jsonsafe
 from ..model import SessionSnapshot, iso
 from .export_parts import (
+    EXPORT_OUTPUT_CHARS,
     Checklist,
     Code,
     Part,
     Questions,
     call_parts,
+    diff_line_text,
     output,
     result_parts,
     todo_mark,
@@ -546,13 +548,16 @@ class _Html(_Writer):
 
 def _html_code(part: Code) -> str:
     lang = f' data-lang="{_e(part.lang)}"' if part.lang else ""
-    if part.lang != "diff":
+    if not part.diff:
         return f'<pre class="{_e(part.label.lower())}"{lang}>{_e(part.text)}</pre>'
-    rows = []
-    for line in part.text.split("\n"):
-        kind = {"+": "add", "-": "del", "@": "hunk", "…": "cut"}.get(line[:1], "context")
-        kind = "file" if line.startswith("+++ ") else kind
-        rows.append(f'<span class="{kind}">{_e(line)}</span>')
+    rows, size = [], 0
+    for number, line in enumerate(part.diff):
+        text = diff_line_text(line)
+        size += len(text)
+        if size > EXPORT_OUTPUT_CHARS:
+            rows.append(f'<span class="cut">… {len(part.diff) - number} more lines</span>')
+            break
+        rows.append(f'<span class="{line.kind}">{_e(text)}</span>')
     return f'<pre class="diff"{lang}>' + "\n".join(rows) + "</pre>"
 
 

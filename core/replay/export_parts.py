@@ -38,6 +38,7 @@ class Code:
     label: str
     text: str
     lang: str
+    diff: tuple[DiffLine, ...] = ()  # a diff's own lines, for a writer that marks each
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +69,7 @@ def call_parts(call: ReplayItem) -> list[Part]:
     if view.command and call.kind is ItemKind.TOOL_CALL:
         parts.append(Code("Command", output("$ " + view.command), "console"))
     if view.diff:
-        parts.append(Code("Diff", output(diff_text(view.diff)), "diff"))
+        parts.append(Code("Diff", output(diff_text(view.diff)), "diff", view.diff))
     if view.todos:
         parts.append(Checklist(view.todos))
     if view.questions:
@@ -126,18 +127,19 @@ _DIFF_MARKS = {DiffKind.ADD: "+", DiffKind.DEL: "-", DiffKind.CONTEXT: " "}
 
 
 def diff_text(lines: tuple[DiffLine, ...]) -> str:
-    """Diff lines as unified diff text (a file line as ``+++ path``, a cut as ``...``)."""
-    out = []
-    for line in lines:
-        if line.kind is DiffKind.FILE:
-            out.append(f"+++ {line.text}")
-        elif line.kind is DiffKind.HUNK:
-            out.append(line.text)
-        elif line.kind is DiffKind.CUT:
-            out.append(f"… {line.text}")
-        else:
-            out.append(_DIFF_MARKS[line.kind] + line.text)
-    return "\n".join(out)
+    """Diff lines as unified diff text (a file line as ``+++ path``, a cut as ``…``)."""
+    return "\n".join(diff_line_text(line) for line in lines)
+
+
+def diff_line_text(line: DiffLine) -> str:
+    text = " ".join(line.text.splitlines()) if "\n" in line.text else line.text
+    if line.kind is DiffKind.FILE:
+        return f"+++ {text}"
+    if line.kind is DiffKind.HUNK:
+        return text
+    if line.kind is DiffKind.CUT:
+        return f"… {text}"
+    return _DIFF_MARKS[line.kind] + text
 
 
 def todo_mark(todo: Todo) -> str:

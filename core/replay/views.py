@@ -240,19 +240,18 @@ def _str_of(args: Mapping[str, Any], *keys: str) -> str | None:
 
 def unified_diff(pairs: Iterable[tuple[str, str]], path: str | None) -> tuple[DiffLine, ...]:
     """The unified diff of each (old, new) pair in turn, bounded (see the module docstring)."""
-    out: list[DiffLine] = []
-    if path:
-        out.append(DiffLine(DiffKind.FILE, path[:DIFF_LINE_CHARS]))
+    head = [DiffLine(DiffKind.FILE, path[:DIFF_LINE_CHARS])] if path else []
+    return _bounded(head, (line for old, new in pairs for line in _diff_lines(old, new)))
+
+
+def _bounded(head: list[DiffLine], lines: Iterable[DiffLine]) -> tuple[DiffLine, ...]:
+    """``head`` then ``lines``, at most ``DIFF_LINES`` in all, a ``cut`` line counting the rest."""
+    out = head
     left = 0
-    for old, new in pairs:
-        if len(old) + len(new) > DIFF_INPUT_CHARS:
-            size = len(old) + len(new)
-            out.append(DiffLine(DiffKind.CUT, f"change of {size} characters, too large to diff"))
-            continue
-        for line in _diff_lines(old, new):
-            if len(out) >= DIFF_LINES:
-                left += 1
-                continue
+    for line in lines:
+        if len(out) >= DIFF_LINES:
+            left += 1
+        else:
             out.append(line)
     if left:
         out.append(DiffLine(DiffKind.CUT, f"{left} more lines"))
@@ -260,10 +259,14 @@ def unified_diff(pairs: Iterable[tuple[str, str]], path: str | None) -> tuple[Di
 
 
 def _diff_lines(old: str, new: str) -> Iterator[DiffLine]:
+    size = len(old) + len(new)
+    if size > DIFF_INPUT_CHARS:
+        yield DiffLine(DiffKind.CUT, f"change of {size} characters, too large to diff")
+        return
     lines = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3)
-    for line in lines:
-        if line.startswith(("---", "+++")):
-            continue  # the file headers: the path is the diff's first line
+    for number, line in enumerate(lines):
+        if number < 2:
+            continue  # the "---" and "+++" headers: the path is the diff's first line
         if line.startswith("@@"):
             yield DiffLine(DiffKind.HUNK, line[:DIFF_LINE_CHARS])
             continue
@@ -278,19 +281,9 @@ def patch_view(patch: object) -> ItemView | None:
     """An ``apply_patch`` envelope (Codex, opencode) as diff lines, bounded like a diff."""
     if not isinstance(patch, str) or "*** Begin Patch" not in patch[:200]:
         return None
-    out: list[DiffLine] = []
-    left = 0
-    for raw in patch[:DIFF_INPUT_CHARS].splitlines():
-        line = _patch_line(raw)
-        if line is None:
-            continue
-        if len(out) >= DIFF_LINES:
-            left += 1
-            continue
-        out.append(line)
-    if left:
-        out.append(DiffLine(DiffKind.CUT, f"{left} more lines"))
-    return ItemView(diff=tuple(out)) if out else None
+    lines = (_patch_line(raw) for raw in patch[:DIFF_INPUT_CHARS].splitlines())
+    out = _bounded([], (line for line in lines if line is not None))
+    return ItemView(diff=out) if out else None
 
 
 def _patch_line(raw: str) -> DiffLine | None:
