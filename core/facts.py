@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from .limits import LimitsSeen, LimitWindow
 from .records import (
+    TITLE_RANK_COMMAND,
     TITLE_RANK_PROMPT,
     ModelSeen,
     Prompt,
@@ -119,7 +120,9 @@ class _Draft:
                 self.forked_from = self.forked_from or forked
             case Prompt(text=text) if main and self.title_rank < TITLE_RANK_PROMPT:
                 self.title, self.title_rank = one_line(text, TITLE_CHARS), TITLE_RANK_PROMPT
-            case TitleSet(title=title, rank=rank) if main and rank >= self.title_rank:
+            case TitleSet(title=title, rank=rank) if main and _retitles(
+                rank, self.title_rank, self.title
+            ):
                 self.title, self.title_rank = one_line(title, TITLE_CHARS), rank
             case ModelSeen(model=model):
                 self.models[record.agent_id or ""] = model
@@ -139,6 +142,14 @@ class _Draft:
             self.summed = self.summed + delta
             model = self.models.get(record.agent_id or "") or self.models.get("")
             ledger_mod.add(self.lines, shipped(), ts=record.ts, model=model, usage=delta)
+
+
+def _retitles(rank: int, current: int, title: str | None) -> bool:
+    """Whether a title of ``rank`` replaces the current one: a higher rank does, the same rank
+    does too (the latest name wins), except slash commands (the first one names the session)."""
+    if rank == current == TITLE_RANK_COMMAND:
+        return not title
+    return rank >= current
 
 
 def split_usage_delta(recent: list[tuple[str, Usage]], usage: Usage, key: str | None) -> Usage:

@@ -142,6 +142,8 @@ class SessionSnapshot:
             "state_since": iso(self.state_since),
             "model": self.model,
             "usage": self.usage.to_json(),
+            # What a person means by "tokens": input + output, cache reads and writes apart.
+            "headline_tokens": self.usage.input_tokens + self.usage.output_tokens,
             "cost_usd": self.cost,
             "usage_by_model": usage_by_model(self.ledger),
         }

@@ -234,7 +234,9 @@ class Unknown(Record):
     kind: str
 
 
-# Title ranks: the user's own name beats the agent's title beats an old summary beats the prompt.
+# Title ranks: the user's own name beats the agent's title beats an old summary beats the prompt
+# beats a slash command (``/init``: a name until a prompt says more).
+TITLE_RANK_COMMAND = -1
 TITLE_RANK_PROMPT = 0
 TITLE_RANK_SUMMARY = 1
 TITLE_RANK_AGENT = 2

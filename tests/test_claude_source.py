@@ -19,6 +19,7 @@ from agentbar.core.agents.claude.files import ClaudeSource, default_claude_roots
 from agentbar.core.agents.claude.transcript import ClaudeTranscriptParser
 from agentbar.core.model import Agent
 from agentbar.core.records import (
+    TITLE_RANK_COMMAND,
     Activity,
     ApiError,
     Asks,
@@ -238,7 +239,10 @@ def test_records_of_a_tool_turn() -> None:
         ({"type": "user", "message": {"content": "[Request interrupted by user]"}}, TurnAborted),
         ({"type": "user", "message": {"content": "<task-notification>x"}}, TurnStarted),
         (
-            {"type": "user", "message": {"content": "<command-name>/clear</command-name>"}},
+            {
+                "type": "user",
+                "message": {"content": "<local-command-stdout>x</local-command-stdout>"},
+            },
             Bookkeeping,
         ),
         ({"type": "user", "isMeta": True, "message": {"content": "Caveat: ..."}}, Bookkeeping),
@@ -253,6 +257,14 @@ def test_records_of_a_tool_turn() -> None:
 def test_line_kinds(line: dict[str, Any], expected: type) -> None:
     recs = [r for r in records([line]) if not isinstance(r, SessionMeta)]
     assert [type(r) for r in recs] == [expected]
+
+
+def test_slash_command_is_injected_text_that_names_the_session_until_a_prompt() -> None:
+    line = {"type": "user", "message": {"content": "<command-name>/clear</command-name>"}}
+    recs = [r for r in records([line]) if not isinstance(r, SessionMeta)]
+    assert [type(r) for r in recs] == [Bookkeeping, TitleSet]
+    assert isinstance(recs[1], TitleSet)
+    assert recs[1].title == "/clear" and recs[1].rank == TITLE_RANK_COMMAND
 
 
 def test_denied_and_errored_tool_results() -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 from claude_lines import ClaudeTranscript, write_lines
-from replay_rig import V10, V21, Home, make_home, snapshot
+from export_check import check_exports
+from replay_rig import SYNTHETIC, V10, V21, Home, make_home, snapshot
 
 from agentbar.core.replay.export import Format, Options, export, filename
 
@@ -72,10 +73,10 @@ def test_markdown_options_and_inline_subagents(home: Home):
     # Fences are longer than any run of backticks inside them.
     assert "`````\n" in with_thinking
     legacy = render(home, V10, Format.MARKDOWN)
-    assert "<details><summary>Sub-agent: search</summary>" in legacy
+    assert "<details><summary>Sub-agent: Find parser call sites</summary>" in legacy
     assert "Found one call site." in legacy
     notes = render(home, V21, Format.MARKDOWN, notes=True)
-    assert "Turn finished in 7.0 s" in notes and "Turn finished" not in render(
+    assert "Turn finished in 7 s" in notes and "Turn finished" not in render(
         home, V21, Format.MARKDOWN
     )
 
@@ -134,3 +135,38 @@ def test_file_names_are_safe(home: Home):
     name = filename(snap, Format.HTML)
     assert name == f"claude-script-alert-title-script-{XSS[:8]}.html"
     assert "/" not in name and "<" not in name
+
+
+def test_every_synthetic_session_exports_each_result_under_its_call(tmp_path: Path):
+    """Every Claude layout (1.0 inline sub-agents, 2.0, 2.1) and every Codex fixture."""
+    home = make_home(tmp_path)
+    codex = sorted(
+        p.name for p in (SYNTHETIC / "codex").glob("*.jsonl") if "rollout-" not in p.name
+    )
+    for n, name in enumerate(codex):
+        home.codex_rollout(name, f"019ad3f1-7c2e-7b10-9a41-{n:012d}")
+    engine = home.caught_up()
+    try:
+        snaps = [s for s in engine.sessions() if s.transcript]
+    finally:
+        engine.stop()
+    assert {s.key.agent for s in snaps} == {"claude", "codex"} and len(snaps) >= 10
+    for snap in snaps:
+        check_exports(home.replay(), snap)
+
+
+def test_tokens_are_input_and_output_with_cache_apart(home: Home):
+    engine = home.caught_up()
+    try:
+        snap = snapshot(engine, V21)
+    finally:
+        engine.stop()
+    usage = snap.usage
+    headline = usage.input_tokens + usage.output_tokens
+    assert usage.cache_read_tokens > 0  # so the headline leaving it out is seen
+    doc = orjson.loads("".join(export(home.replay(), snap, Format.JSON)))
+    assert doc["session"]["headline_tokens"] == headline
+    assert doc["session"]["usage"]["cache_read_tokens"] == usage.cache_read_tokens  # unchanged
+    md = "".join(export(home.replay(), snap, Format.MARKDOWN))
+    assert f"- **Tokens**: `{headline:,} ({usage.input_tokens:,} in, " in md
+    assert f"- **Cache**: `{usage.cache_read_tokens:,} read, " in md

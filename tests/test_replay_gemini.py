@@ -10,10 +10,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from export_check import check_exports
 from replay_rig import DATA, make_home
 from test_replay_recorded import every_item
 
-from agentbar.core.replay.export import Format, export
 from agentbar.core.replay.model import MAIN_THREAD, ItemKind
 from agentbar.core.search import Searcher
 
@@ -72,8 +72,7 @@ def test_recorded_gemini_sessions_replay_and_export(tmp_path: Path, scenario: Pa
             assert [i.text for i in sub_items if i.kind is ItemKind.USER], sub_items
         if scenario.parent.name == "subagent":
             assert snap.threads
-        for fmt in Format:
-            assert "".join(export(replay, snap, fmt))
+        check_exports(replay, snap)  # every result under its own call, none loose
         # Search finds the first prompt, in this session, at a line of its chat.
         word = prompts[0].split()[-1]
         hits = Searcher(home.settings.index_path).search(word, agent=snap.key.agent)

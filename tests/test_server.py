@@ -69,6 +69,8 @@ def test_health_sessions_and_one_session(home: Home):
             assert one["session_id"] == V21
             (info,) = one["thread_info"]
             assert info["thread"] == "a4c2d9" and info["call_id"] == "toolu_agent"
+            assert info["description"] == "Profile the build" and info["helper"] is None
+            assert one["helper_threads"] == []
             await get_json(client, f"{base}/api/sessions/{V21[:8]}", 404)  # ids, not prefixes
             await get_json(client, f"{base}/api/sessions/{V21}?agent=codex", 404)
             await get_json(

@@ -114,6 +114,28 @@ def test_export_in_each_format(sessions_env: dict[str, str], tmp_path: Path):
     assert ambiguous.returncode == 1
 
 
+def test_export_format_follows_the_files_extension(sessions_env: dict[str, str], tmp_path: Path):
+    page = tmp_path / "Session.HTML"
+    assert agentbar(sessions_env, "export", V21, "-o", str(page)).returncode == 0
+    assert page.read_text().startswith("<!DOCTYPE html>")
+    data = tmp_path / "session.json"
+    assert agentbar(sessions_env, "export", V21, "-o", str(data)).returncode == 0
+    assert orjson.loads(data.read_bytes())["format"] == "agentbar-replay"
+    text = tmp_path / "notes.md"
+    assert agentbar(sessions_env, "export", V21, "-o", str(text)).returncode == 0
+    assert text.read_text().startswith("# Slow build investigation")
+    # --format decides where the name says nothing, and must not contradict what it says.
+    plain = tmp_path / "session-copy"
+    done = agentbar(sessions_env, "export", V21, "--format", "json", "-o", str(plain))
+    assert done.returncode == 0 and orjson.loads(plain.read_bytes())["items"]
+    clash = agentbar(sessions_env, "export", V21, "--format", "md", "-o", str(tmp_path / "x.html"))
+    assert clash.returncode == 2 and "names html but --format says md" in clash.stderr
+    assert not (tmp_path / "x.html").exists()
+    unknown = agentbar(sessions_env, "export", V21, "-o", str(tmp_path / "x.pdf"))
+    assert unknown.returncode == 2 and "cannot tell the format" in unknown.stderr
+    assert ".html" in unknown.stderr and not (tmp_path / "x.pdf").exists()
+
+
 @pytest.mark.slow
 def test_a_flood_and_odd_requests_leave_serves_log_small(sessions_env: dict[str, str], tmp_path):
     """What made ``serve.log`` grow 12 MB in 5 s: 2,000 idle connections (as many as the old

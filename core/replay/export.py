@@ -11,27 +11,36 @@ backticks inside them.
 from __future__ import annotations
 
 import html
+import os
 import re
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from .. import jsonsafe
 from ..model import SessionSnapshot, iso
-from .model import (
-    MAIN_THREAD,
-    ItemKind,
-    ReplayItem,
-    ThreadInfo,
-    cut_text_to,
-    json_text,
+from .export_parts import (
+    EXPORT_OUTPUT_CHARS,
+    Checklist,
+    Code,
+    Part,
+    Questions,
+    call_parts,
+    diff_line_text,
+    output,
+    result_parts,
+    todo_mark,
 )
+from .model import MAIN_THREAD, ItemKind, ReplayItem, ThreadInfo
 from .pages import NotFound, Replay
 
-EXPORT_OUTPUT_CHARS = 20_000  # tool inputs and outputs in Markdown and HTML; JSON has them whole
 MAX_DEPTH = 4  # sub-agents of sub-agents...
-_SHOWN_NOTES = frozenset({"interrupted", "compact_summary", "notification", "turn_failed"})
+WAITING_ITEMS = 5000  # items held back behind a call waiting for its result, at most
+_SHOWN_NOTES = frozenset(
+    {"interrupted", "compact_summary", "notification", "turn_failed", "command_output"}
+)
 
 
 class Format(StrEnum):
@@ -53,6 +62,39 @@ class Options:
     notes: bool = (
         False  # every note (injected context, titles, turn ends), not just the telling ones
     )
+
+
+_EXTENSIONS = {".md": Format.MARKDOWN, ".markdown": Format.MARKDOWN, ".json": Format.JSON,
+               ".html": Format.HTML, ".htm": Format.HTML}  # fmt: skip
+
+
+class FormatError(ValueError):
+    """An export's format cannot be told, or the file's name says another one."""
+
+
+def format_for(output: str | None, given: str | None) -> Format:
+    """The format to write ``output`` in: ``given`` (``--format``) when there is one, else the
+    one its extension names, else Markdown. A given format that the file's extension
+    contradicts, or an extension that names none, is an error saying what to do."""
+    chosen = None if given is None else Format(given)
+    if output is None:
+        return chosen or Format.MARKDOWN
+    suffix = os.path.splitext(output)[1].lower()
+    by_name = _EXTENSIONS.get(suffix)
+    if chosen is not None and by_name is not None and by_name is not chosen:
+        raise FormatError(
+            f"{output} names {by_name.value} but --format says {chosen.value}:"
+            " change the file's extension or drop --format"
+        )
+    if chosen is not None:
+        return chosen
+    if by_name is None:
+        known = ", ".join(sorted(_EXTENSIONS))
+        what = f"extension {suffix!r}" if suffix else "no extension"
+        raise FormatError(
+            f"cannot tell the format of {output} ({what}): name it {known}, or give --format"
+        )
+    return by_name
 
 
 def filename(snap: SessionSnapshot, fmt: Format) -> str:
@@ -108,6 +150,17 @@ def _thread_items(replay: Replay, snap: SessionSnapshot, thread: str) -> Iterato
 # -- Markdown and HTML -----------------------------------------------------------------------
 
 
+@dataclass(slots=True)
+class _Block:
+    """One thing to write: an item, or a tool call with its result and the sub-agents it
+    spawned (complete once its result came, or when the thread ends without one)."""
+
+    item: ReplayItem
+    result: ReplayItem | None = None
+    links: list[ReplayItem] = field(default_factory=list)
+    waiting: bool = False  # a call whose result may still come
+
+
 class _Writer:
     def __init__(self, options: Options) -> None:
         self.options = options
@@ -122,41 +175,47 @@ class _Writer:
     def thread(
         self, replay: Replay, snap: SessionSnapshot, thread: str, *, depth: int, seen: set[str]
     ) -> Iterator[str]:
-        """A thread's items; a tool call is written with its result, and a sub-agent its call
-        spawned right after them."""
-        pending: list[ReplayItem] = []  # calls waiting for their results
-        results: dict[str, ReplayItem] = {}
-        links: dict[str, ReplayItem] = {}
-
-        def flush() -> Iterator[str]:
-            for call in pending:
-                yield self.tool(call, results.get(call.call_id or ""))
-                link = links.get(call.call_id or "")
-                if link is not None:
-                    yield from self.subagent(replay, snap, link, depth=depth, seen=seen)
-            pending.clear()
-            results.clear()
-            links.clear()
-
+        """A thread's items in order; a tool call is written with its own result (paired by
+        call id, as the JSON export and the web replay pair them, however calls and results
+        interleave) and the sub-agents it spawned right after them. What follows a call
+        waits for its result, up to ``WAITING_ITEMS`` items (then the call goes without)."""
+        queue: deque[_Block] = deque()
+        waiting: dict[str, _Block] = {}
         for item in _thread_items(replay, snap, thread):
-            waiting = any(call.call_id == item.call_id for call in pending if item.call_id)
-            if item.kind is ItemKind.TOOL_CALL:
-                if not waiting:
-                    yield from flush()
-                pending.append(item)
-            elif item.kind is ItemKind.TOOL_RESULT and waiting and item.call_id:
-                results[item.call_id] = item
-                if len(results) == len(pending):
-                    yield from flush()
-            elif item.kind is ItemKind.SUBAGENT and waiting and item.call_id:
-                links[item.call_id] = item
-            else:
-                yield from flush()
-                if item.kind is ItemKind.SUBAGENT:
-                    yield from self.subagent(replay, snap, item, depth=depth, seen=seen)
-                elif self.shown(item):
-                    yield self.item(item)
-        yield from flush()
+            block = waiting.get(item.call_id or "") if item.call_id else None
+            if block is not None and item.kind is ItemKind.TOOL_RESULT:
+                block.result, block.waiting = item, False
+                del waiting[item.call_id or ""]
+            elif block is not None and item.kind is ItemKind.SUBAGENT:
+                block.links.append(item)
+            elif item.kind is ItemKind.TOOL_CALL:
+                block = _Block(item, waiting=bool(item.call_id) and item.call_id not in waiting)
+                queue.append(block)
+                if block.waiting:
+                    waiting[item.call_id or ""] = block
+            elif item.kind is ItemKind.SUBAGENT or self.shown(item):
+                queue.append(_Block(item))
+            while queue and (not queue[0].waiting or len(queue) > WAITING_ITEMS):
+                head = queue.popleft()
+                if head.waiting:  # given up on: its result, if it comes, is written alone
+                    head.waiting = False
+                    waiting.pop(head.item.call_id or "", None)
+                yield from self.block(replay, snap, head, depth=depth, seen=seen)
+        while queue:
+            yield from self.block(replay, snap, queue.popleft(), depth=depth, seen=seen)
+
+    def block(
+        self, replay: Replay, snap: SessionSnapshot, block: _Block, *, depth: int, seen: set[str]
+    ) -> Iterator[str]:
+        item = block.item
+        if item.kind is ItemKind.TOOL_CALL:
+            yield self.tool(item, block.result)
+            for link in block.links:
+                yield from self.subagent(replay, snap, link, depth=depth, seen=seen)
+        elif item.kind is ItemKind.SUBAGENT:
+            yield from self.subagent(replay, snap, item, depth=depth, seen=seen)
+        else:
+            yield self.item(item)
 
     def subagent(
         self, replay: Replay, snap: SessionSnapshot, item: ReplayItem, *, depth: int, seen: set[str]
@@ -205,8 +264,12 @@ def _facts(snap: SessionSnapshot) -> list[tuple[str, str]]:
         ("Model", snap.model or ""),
         (
             "Tokens",
-            f"{usage.input_tokens} in, {usage.output_tokens} out, "
-            f"{usage.cache_read_tokens} cache read, {usage.cache_creation_tokens} cache write",
+            f"{usage.input_tokens + usage.output_tokens:,} "
+            f"({usage.input_tokens:,} in, {usage.output_tokens:,} out)",
+        ),
+        (
+            "Cache",
+            f"{usage.cache_read_tokens:,} read, {usage.cache_creation_tokens:,} written",
         ),
     ]
     return [(k, v) for k, v in facts if v]
@@ -217,18 +280,6 @@ def _when(item: ReplayItem) -> str:
     return stamp.replace("T", " ").replace("Z", " UTC") if stamp else ""
 
 
-def _output(text: str) -> str:
-    shown, cut = cut_text_to(text, EXPORT_OUTPUT_CHARS)
-    return shown + (f"\n… ({len(text) - len(shown)} more characters)" if cut else "")
-
-
-def _input_text(call: ReplayItem) -> str:
-    value = call.input
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json_text(value)
-
-
 _TITLES = {
     ItemKind.USER: "User",
     ItemKind.ASSISTANT: "Assistant",
@@ -237,13 +288,44 @@ _TITLES = {
     ItemKind.ERROR: "Error",
     ItemKind.NOTE: "Note",
     ItemKind.UNKNOWN: "Unknown line",
-    ItemKind.TOOL_RESULT: "Tool result",
+    ItemKind.TOOL_RESULT: "Result of an earlier call",
 }
+# What a note is, in words (never the adapter's internal name).
+_NOTE_TITLES = {
+    "turn_end": "Turn finished",
+    "interrupted": "Interrupted",
+    "compact_summary": "Compaction summary",
+    "notification": "Notification",
+    "turn_failed": "Turn failed",
+    "command_output": "Command output",
+    "title": "Title",
+    "context": "Context",
+    "session_meta": "Session",
+    "oversized": "Line too long to show",
+}
+
+
+def _title_of(item: ReplayItem) -> str:
+    if item.kind is ItemKind.NOTE:
+        return _NOTE_TITLES.get(item.name or "", "Note")
+    if item.kind is ItemKind.USER and item.view is not None and item.view.command:
+        return "User · command"
+    return _TITLES[item.kind]
+
+
+def _result_label(result: ReplayItem) -> str:
+    if result.denied:
+        return "Result (refused)"
+    return "Result (error)" if result.is_error else "Result"
+
+
+def _full_title(snap: SessionSnapshot) -> str:
+    return " ".join((snap.title or "Session " + snap.key.session_id).split())
 
 
 class _Markdown(_Writer):
     def header(self, snap: SessionSnapshot) -> str:
-        lines = [f"# {_one_line(snap.title or 'Session ' + snap.key.session_id)}", ""]
+        lines = [f"# {_full_title(snap)}", ""]
         lines += [f"- **{k}**: {_code(v)}" for k, v in _facts(snap)]
         return "\n".join(lines) + "\n\n---\n\n"
 
@@ -251,14 +333,16 @@ class _Markdown(_Writer):
         return ""
 
     def item(self, item: ReplayItem) -> str:
-        title = _TITLES[item.kind]
-        if item.kind is ItemKind.NOTE and item.name:
-            title = f"Note ({item.name})"
-        heading = f"### {title}" + (f" · {_when(item)}" if item.ts else "")
+        heading = f"### {_title_of(item)}" + (f" · {_when(item)}" if item.ts else "")
         if item.kind is ItemKind.THINKING:
             return _details("Thinking", item.text) + "\n"
-        if item.kind in (ItemKind.UNKNOWN, ItemKind.TOOL_RESULT):
-            return f"{heading}\n\n{_fence(_output(item.text), 'json')}\n\n"
+        if item.view is not None and item.view.folded:
+            return _details(item.summary or _title_of(item), _fence(output(item.text), "json"))
+        if item.kind is ItemKind.UNKNOWN:
+            return f"{heading}\n\n{_fence(output(item.text), 'json')}\n\n"
+        if item.kind is ItemKind.TOOL_RESULT:
+            body = self.parts(result_parts(None, item))
+            return f"{heading}\n\n{body}\n"
         return f"{heading}\n\n{item.text.strip()}\n\n"
 
     def tool(self, call: ReplayItem, result: ReplayItem | None) -> str:
@@ -268,24 +352,65 @@ class _Markdown(_Writer):
             head += f": {_code(call.summary)}"
         if call.ts:
             head += f" · {_when(call)}"
-        body = head + "\n\n" + _fence(_output(_input_text(call)), "json") + "\n\n"
+        view = call.view
+        if view is not None and view.description and view.description != call.summary:
+            head += f"\n\n_{_md_escape(_one_line(view.description))}_"
+        body = head + "\n\n" + self.parts(call_parts(call))
         if result is not None:
-            label = "Result (refused)" if result.denied else "Result"
-            label = "Result (error)" if result.is_error and not result.denied else label
-            body += _details(label, _fence(_output(result.text), "")) + "\n"
+            parts = result_parts(call, result)
+            body += _details(_result_label(result), self.parts(parts)) + "\n"
         return body
 
+    def parts(self, parts: list[Part]) -> str:
+        out = []
+        for part in parts:
+            if isinstance(part, Code):
+                out.append(_fence(part.text, part.lang) + "\n")
+            elif isinstance(part, Checklist):
+                out.append(
+                    "".join(
+                        f"- [{todo_mark(t)}] {_md_escape(_one_line(t.content))}\n"
+                        for t in part.todos
+                    )
+                )
+            else:
+                out.append(_md_questions(part))
+        return "\n".join(out) + "\n"
+
     def subagent_open(self, item: ReplayItem) -> str:
-        link = item.link
-        title = (link.description if link else None) or item.text or "sub-agent"
-        return f"<details><summary>Sub-agent: {html.escape(_one_line(title))}</summary>\n\n"
+        return f"<details><summary>Sub-agent: {html.escape(_subagent_title(item))}</summary>\n\n"
 
     def subagent_close(self) -> str:
         return "</details>\n\n"
 
 
+def _md_questions(part: Questions) -> str:
+    chosen = {a.question: a.answer for a in part.answers}
+    lines = []
+    for q in part.questions:
+        lines.append(f"- **{_md_escape(_one_line(q.question))}**")
+        for option in q.options:
+            about = f": {_md_escape(_one_line(option.description))}" if option.description else ""
+            lines.append(f"  - {_md_escape(_one_line(option.label))}{about}")
+        if q.question in chosen:
+            lines.append(f"  - Answer: **{_md_escape(_one_line(chosen.pop(q.question)))}**")
+    for question, answer in chosen.items():
+        lines.append(f"- {_md_escape(_one_line(question))}: **{_md_escape(_one_line(answer))}**")
+    return "\n".join(lines) + "\n"
+
+
+def _subagent_title(item: ReplayItem) -> str:
+    link = item.link
+    return _one_line((link.description if link else None) or item.text or "sub-agent")[:200]
+
+
 def _one_line(text: str) -> str:
-    return " ".join(text.split())[:200]
+    return " ".join(text.split())
+
+
+def _md_escape(text: str) -> str:
+    """Text that Markdown shows as written (no emphasis, links or HTML from the transcript)."""
+    return re.sub(r"([\\`*_{}\[\]<>#|!])", r"\\\1", text)
 
 
 def _tick_free(text: str) -> str:
@@ -293,7 +418,7 @@ def _tick_free(text: str) -> str:
 
 
 def _code(text: str) -> str:
-    return f"`{_tick_free(_one_line(text))}`"
+    return f"`{_tick_free(_one_line(text)[:200])}`"
 
 
 def _fence(text: str, lang: str) -> str:
@@ -327,6 +452,11 @@ details>summary{cursor:pointer;color:#34405a}
 .tool pre{background:#f1f3f7;padding:.5rem;border-radius:6px;margin:.3rem 0}
 .failed summary{color:#b32626}
 .subagent{margin:.8rem 0 .8rem 1.2rem;border-left:2px dashed #9aa5b8;padding-left:.8rem}
+.diff .add{background:#e6ffec;display:block}.diff .del{background:#ffebe9;display:block}
+.diff .hunk{color:#6a737d;display:block}.diff .file{font-weight:600;display:block}
+.todos{list-style:none;padding-left:.5rem}
+.todos .completed{color:#5b6475;text-decoration:line-through}
+.about{color:#5b6475;font-size:.85rem}.answer{font-weight:600;color:#1b7a46}
 """
 
 
@@ -336,7 +466,7 @@ def _e(text: str) -> str:
 
 class _Html(_Writer):
     def header(self, snap: SessionSnapshot) -> str:
-        title = _one_line(snap.title or "Session " + snap.key.session_id)
+        title = _full_title(snap)
         facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in _facts(snap))
         return (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -356,44 +486,97 @@ class _Html(_Writer):
         return f'<section class="item {css}"><header>{_e(label)}{stamp}</header>{body}</section>\n'
 
     def item(self, item: ReplayItem) -> str:
-        label = _TITLES[item.kind]
-        if item.kind is ItemKind.NOTE and item.name:
-            label = f"Note ({item.name})"
+        label = _title_of(item)
         if item.kind is ItemKind.THINKING:
             text = f'<div class="text">{_e(item.text)}</div>'
             body = f"<details><summary>Thinking</summary>{text}</details>"
             return self._box("thinking", "Thinking", item, body)
-        if item.kind in (ItemKind.UNKNOWN, ItemKind.TOOL_RESULT):
-            text = _e(_output(item.text))
+        if item.view is not None and item.view.folded:
+            summary = _e(item.summary or label)
+            body = (
+                f"<details><summary>{summary}</summary><pre>{_e(output(item.text))}</pre></details>"
+            )
+            return self._box("note folded", label, item, body)
+        if item.kind is ItemKind.UNKNOWN:
+            text = _e(output(item.text))
             body = (
                 f"<details><summary>{_e(item.name or 'raw')}</summary><pre>{text}</pre></details>"
             )
             return self._box(str(item.kind), label, item, body)
+        if item.kind is ItemKind.TOOL_RESULT:
+            return self._box("tool", label, item, self.parts(result_parts(None, item)))
         return self._box(str(item.kind), label, item, f'<div class="text">{_e(item.text)}</div>')
 
     def tool(self, call: ReplayItem, result: ReplayItem | None) -> str:
         name = call.name or "tool"
         summary = f": {_e(_one_line(call.summary))}" if call.summary else ""
         body = f"<div><strong>{_e(name)}</strong>{summary}</div>"
-        if call.input is not None:
-            text = _e(_output(_input_text(call)))
-            body += f"<details><summary>Input</summary><pre>{text}</pre></details>"
+        view = call.view
+        if view is not None and view.description and view.description != call.summary:
+            body += f'<div class="about">{_e(view.description)}</div>'
+        body += self.parts(call_parts(call))
         if result is not None:
-            label = "Result (refused)" if result.denied else "Result"
-            label = "Result (error)" if result.is_error and not result.denied else label
             css = ' class="failed"' if result.is_error else ""
             body += (
-                f"<details{css}><summary>{_e(label)}</summary>"
-                f"<pre>{_e(_output(result.text))}</pre></details>"
+                f"<details{css}><summary>{_e(_result_label(result))}</summary>"
+                f"{self.parts(result_parts(call, result))}</details>"
             )
         return self._box("tool", "Tool call", call, body)
 
+    def parts(self, parts: list[Part]) -> str:
+        out = []
+        for part in parts:
+            if isinstance(part, Code):
+                out.append(_html_code(part))
+            elif isinstance(part, Checklist):
+                rows = "".join(
+                    f'<li class="{_e(t.status)}">[{todo_mark(t)}] {_e(t.content)}</li>'
+                    for t in part.todos
+                )
+                out.append(f'<ul class="todos">{rows}</ul>')
+            else:
+                out.append(_html_questions(part))
+        return "".join(out)
+
     def subagent_open(self, item: ReplayItem) -> str:
-        link = item.link
-        title = (link.description if link else None) or item.text or "sub-agent"
-        return (
-            f'<details class="subagent" open><summary>Sub-agent: {_e(_one_line(title))}</summary>\n'
-        )
+        title = _e(_subagent_title(item))
+        return f'<details class="subagent" open><summary>Sub-agent: {title}</summary>\n'
 
     def subagent_close(self) -> str:
         return "</details>\n"
+
+
+def _html_code(part: Code) -> str:
+    lang = f' data-lang="{_e(part.lang)}"' if part.lang else ""
+    if not part.diff:
+        return f'<pre class="{_e(part.label.lower())}"{lang}>{_e(part.text)}</pre>'
+    rows, size = [], 0
+    for number, line in enumerate(part.diff):
+        text = diff_line_text(line)
+        size += len(text)
+        if size > EXPORT_OUTPUT_CHARS:
+            rows.append(f'<span class="cut">… {len(part.diff) - number} more lines</span>')
+            break
+        rows.append(f'<span class="{line.kind}">{_e(text)}</span>')
+    return f'<pre class="diff"{lang}>' + "\n".join(rows) + "</pre>"
+
+
+def _html_questions(part: Questions) -> str:
+    chosen = {a.question: a.answer for a in part.answers}
+    out = []
+    for q in part.questions:
+        options = "".join(
+            f"<li>{_e(o.label)}"
+            + (f' <span class="about">{_e(o.description)}</span>' if o.description else "")
+            + "</li>"
+            for o in q.options
+        )
+        answer = chosen.pop(q.question, None)
+        picked = f'<p class="answer">Answer: {_e(answer)}</p>' if answer is not None else ""
+        out.append(f'<div class="question"><p>{_e(q.question)}</p><ul>{options}</ul>{picked}</div>')
+    for question, answer in chosen.items():
+        out.append(
+            f'<div class="question"><p>{_e(question)}</p><p class="answer">Answer: '
+            f"{_e(answer)}</p></div>"
+        )
+    return "".join(out)

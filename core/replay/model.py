@@ -22,6 +22,8 @@ from .. import jsonsafe
 from ..model import iso
 from ..records import Usage
 from .files import AgentRoots, Line, TranscriptFile
+from .readable import plain
+from .views import EMPTY_VIEW_JSON, ItemView, patch_view, tool_view
 
 MAIN_THREAD = "main"
 INLINE_PREFIX = "inline:"  # thread id of a sub-agent written inline in the main transcript
@@ -30,6 +32,7 @@ INLINE_PREFIX = "inline:"  # thread id of a sub-agent written inline in the main
 # served whole by the item endpoint.
 MESSAGE_CHARS = 32_000  # prompts, answers, thinking, notes
 OUTPUT_CHARS = 8_000  # tool inputs and outputs, unknown lines' raw JSON
+VIEW_CHARS = 24_000  # each list of a view: a diff's lines, todos, questions
 
 
 class ItemKind(StrEnum):
@@ -78,6 +81,7 @@ class ReplayItem:
     usage: Usage | None = None  # assistant items: tokens this line added (split copies count once)
     link: SubagentLink | None = None
     line_bytes: int = 0  # length of the source line (without its newline)
+    view: ItemView | None = None  # diffs, todos, questions, commands (``views.py``)
 
     @property
     def key(self) -> tuple[int, int]:
@@ -103,6 +107,7 @@ class ReplayItem:
             "model": self.model,
             "usage": None if usage is None else usage.to_json(),
             "link": None if self.link is None else self.link.to_json(),
+            **(EMPTY_VIEW_JSON if self.view is None else self.view.to_json()),
         }
 
     def cut(self) -> ReplayItem:
@@ -110,9 +115,10 @@ class ReplayItem:
         limit = OUTPUT_CHARS if self.kind in _OUTPUT_KINDS else MESSAGE_CHARS
         text, cut_text = cut_text_to(self.text, limit)
         value, cut_input = cut_value(self.input, OUTPUT_CHARS)
-        if not (cut_text or cut_input):
+        view, cut_view = (None, False) if self.view is None else self.view.cut(VIEW_CHARS)
+        if not (cut_text or cut_input or cut_view):
             return self
-        return replace(self, text=text, input=value, truncated=True)
+        return replace(self, text=text, input=value, view=view, truncated=True)
 
 
 _OUTPUT_KINDS = frozenset({ItemKind.TOOL_RESULT, ItemKind.UNKNOWN, ItemKind.TOOL_CALL})
@@ -153,6 +159,9 @@ class ThreadInfo:
     call_id: str | None = None
     first_prompt: str | None = None
     started_at: float | None = None
+    # Not a sub-agent the model asked for but one the CLI runs for itself: "compaction" (the
+    # helper that writes a compaction's summary) or "warmup" (a cache warm-up); None otherwise.
+    helper: str | None = None
 
     def link(self) -> SubagentLink:
         return SubagentLink(
@@ -208,8 +217,13 @@ class LineItems:
         self.items: list[ReplayItem] = []
 
     def add(self, kind: ItemKind, text: str = "", **fields: Any) -> ReplayItem:
+        """A new item of this line; terminal escape codes are taken out of its text, and a
+        tool call gets the view its input gives (unless ``view`` is given)."""
         fields.setdefault("ts", self.ts)
         fields.setdefault("agent_id", self.agent_id)
+        text = plain(text)
+        if kind is ItemKind.TOOL_CALL and "view" not in fields:
+            fields["view"] = call_view(fields.get("name"), fields.get("input"))
         item = ReplayItem(
             kind=kind,
             offset=self.offset,
@@ -221,11 +235,31 @@ class LineItems:
         self.items.append(item)
         return item
 
-    def link(self, thread: ThreadInfo, call_id: str | None = None) -> None:
+    def link(
+        self, thread: ThreadInfo, call_id: str | None = None, *, description: str | None = None
+    ) -> None:
+        """A link to ``thread``, named by ``description`` (the spawning call's own few words)
+        when given, else by what the thread's file says about itself."""
         link = thread.link()
         if call_id and not link.call_id:
             link = replace(link, call_id=call_id)
+        if description:
+            link = replace(link, description=description)
         self.add(ItemKind.SUBAGENT, link.description or "", link=link, call_id=link.call_id)
+
+
+def call_view(name: str | None, tool_input: Any) -> ItemView | None:
+    """The view of a tool call: its input's shape, or the patch it carries as a string."""
+    view = tool_view(name, tool_input)
+    if view is not None and view.diff is not None:
+        return view
+    patch = tool_input
+    if isinstance(tool_input, dict):
+        patch = tool_input.get("patchText") or tool_input.get("input") or tool_input.get("patch")
+    patched = patch_view(patch)
+    if patched is None:
+        return view
+    return patched if view is None else replace(view, diff=patched.diff)
 
 
 class ReplayParser(Protocol):
@@ -241,6 +275,37 @@ class ReplayParser(Protocol):
 
 
 ReadSide = Callable[[str], "bytes | None"]  # a small file next to a transcript, if readable
+
+
+@dataclass(frozen=True, slots=True)
+class Spawns:
+    """The few words each sub-agent spawning call gave (a ``Task``'s ``description``), by the
+    call's id and by the prompt it gave the sub-agent."""
+
+    by_call: Mapping[str, str] = field(default_factory=dict)
+    by_prompt: Mapping[str, str] = field(default_factory=dict)
+
+    def describe(self, thread: ThreadInfo) -> ThreadInfo:
+        """``thread`` named by its spawning call's words when its own file names none."""
+        if thread.description:
+            return thread
+        found = self.by_call.get(thread.call_id or "") or self.by_prompt.get(
+            (thread.first_prompt or "").strip()
+        )
+        return replace(thread, description=found) if found else thread
+
+    def __add__(self, more: Spawns) -> Spawns:
+        return Spawns({**self.by_call, **more.by_call}, {**self.by_prompt, **more.by_prompt})
+
+
+@runtime_checkable
+class DescribesSpawns(Protocol):
+    """An adapter whose sub-agent files do not say what they are for, while the calls that
+    spawned them, in the main transcript, do."""
+
+    def spawns(self, lines: Iterator[Line]) -> Spawns:
+        """What the spawning calls among ``lines`` said (lines of no spawn skipped quickly)."""
+        ...
 
 
 class ReplayAdapter(Protocol):

@@ -31,6 +31,7 @@ from .model import (
     INLINE_PREFIX,
     MAIN_THREAD,
     MESSAGE_CHARS,
+    DescribesSpawns,
     Focus,
     ItemKind,
     Page,
@@ -38,6 +39,7 @@ from .model import (
     ReplayAdapter,
     ReplayItem,
     ReplayParser,
+    Spawns,
     ThreadCatalog,
     ThreadInfo,
 )
@@ -54,6 +56,18 @@ CONTEXT_LINES = 8
 CONTEXT_BYTES = 64 * 1024
 BACKWARD_BATCH_LINES = 64
 CACHE_ENTRIES = 256
+
+
+class _Ends:
+    """Where the lines an iterator gave so far end."""
+
+    def __init__(self) -> None:
+        self.end = 0
+
+    def track(self, lines: Iterator[Line]) -> Iterator[Line]:
+        for line in lines:
+            self.end = line.end
+            yield line
 
 
 class NotFound(ReplayError):
@@ -83,11 +97,13 @@ class Replay:
         self._lock = threading.Lock()
         self._infos: OrderedDict[str, ThreadInfo] = OrderedDict()
         self._inline: OrderedDict[tuple[str, int, int], tuple[int, ...]] = OrderedDict()
+        self._spawn_scans: OrderedDict[str, tuple[int, Spawns]] = OrderedDict()
 
     # -- threads ---------------------------------------------------------------------------
 
     def threads(self, snap: SessionSnapshot) -> list[ThreadInfo]:
-        """The session's sub-agent threads with files of their own, oldest first."""
+        """The session's sub-agent threads with files of their own, oldest first, each named
+        by its own file or else by the call that spawned it."""
         adapter = self._adapter(snap)
         infos = []
         for thread, path in snap.threads:
@@ -97,8 +113,34 @@ class Replay:
                 if info is None:
                     continue
             infos.append(info)
+        if any(not t.description for t in infos):
+            spawns = self._spawns(snap, adapter)
+            infos = [spawns.describe(t) for t in infos]
         infos.sort(key=lambda t: (t.started_at or 0.0, t.thread))
         return infos
+
+    def _spawns(self, snap: SessionSnapshot, adapter: ReplayAdapter) -> Spawns:
+        """What the main transcript's spawning calls said, read once and then only what was
+        appended since (transcripts only grow)."""
+        path = snap.transcript
+        if not path or not isinstance(adapter, DescribesSpawns):
+            return Spawns()
+        with self._lock:
+            end, known = self._spawn_scans.get(path, (0, Spawns()))
+        read = _Ends()
+        try:
+            with self.roots.open(path) as file:
+                if end > file.complete:
+                    end, known = 0, Spawns()  # the file was replaced by a shorter one
+                more = adapter.spawns(read.track(file.all_lines(end)))
+        except (OutsideRoots, OSError):
+            return known
+        known = known + more
+        with self._lock:
+            self._spawn_scans[path] = (max(end, read.end), known)
+            while len(self._spawn_scans) > CACHE_ENTRIES:
+                self._spawn_scans.popitem(last=False)
+        return known
 
     def _cached_info(self, path: str) -> ThreadInfo | None:
         with self._lock:

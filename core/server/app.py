@@ -17,7 +17,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import orjson
 from aiohttp import WSMsgType, web
@@ -215,10 +215,13 @@ async def session(request: web.Request) -> web.Response:
     doc = session_json(snap, await _counts(ctx))
     if remote_routes.is_remote(snap):
         doc["counts"] = None  # the far side's index counts its own
-        doc["thread_info"] = await remote_routes.call(ctx, snap, "threads", {})
-        return json_reply({"session": doc})
-    threads = await _in_thread(lambda: ctx.replay.threads(snap))
-    doc["thread_info"] = [t.to_json() for t in threads]
+        infos: list[dict[str, Any]] = await remote_routes.call(ctx, snap, "threads", {})
+    else:
+        threads = await _in_thread(lambda: ctx.replay.threads(snap))
+        infos = [t.to_json() for t in threads]
+    # The CLI's own helpers (the compaction summary, cache warm-ups) are no sub-agents.
+    doc["thread_info"] = [t for t in infos if not t.get("helper")]
+    doc["helper_threads"] = [t for t in infos if t.get("helper")]
     return json_reply({"session": doc})
 
 

@@ -25,7 +25,7 @@ from ..config import Settings
 from ..errors import Fault
 from ..model import SessionSnapshot
 from ..privacy import open_private
-from ..replay.export import Format, Options, export
+from ..replay.export import Format, FormatError, Options, export, format_for
 from ..replay.files import AgentRoots
 from ..replay.pages import NotFound, Replay
 from .codes import MAX_SECONDS
@@ -55,7 +55,11 @@ def add_parsers(commands: Any) -> None:
     serve_cmd.add_argument("--detached", action="store_true", help=argparse.SUPPRESS)
     export_cmd = commands.add_parser("export", help="write one session as Markdown, JSON or HTML")
     export_cmd.add_argument("session_id", metavar="SESSION_ID", help="the id or a unique prefix")
-    export_cmd.add_argument("--format", choices=[f.value for f in Format], default="md")
+    export_cmd.add_argument(
+        "--format",
+        choices=[f.value for f in Format],
+        help="default: from -o's extension (.md, .json, .html), else md",
+    )
     export_cmd.add_argument("-o", "--output", metavar="FILE", help="default: standard output")
     export_cmd.add_argument("--no-thinking", action="store_true", help="leave thinking out")
     export_cmd.add_argument("--notes", action="store_true", help="every note, not just the telling")
@@ -67,9 +71,12 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
             settings, port=args.port, out=out, on_exit=args.on_exit, detached=args.detached
         )
     options = Options(thinking=not args.no_thinking, notes=args.notes)
-    return export_session(
-        settings, args.session_id, Format(args.format), args.output, options, out=out
-    )
+    try:
+        fmt = format_for(args.output, args.format)
+    except FormatError as exc:
+        print(f"agentbar: {exc}", file=sys.stderr)
+        return 2
+    return export_session(settings, args.session_id, fmt, args.output, options, out=out)
 
 
 def serve(

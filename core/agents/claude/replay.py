@@ -21,6 +21,8 @@ from ... import records as rec
 from ...facts import NO_USAGE, split_usage_delta
 from ...replay import model as rm
 from ...replay.files import Line
+from ...replay.readable import human_duration
+from ...replay.views import ItemView, answers_of
 from ...sources.base import (
     MalformedLine,
     StreamKind,
@@ -32,6 +34,7 @@ from ...sources.base import (
     size_text,
     small_int,
 )
+from .commands import command_output, slash_command
 from .files import AGENT
 from .transcript import ClaudeTranscriptParser
 
@@ -91,7 +94,8 @@ class ClaudeReplayParser:
         self._records = ClaudeTranscriptParser(spec)
         self._recent_usage: list[tuple[str, rec.Usage]] = []
         self._linked: set[str] = set()
-        self._spawns: dict[str, str] = {}  # prompt of a spawning call in this page -> call id
+        # prompt of a spawning call in this page -> (call id, the call's description)
+        self._spawns: dict[str, tuple[str, str | None]] = {}
 
     def items(self, line: bytes, offset: int) -> list[rm.ReplayItem]:
         try:
@@ -146,8 +150,8 @@ class ClaudeReplayParser:
                 return self._tool_result(record, obj, out)
             case rec.TurnEnded():
                 duration = small_int(obj.get("durationMs"))
-                seconds = "" if duration is None else f" in {duration / 1000:.1f} s"
-                return out.add(rm.ItemKind.NOTE, f"Turn finished{seconds}", name="turn_end")
+                took = "" if duration is None else f" in {human_duration(duration / 1000)}"
+                return out.add(rm.ItemKind.NOTE, f"Turn finished{took}", name="turn_end")
             case rec.TurnAborted() | rec.TurnStarted():
                 name = "interrupted" if isinstance(record, rec.TurnAborted) else "notification"
                 return out.add(rm.ItemKind.NOTE, content_text(_message_content(obj)), name=name)
@@ -156,11 +160,15 @@ class ClaudeReplayParser:
             case rec.Compaction(trigger=trigger):
                 text = nonempty_str(obj.get("content")) or "Conversation compacted"
                 return out.add(rm.ItemKind.COMPACTION, text, name=trigger)
+            case rec.TitleSet(rank=rec.TITLE_RANK_COMMAND):
+                return None  # the command's own prompt item shows it
             case rec.TitleSet(title=title):
                 return out.add(rm.ItemKind.NOTE, title, name="title")
             case rec.Bookkeeping(kind=kind):
                 note = _bookkeeping_text(kind, obj)
-                return None if note is None else out.add(rm.ItemKind.NOTE, note, name=kind)
+                if note is None:
+                    return None
+                return _command_item(note, out) or out.add(rm.ItemKind.NOTE, note, name=kind)
             case rec.Unknown(kind=kind):
                 return out.add(rm.ItemKind.UNKNOWN, rm.json_text(obj), name=kind)
         return None
@@ -174,6 +182,9 @@ class ClaudeReplayParser:
         usage: rec.Usage | None,
     ) -> rm.ReplayItem:
         tool_input = _block_with(obj, "id", record.call_id).get("input")
+        description = (
+            nonempty_str(tool_input.get("description")) if isinstance(tool_input, dict) else None
+        )
         item = out.add(
             rm.ItemKind.TOOL_CALL,
             name=record.name,
@@ -186,25 +197,28 @@ class ClaudeReplayParser:
         if record.name in SPAWN_TOOLS and isinstance(tool_input, dict):
             prompt = nonempty_str(tool_input.get("prompt"))
             if prompt:
-                self._spawns[prompt.strip()] = record.call_id
+                self._spawns[prompt.strip()] = (record.call_id, description)
             thread = self.catalog.for_call(record.call_id, prompt)
             if thread is not None and thread.thread not in self._linked:
                 self._linked.add(thread.thread)
-                out.link(thread, record.call_id)
+                out.link(thread, record.call_id, description=description)
         return item
 
     def _tool_result(
         self, record: rec.ToolResult, obj: dict[str, Any], out: rm.LineItems
     ) -> rm.ReplayItem:
         block = _block_with(obj, "tool_use_id", record.call_id)
+        text = content_text(block.get("content"))
+        result = obj.get("toolUseResult")
+        answers = answers_of(result, text) if _answered(result, text) else None
         item = out.add(
             rm.ItemKind.TOOL_RESULT,
-            content_text(block.get("content")),
+            text,
             call_id=record.call_id,
             is_error=record.is_error,
             denied=record.denied,
+            view=None if answers is None else ItemView(answers=answers),
         )
-        result = obj.get("toolUseResult")
         agent = nonempty_str(result.get("agentId")) if isinstance(result, dict) else None
         thread = self.catalog.named(agent) if agent else None
         if thread is not None and thread.thread not in self._linked:
@@ -218,13 +232,36 @@ class ClaudeReplayParser:
         if obj.get("parentUuid") is not None or obj.get("type") != "user":
             return
         prompt = content_text(_message_content(obj)).strip()
+        spawn = self._spawns.get(prompt)
         thread = rm.ThreadInfo(
             thread=f"{rm.INLINE_PREFIX}{out.offset}",
-            description=prompt or None,
+            description=(spawn[1] if spawn else None) or prompt or None,
             agent_type=nonempty_str(obj.get("agentId")),
-            call_id=self._spawns.get(prompt),
+            call_id=spawn[0] if spawn else None,
         )
         out.link(thread)
+
+
+_ANSWERED_PREFIXES = ("User has answered your question", "Your questions have been answered")
+
+
+def _answered(result: object, text: str) -> bool:
+    """Whether a tool result is a question tool's answers (its call may be on another page)."""
+    if isinstance(result, dict) and isinstance(result.get("answers"), dict):
+        return True
+    return text.lstrip().startswith(_ANSWERED_PREFIXES)
+
+
+def _command_item(text: str, out: rm.LineItems) -> rm.ReplayItem | None:
+    """A slash command as the person's prompt, or what a local command printed as a note."""
+    command = slash_command(text)
+    if command is not None:
+        view = ItemView(command=command.name, args=command.args)
+        return out.add(rm.ItemKind.USER, command.text, view=view)
+    printed = command_output(text)
+    if printed is not None:
+        return out.add(rm.ItemKind.NOTE, printed, name="command_output")
+    return None
 
 
 def _bookkeeping_text(kind: str, obj: dict[str, Any]) -> str | None:
@@ -236,6 +273,22 @@ def _bookkeeping_text(kind: str, obj: dict[str, Any]) -> str | None:
     if kind in ("permission-mode", "mode"):
         return nonempty_str(obj.get("permissionMode")) or nonempty_str(obj.get("mode")) or ""
     return None if kind in _HIDDEN_BOOKKEEPING else ""
+
+
+COMPACTION_HELPER_PREFIX = "acompact"  # agent-acompact-<hex>.jsonl (agent-formats.md 1.1)
+WARMUP_PROMPT = "Warmup"  # 2.0.x warms its caches with sidechains of this one prompt
+COMPACTION_PROMPT = "Your task is to create a detailed summary of the conversation so far"
+
+
+def _helper(thread: str, first_prompt: str | None, meta: dict[str, Any]) -> str | None:
+    """What a thread the CLI ran for itself is ("compaction", "warmup"), else None."""
+    if thread.startswith(COMPACTION_HELPER_PREFIX) or (first_prompt or "").startswith(
+        COMPACTION_PROMPT
+    ):
+        return "compaction"
+    if first_prompt == WARMUP_PROMPT and not meta:
+        return "warmup"
+    return None
 
 
 def _model(obj: dict[str, Any]) -> str | None:
@@ -275,14 +328,42 @@ class ClaudeReplay:
             if obj.get("type") == "user":
                 first_prompt = content_text(_message_content(obj)).strip() or None
                 break
+        description = nonempty_str(meta.get("description"))
         return rm.ThreadInfo(
             thread=thread,
-            description=nonempty_str(meta.get("description")),
+            description=description,
             agent_type=nonempty_str(meta.get("agentType")),
             call_id=nonempty_str(meta.get("toolUseId")),
             first_prompt=first_prompt,
             started_at=started,
+            helper=_helper(thread, first_prompt, meta),
         )
+
+    def spawns(self, lines: Iterator[Line]) -> rm.Spawns:
+        by_call: dict[str, str] = {}
+        by_prompt: dict[str, str] = {}
+        for line in lines:
+            data = line.data
+            if line.oversized or b'"tool_use"' not in data:
+                continue
+            if b'"Task"' not in data and b'"Agent"' not in data:
+                continue
+            try:
+                obj = load_json_object(data)
+            except MalformedLine:
+                continue
+            for block in _blocks(obj):
+                args = block.get("input")
+                if block.get("name") not in SPAWN_TOOLS or not isinstance(args, dict):
+                    continue
+                description = nonempty_str(args.get("description"))
+                if description is None:
+                    continue
+                if (call_id := nonempty_str(block.get("id"))) is not None:
+                    by_call[call_id] = description
+                if (prompt := nonempty_str(args.get("prompt"))) is not None:
+                    by_prompt[prompt.strip()] = description
+        return rm.Spawns(by_call, by_prompt)
 
     def inline_thread(self, root: Line, lines: Iterator[Line]) -> list[int] | None:
         try:

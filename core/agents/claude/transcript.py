@@ -14,6 +14,7 @@ from typing import Any
 from ... import jsonsafe
 from ...records import (
     TITLE_RANK_AGENT,
+    TITLE_RANK_COMMAND,
     TITLE_RANK_SUMMARY,
     TITLE_RANK_USER,
     Activity,
@@ -51,6 +52,7 @@ from ...sources.base import (
     small_int,
     token_count,
 )
+from .commands import slash_command
 from .fields import line_fields
 
 _BOOKKEEPING_TYPES = frozenset(
@@ -140,6 +142,8 @@ class ClaudeTranscriptParser:
             self._user(obj, ts, agent_id, out)
         elif kind == "system":
             out.append(self._system(obj, ts, agent_id))
+            if obj.get("subtype") == "local_command":
+                out.extend(_command_title(nonempty_str(obj.get("content")) or "", ts, agent_id))
         elif kind == "progress":
             data = obj.get("data")
             sub = data.get("type") if isinstance(data, dict) else None
@@ -330,6 +334,7 @@ class ClaudeTranscriptParser:
             out.append(TurnStarted(ts=ts, agent_id=agent_id))
         elif text.startswith(_INJECTED_PREFIXES) or _IDE_ONLY.match(text):
             out.append(Bookkeeping(ts=ts, kind="user/injected"))
+            out.extend(_command_title(text, ts, agent_id))
         else:
             out.append(Prompt(ts=ts, agent_id=agent_id, text=text))
 
@@ -382,6 +387,17 @@ _TITLE_FIELDS: dict[str, tuple[str, int]] = {
 QUESTION_TOOL = "AskUserQuestion"
 _TS_RE = re.compile(rb'"timestamp":"([^"]{10,40})"')
 _TOOL_USE_ID_RE = re.compile(rb'"tool_use_id":"([^"]{1,200})"')
+
+
+def _command_title(text: str, ts: float | None, agent_id: str | None) -> list[Record]:
+    """A slash command names the session until a typed prompt does (it stays injected text
+    for the turn's state: a local command such as ``/exit`` starts no turn)."""
+    command = slash_command(text)
+    if command is None:
+        return []
+    return [
+        TitleSet(ts=ts, agent_id=agent_id, title=one_line(command.text), rank=TITLE_RANK_COMMAND)
+    ]
 
 
 def _tool_call(block: dict[str, Any], ts: float | None, agent_id: str | None) -> ToolCall:

@@ -15,6 +15,7 @@ cumulative for the thread).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 from ... import records as rec
 from ...replay import model as rm
 from ...replay.files import Line
+from ...replay.views import ItemView, fold_summary
 from ...sources.base import (
     MalformedLine,
     StreamKind,
@@ -163,9 +165,11 @@ class CodexReplayParser:
                 out.add(rm.ItemKind.NOTE, context, name="context")
             case rec.Activity(kind=kind) if kind in _SHOWN_ACTIVITY:
                 shown = {k: v for k, v in payload.items() if k not in ("type", "id")}
-                out.add(rm.ItemKind.NOTE, rm.json_text(shown), name=kind)
+                _folded(out, kind, shown)
             case rec.Activity(kind=kind) if kind.startswith("collab_"):
                 self._links(rm.json_text(payload), out, nonempty_str(payload.get("call_id")))
+            case rec.Unknown(kind=kind) if _FOLDED_KINDS.search(kind):
+                _folded(out, kind, payload)
             case rec.Unknown(kind=kind):
                 out.add(rm.ItemKind.UNKNOWN, rm.json_text(obj), name=kind)
 
@@ -174,6 +178,22 @@ class CodexReplayParser:
             if thread.thread not in self._linked:
                 self._linked.add(thread.thread)
                 out.link(thread, call_id)
+
+
+# Records of Codex's own reviewer and of sub-agents' comings and goings: one folded line each.
+_FOLDED_KINDS = re.compile(r"guardian|sub_?agent|collab|agent_(?:activity|status)", re.IGNORECASE)
+
+
+def _folded(out: rm.LineItems, kind: str, record: dict[str, Any]) -> None:
+    """A noisy record as one short line (``summary``), its JSON there to unfold."""
+    view = ItemView(folded=True)
+    out.add(
+        rm.ItemKind.NOTE,
+        rm.json_text(record),
+        name=kind,
+        summary=fold_summary(kind, record),
+        view=view,
+    )
 
 
 def _injected(payload: dict[str, Any]) -> bool:
