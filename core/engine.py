@@ -265,6 +265,11 @@ class Engine:
             clamped=sum(s.clamped for s in streams),
             orphaned=self._orphaned,
             unreadable=self._unreadable,
+            ignored_files=sum(
+                1
+                for s in streams
+                if s.spec.kind is StreamKind.TRANSCRIPT and s.size > 0 and s.parser.owner is None
+            ),
         )
 
     def start(self) -> None:
