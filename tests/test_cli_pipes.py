@@ -42,6 +42,7 @@ def piped(env: dict[str, str], args: str, reader: str) -> subprocess.CompletedPr
     return subprocess.run(
         ["bash", "-c", f"set -o pipefail; {command} | {reader}"],
         env=env,
+        check=False,
         capture_output=True,
         text=True,
         timeout=120,
@@ -56,6 +57,7 @@ def closed_early(env: dict[str, str], *args: str) -> subprocess.CompletedProcess
         return subprocess.run(
             [sys.executable, "-m", "agentbar.tray", *args],
             env=env,
+            check=False,
             stdout=write_end,
             stderr=subprocess.PIPE,
             timeout=120,
@@ -93,7 +95,7 @@ def test_status_into_head(env: dict[str, str]) -> None:
     quiet(result.stderr)
 
 
-def test_watch_into_head_ends_at_its_next_line(env: dict[str, str], tmp_path: Path) -> None:
+def test_watch_into_head_ends_at_its_next_line(env: dict[str, str]) -> None:
     command = f"{shlex.quote(sys.executable)} -m agentbar.tray watch --json"
     proc = subprocess.Popen(
         ["bash", "-c", f"set -o pipefail; {command} | head -1"],
@@ -105,9 +107,8 @@ def test_watch_into_head_ends_at_its_next_line(env: dict[str, str], tmp_path: Pa
     try:
         assert proc.stderr is not None
         assert "watching" in proc.stderr.readline()
-        path = Path(env["HOME"]) / ".claude" / "projects" / "-w-gamma" / "cccccccc.jsonl"
         sid = "cccccccc-0000-4000-8000-000000000003"
-        path = path.with_name(f"{sid}.jsonl")
+        path = Path(env["HOME"]) / ".claude" / "projects" / "-w-gamma" / f"{sid}.jsonl"
         t = new_transcript(sid, "/w/gamma", start=time.time())
         lines = [t.prompt("one")]
         deadline = time.monotonic() + 60
