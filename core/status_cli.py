@@ -166,7 +166,7 @@ def status(
         progress = app.progress()
         limits = app.limits()
         heard = app.limits_heard()
-        log_input_notes(app.engine.streams)
+        log_input_notes(app.engine.streams, app.engine.ignored_files())
     finally:
         app.close()
     now = time.time()
@@ -242,9 +242,14 @@ def describe(where: SessionFilter) -> str:
     return " ".join(parts)
 
 
-def log_input_notes(streams: Iterable[_Counted]) -> None:
-    """Name in the log each file the reading noticed odd input in, with its counts (at most
-    ``FILES_LOGGED`` files, then how many more): what the status line points to."""
+def log_input_notes(streams: Iterable[_Counted], ignored: Sequence[str] = ()) -> None:
+    """Name in the log each file the reading noticed odd input in, with its counts, and each
+    transcript it ignored (at most ``FILES_LOGGED`` files of each, then how many more): what
+    the status line points to."""
+    for path in ignored[:FILES_LOGGED]:
+        log.info("%s: names no session in its lines; ignored", path)
+    if len(ignored) > FILES_LOGGED:
+        log.info("… and %d more transcripts naming no session", len(ignored) - FILES_LOGGED)
     odd = [
         s for s in streams if s.malformed or s.oversized or s.unknown or s.odd_times or s.clamped
     ]

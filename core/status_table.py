@@ -4,7 +4,8 @@ thread).
 The short columns (id, agent, age) keep their width; the free ones (state, project, title,
 detail) share what is left by weight, none wider than its widest cell, so a wide terminal shows
 everything and a narrow one cuts evenly. Paths are cut in the middle (the folder's own name
-stays); the tokens column, then the detail, are left out when even their least would not fit.
+stays); the tokens column, then the detail, then the id are left out when even their least
+would not fit.
 A HOST column appears only when some session runs on another machine.
 """
 
@@ -34,12 +35,12 @@ ID = Column("ID")
 AGENT = Column("AGENT")
 HOST = Column("HOST", weight=1, least=8)
 PROJECT = Column("PROJECT", weight=3, least=14, path=True)
-TITLE = Column("TITLE", weight=4, least=12)
+TITLE = Column("TITLE", weight=4, least=10)
 DETAIL = Column("DETAIL", weight=3, least=8)
 TOKENS = Column("TOKENS", weight=1, least=10)
 ACTIVE = Column("ACTIVE")
 # Left out in this order when the terminal is too narrow for every column's least.
-OPTIONAL = (TOKENS, DETAIL)
+OPTIONAL = (TOKENS, DETAIL, ID)
 
 
 def render_table(

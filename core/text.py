@@ -120,12 +120,16 @@ def ago(epoch: float | None, now: float) -> str:
 
 
 def count_compact(n: int) -> str:
-    """A count in two or three significant figures: 999, 3.8k, 38k, 380k, 1.7M, 17M, 2.1B."""
-    for unit, size in (("B", 10**9), ("M", 10**6), ("k", 10**3)):
-        if n >= size:
-            scaled = n / size
-            return f"{scaled:.1f}{unit}" if scaled < 9.95 else f"{round(scaled)}{unit}"
-    return str(n)
+    """A count in two or three significant figures: 999, 3.8k, 38k, 380k, 1.0M, 17M, 2.1B."""
+    if n < 1000:
+        return str(n)
+    for unit, size in (("k", 10**3), ("M", 10**6), ("B", 10**9)):
+        scaled = n / size
+        if scaled < 9.95:
+            return f"{scaled:.1f}{unit}"
+        if round(scaled) < 1000 or unit == "B":
+            return f"{round(scaled)}{unit}"
+    raise AssertionError("unreachable: the last unit always answers")
 
 
 def tokens_text(usage: Usage, *, word: bool = True) -> str:
