@@ -214,9 +214,10 @@ def notes(
         if shown.hidden_old:
             ones = "one" if shown.hidden_old == 1 else "ones"
             matching = f" matching {describe(where)}" if filtered else ""
+            again = " ".join(["agentbar status --all", describe(where)]).rstrip()
             return [
                 f"No live or recent sessions{matching}; {shown.hidden_old} older ended "
-                f"{ones}: agentbar status --all"
+                f"{ones}: {again}"
             ]
     if limit is not None and shown.total > len(shown.rows):
         lines.append(f"({len(shown.rows)} of {shown.total} shown; --limit {limit} is the cap)")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .listing import title_or_fallback
 from .model import LOCAL_HOST, SessionSnapshot
-from .text import ago, cut_path, natural_widths, short_path, table, tokens_text
+from .text import ago, cut_path, natural_widths, short_path, table, tokens_text, width_of
 
 ID_CHARS = 8  # a unique prefix in practice; ``agentbar export`` takes any unique prefix
 GAP = 2  # spaces between columns (``text.table``)
@@ -37,7 +37,7 @@ HOST = Column("HOST", weight=1, least=8)
 PROJECT = Column("PROJECT", weight=3, least=14, path=True)
 TITLE = Column("TITLE", weight=4, least=10)
 DETAIL = Column("DETAIL", weight=3, least=8)
-TOKENS = Column("TOKENS", weight=1, least=10)
+TOKENS = Column("TOKENS")  # never cut: a number half shown would mislead
 ACTIVE = Column("ACTIVE")
 # Left out in this order when the terminal is too narrow for every column's least.
 OPTIONAL = (TOKENS, DETAIL, ID)
@@ -66,6 +66,11 @@ def render_table(
         if column.path:
             for row in text_rows:
                 row[i] = cut_path(row[i], widths[i])
+            # A path cut at a separator may leave room unused: the title gets it.
+            used = max(width_of(c) for c in [column.name, *(row[i] for row in text_rows)])
+            if TITLE in columns:
+                widths[columns.index(TITLE)] += widths[i] - used
+            widths[i] = used
     return table([c.name for c in columns], text_rows, widths)
 
 

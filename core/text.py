@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from .records import Usage
 
 ELLIPSIS = "…"
+PATH_SLACK = 6  # columns a cut path may leave unused to end its start at a separator
 # C0 and C1 controls (an escape sequence in a title would move the terminal's cursor).
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
@@ -73,7 +74,8 @@ def pad(text: str, width: int) -> str:
 def cut_path(path: str, width: int) -> str:
     """``path`` in at most ``width`` columns, cut in the middle so that its last folder's name
     stays whole (``~/projects/…/agentbar-wt3``): the part that tells worktrees apart. The
-    start kept ends at a separator when one fits; a name too long alone keeps its end."""
+    start kept ends at a separator when that wastes little room; a name too long alone keeps
+    its end."""
     if width_of(path) <= width:
         return path
     if width <= 1:
@@ -83,9 +85,10 @@ def cut_path(path: str, width: int) -> str:
     tail = trimmed[at:] if at >= 0 else trimmed  # the separator and the last name
     if width_of(tail) + 1 > width:  # the name alone is too long: its end tells more
         return ELLIPSIS + _tail(tail.lstrip("/\\"), width - 1)
-    head = _head(trimmed[: max(at, 0)], width - 1 - width_of(tail))
+    room = width - 1 - width_of(tail)
+    head = _head(trimmed[: max(at, 0)], room)
     at_sep = max(head.rfind("/"), head.rfind("\\"))
-    if at_sep >= 0:
+    if at_sep >= 0 and width_of(head[: at_sep + 1]) >= room - PATH_SLACK:
         head = head[: at_sep + 1]  # end at a separator: "~/projects/…" not "~/proj…"
     return head + ELLIPSIS + tail
 
