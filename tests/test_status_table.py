@@ -3,17 +3,12 @@ wide characters, tokens, titles (pure logic: snapshots made here)."""
 
 from __future__ import annotations
 
-import pytest
+from dataclasses import replace
 
-from agentbar.core.model import (
-    Agent,
-    SessionKey,
-    SessionSnapshot,
-    SessionState,
-    Source,
-    State,
-    WaitingFor,
-)
+import pytest
+from tray_values import snap as tray_snap
+
+from agentbar.core.model import SessionKey, SessionSnapshot, State, WaitingFor
 from agentbar.core.records import Usage
 from agentbar.core.status_table import render_table
 from agentbar.core.text import count_compact, cut, cut_path, short_path, tokens_text, width_of
@@ -33,21 +28,10 @@ def snap(
     state: State = State.RUNNING,
     waiting: WaitingFor | None = None,
 ) -> SessionSnapshot:
-    return SessionSnapshot(
-        key=SessionKey(Agent("claude"), sid, host),
-        project=project,
-        title=title,
-        state=SessionState(
-            state=state, source=Source.TRANSCRIPT, detail=detail, waiting_for=waiting
-        ),
-        state_since=NOW,
-        started_at=NOW - 600,
-        last_activity=NOW - 90,
-        model=None,
-        usage=usage or Usage(),
-        transcript=None,
-        process=None,
+    made = tray_snap(
+        sid, state, project=project, title=title, detail=detail, waiting_for=waiting, since=NOW - 90
     )
+    return replace(made, key=SessionKey(made.key.agent, sid, host), usage=usage or Usage())
 
 
 WORKTREES = [
