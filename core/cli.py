@@ -8,7 +8,6 @@ import argparse
 import contextlib
 import importlib.metadata
 import logging
-import shutil
 import signal
 import sys
 import threading
@@ -18,20 +17,18 @@ from typing import Any, TextIO, TypeAlias
 
 import orjson
 
-from . import answers_cli, jsonsafe, limits_cli, limits_text, logs, presence, privacy
+from . import answers_cli, limits_cli, logs, presence, privacy, status_cli
 from .agents import registry
 from .app import Agentbar
+from .closed_pipe import quiet_on_closed_pipe
 from .config import Settings
 from .hooks import cli as hooks_cli
 from .launch import cli as launch_cli
-from .listing import diagnostics, select
-from .model import LOCAL_HOST, SessionSnapshot, StateChange
+from .model import StateChange
 from .progress_bar import ProgressBar
-from .progress_text import progress_json
 from .remote import cli as remote_cli
-from .remote.hosts import HostState
 from .server import cli as server_cli
-from .text import ago, natural_widths, short_path, table
+from .text import short_path
 from .usage import cli as usage_cli
 
 log = logging.getLogger(__name__)
@@ -54,9 +51,7 @@ def parser_and_commands(prog: str = "agentbar") -> tuple[argparse.ArgumentParser
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr too")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    status = commands.add_parser("status", help="live and recent sessions and their state")
-    status.add_argument("--all", action="store_true", help="every session on disk")
-    status.add_argument("--json", action="store_true", help="machine-readable output")
+    status_cli.add_parser(commands)
     watch = commands.add_parser("watch", help="one line per state change, as it happens")
     watch.add_argument("--json", action="store_true", help="one JSON object per line")
     usage_cli.add_parser(commands)
@@ -81,7 +76,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     settings = Settings.from_env()
     prepare(settings, verbose=args.verbose, detached=getattr(args, "detached", False))
     if args.command == "status":
-        return status(settings, show_all=args.all, as_json=args.json, out=out)
+        return status_cli.run(args, settings, out)
     if args.command == "watch":
         return watch(settings, as_json=args.json, out=out)
     if args.command in usage_cli.COMMANDS:
@@ -109,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         build_parser().print_help()
         return 2
     try:
-        return run(args)
+        return quiet_on_closed_pipe(lambda: run(args))
     except KeyboardInterrupt:
         return 130
 
@@ -145,87 +140,6 @@ def setup_logging(settings: Settings, *, verbose: bool, detached: bool = False) 
     except OSError as exc:
         print(f"agentbar: cannot write a log in {settings.data_dir}: {exc}", file=sys.stderr)
     root.addHandler(logs.stream_log(to_stderr_level))
-
-
-# -- status --------------------------------------------------------------------------------
-
-
-def status(
-    settings: Settings, *, show_all: bool, as_json: bool, out: TextIO, err: TextIO | None = None
-) -> int:
-    """The sessions once read. A long first reading draws a progress bar on ``err`` (stderr)
-    when it is a terminal; ``out`` gets the same either way."""
-    app = Agentbar.open(settings, tasks=False)
-    try:
-        with ProgressBar(app.progress, sys.stderr if err is None else err):
-            app.catch_up()
-        snapshots = app.sessions()
-        stats = app.stats()
-        problems = app.problems()
-        progress = app.progress()
-        limits = app.limits()
-        heard = app.limits_heard()
-        hosts = app.hosts()
-    finally:
-        app.close()
-    now = time.time()
-    rows = select(snapshots, now=now, show_all=show_all)
-    if as_json:
-        document = {
-            "sessions": [s.to_json() for s in rows],
-            "diagnostics": diagnostics(stats),
-            "problems": [fault.to_json() for fault in problems],
-            "progress": progress_json(progress),
-            "limits": limits_text.to_json(limits, now, heard),
-            "hosts": [host.to_json() for host in hosts],
-        }
-        out.write(jsonsafe.dumps(document, orjson.OPT_INDENT_2).decode() + "\n")
-        return 0
-    out.write(render_table(rows, now=now, width=shutil.get_terminal_size((120, 24)).columns))
-    hidden = len(snapshots) - len(rows)
-    if hidden and not show_all:
-        out.write(f"({hidden} older ended sessions not shown; --all lists them)\n")
-    skipped = diagnostics(stats)
-    if any(skipped.values()):
-        parts = ", ".join(f"{n} {what}" for what, n in skipped.items() if n)
-        out.write(f"(skipped input: {parts}; see {settings.data_dir / logs.LOG_FILE})\n")
-    for fault in problems:
-        out.write(f"({fault.line()})\n")
-    for host in hosts:
-        if host.state is not HostState.CONNECTED:
-            out.write(f"({host.name}: {host.state}{': ' + host.detail if host.detail else ''})\n")
-    if limits or rows:  # (nothing at all on disk: no agent to say anything of)
-        out.write(f"Limits: {'; '.join(limits_text.lines(limits, now, heard))}\n")
-    return 0
-
-
-def render_table(rows: Sequence[SessionSnapshot], *, now: float, width: int) -> str:
-    if not rows:
-        return "No agent sessions found.\n"
-    header = ("STATE", "AGENT", "PROJECT", "TITLE", "DETAIL", "ACTIVE")
-    rows_text = [
-        (
-            state_label(s),
-            str(s.key.agent) + ("" if s.key.host == LOCAL_HOST else f"@{s.key.host}"),
-            short_path(s.project),
-            s.title or "",
-            s.state.detail,
-            ago(s.last_activity, now),
-        )
-        for s in rows
-    ]
-    fixed = natural_widths(header, rows_text)
-    # Squeeze the free-text columns (project, title, detail) to the terminal width.
-    budget = max(width - sum(fixed[i] for i in (0, 1, 5)) - 2 * (len(header) - 1), 30)
-    caps = {2: budget // 4, 3: budget * 3 // 8, 4: budget * 3 // 8}
-    widths = [min(fixed[i], caps.get(i, fixed[i])) for i in range(len(header))]
-    return table(header, rows_text, widths)
-
-
-def state_label(s: SessionSnapshot) -> str:
-    if s.state.waiting_for is not None:
-        return f"{s.state.state} ({s.state.waiting_for})"
-    return str(s.state.state)
 
 
 # -- watch ---------------------------------------------------------------------------------

@@ -265,7 +265,17 @@ class Engine:
             clamped=sum(s.clamped for s in streams),
             orphaned=self._orphaned,
             unreadable=self._unreadable,
+            ignored_files=len(self.ignored_files()),
         )
+
+    def ignored_files(self) -> list[str]:
+        """Transcripts read that name no session (another tool's file in an agent's folder,
+        whose lines say nothing of whose they are): their records are left out."""
+        return [
+            s.path
+            for s in list(self.streams)  # (a copy at once: the server thread asks too)
+            if s.spec.kind is StreamKind.TRANSCRIPT and s.size > 0 and s.parser.owner is None
+        ]
 
     def start(self) -> None:
         """Run on a thread of its own: catch up, then follow the inbox until ``stop()``."""

@@ -92,6 +92,8 @@ class EngineStats:
     clamped: int  # numbers clamped to their range (token counts)
     orphaned: int
     unreadable: int
+    # Transcripts read that name no session (their records belong nowhere): left out.
+    ignored_files: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,6 +103,57 @@ def parse_states(text: str) -> frozenset[State]:
     return frozenset(states)
 
 
+def parse_limit(text: str) -> int:
+    """A page size: a whole number from 1 on; ValueError says so."""
+    try:
+        limit = int(text.strip())
+    except ValueError:
+        raise ValueError(f"limit must be a whole number, not {text!r}") from None
+    if limit < 1:
+        raise ValueError(f"limit must be 1 or more, not {limit}")
+    return limit
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What a listing shows: ``rows`` (at most ``limit`` from ``offset``) of the ``total``
+    that matched, and how many more matched but were hidden as older ended sessions (``--all``
+    or ``all=1`` shows those; 0 when they were asked for)."""
+
+    rows: list[SessionSnapshot]
+    total: int
+    hidden_old: int
+
+
+def listing(
+    snapshots: Sequence[SessionSnapshot],
+    *,
+    now: float,
+    show_all: bool,
+    where: SessionFilter | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> Listing:
+    """The sessions ``agentbar status`` and ``GET /api/sessions`` show: those matching ``where``,
+    live and recent ones unless ``show_all`` or the filter names states or a time (then it
+    says which), in ``select``'s order, then a page of them."""
+    where = where or SessionFilter()
+    wanted = where.apply(snapshots)
+    every = show_all or where.states is not None or where.since is not None
+    chosen = select(wanted, now=now, show_all=every)
+    end = None if limit is None else offset + limit
+    return Listing(rows=chosen[offset:end], total=len(chosen), hidden_old=len(wanted) - len(chosen))
+
+
+def title_or_fallback(snap: SessionSnapshot) -> str:
+    """A session's title for people, never blank: its own, else its folder's name in
+    parentheses (a stand-in, not a title), else "(untitled)"."""
+    if snap.title and snap.title.strip():
+        return snap.title
+    name = (snap.project or "").rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
+    return f"({name})" if name else "(untitled)"
+
+
 def parse_since(text: str, *, now: float) -> float:
     """A moment as epoch seconds: a span back from ``now`` (``30m``, ``2h``, ``3d``, ``1w``),
     ``today``/``yesterday`` (local midnight) or a date or time in ISO 8601 (local time unless
@@ -129,6 +180,7 @@ def parse_since(text: str, *, now: float) -> float:
 
 
 def diagnostics(stats: EngineStats) -> dict[str, int]:
+    """The engine's counts of odd input, by the names the API and ``status --json`` use."""
     return {
         "malformed_lines": stats.malformed,
         "oversized_lines": stats.oversized,
@@ -136,4 +188,37 @@ def diagnostics(stats: EngineStats) -> dict[str, int]:
         "unrepresentable_timestamps": stats.odd_times,
         "clamped_numbers": stats.clamped,
         "unreadable_files": stats.unreadable,
+        "ignored_files": stats.ignored_files,
     }
+
+
+# What was done with each kind of odd input, in words ("1 malformed line skipped"): each
+# count's noun in the singular and the plural, and what became of it.
+_NOTES = {
+    "malformed_lines": ("malformed line", "malformed lines", "skipped"),
+    "oversized_lines": ("over-long line", "over-long lines", "kept in part"),
+    "unknown_records": (
+        "record of unknown type",
+        "records of unknown type",
+        "kept as-is (the replay shows them raw)",
+    ),
+    "unrepresentable_timestamps": ("impossible timestamp", "impossible timestamps", "read as none"),
+    "clamped_numbers": ("out-of-range number", "out-of-range numbers", "clamped"),
+    "unreadable_files": ("unreadable file", "unreadable files", "skipped"),
+    "ignored_files": (
+        "transcript naming no session",
+        "transcripts naming no session",
+        "ignored",
+    ),
+}
+
+
+def input_notes(counts: dict[str, int]) -> str:
+    """``diagnostics``' counts as what became of the input: "17 records of unknown type kept
+    as-is (the replay shows them raw); 1 malformed line skipped"; "" when all are 0."""
+    said = []
+    for name, count in counts.items():
+        if count and name in _NOTES:
+            one, many, fate = _NOTES[name]
+            said.append(f"{count} {one if count == 1 else many} {fate}")
+    return "; ".join(said)

@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 READ_BUDGET_BYTES = 8 * 1024 * 1024  # per read call: bounds the memory of one batch of lines
 MALFORMED_LOG_LIMIT = 3  # per stream, so one garbage file cannot flood the log
 BUG_LOG_LIMIT = 3  # lines an adapter failed on, logged with their traceback per stream
+UNKNOWN_LOG_LIMIT = 3  # records of unknown type named in the log per stream (all are counted)
 
 
 @dataclass(eq=False)
@@ -331,6 +332,13 @@ class StreamTable:
                         search.append(entry)
                 elif kind is Unknown:
                     unknown += 1
+                    if stream.unknown + unknown <= UNKNOWN_LOG_LIMIT:
+                        log.info(
+                            "%s: the line at byte %d is a record of unknown type %r; kept as-is",
+                            stream.path,
+                            offset,
+                            record.kind,  # type: ignore[attr-defined]  # an Unknown: has kind
+                        )
         stream.unknown += unknown
         odd_times, clamped = ODD_VALUES.take()
         stream.odd_times += odd_times

@@ -65,7 +65,7 @@ ROOT = Path("/h/.claude")
         ("sessions/4242.json", StreamKind.REGISTRY, None, None),
         (f"projects/-w/{SID}/subagents/agent-a1.meta.json", None, None, None),
         (f"projects/-w/{SID}/tool-results/toolu_1.txt", None, None, None),
-        ("projects/-w/notes.jsonl", None, None, None),
+        ("projects/-w/notes.jsonl", StreamKind.TRANSCRIPT, None, None),  # its lines name it
         ("projects/loose.jsonl", None, None, None),
         ("sessions/abc.json", None, None, None),
         ("history.jsonl", None, None, None),

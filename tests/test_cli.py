@@ -15,7 +15,9 @@ from claude_lines import write_lines
 from cli_runner import agentbar
 from engine_harness import new_transcript
 
-from agentbar.core.cli import ago, render_table, select
+from agentbar.core.listing import select
+from agentbar.core.status_table import render_table
+from agentbar.core.text import ago
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"
@@ -125,7 +127,7 @@ def test_status_hides_old_ended_sessions_unless_all(env: dict[str, str]) -> None
     write_claude(home / ".claude", B, "/w/old", "old", start=now - 10 * 86400)
     table = agentbar(env, "status").stdout
     assert "recent" in table and "old" not in table.split("\n(")[0]
-    assert "1 older ended sessions not shown" in table
+    assert "(1 older ended session is not shown; --all lists them)" in table
     everything = agentbar(env, "status", "--all").stdout
     assert "recent" in everything and "/w/old" in everything
 
@@ -136,8 +138,10 @@ def test_status_reports_skipped_input(env: dict[str, str]) -> None:
     with open(path, "ab") as fh:
         fh.write(b"garbage{{{\n")
     result = agentbar(env, "status")
-    assert "skipped input: 1 malformed_lines" in result.stdout
+    assert "reading noticed 1 malformed line skipped; the files: " in result.stdout
     assert "agentbar.log" in result.stdout
+    log = (Path(env["AGENTBAR_DATA_DIR"]) / "agentbar.log").read_text()
+    assert f"{path}: 1 malformed line skipped" in log
 
 
 def test_status_with_nothing_on_disk(env: dict[str, str]) -> None:
@@ -233,5 +237,5 @@ def test_two_agentbars_share_the_data_dir_safely(env: dict[str, str]) -> None:
 
 def test_table_rendering() -> None:
     assert ago(None, 0) == "" and ago(90, 100) == "10s ago" and ago(0, 7200) == "2h ago"
-    assert render_table([], now=0, width=80) == "No agent sessions found.\n"
+    assert render_table([], now=0, width=80) == ""
     assert select([], now=0, show_all=False) == []

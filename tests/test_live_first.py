@@ -22,7 +22,7 @@ import pytest
 from claude_lines import ClaudeTranscript, registry, write_lines
 from polling import end_process, wait_for
 
-from agentbar.core import cli, jsonsafe, limits_text, live_first
+from agentbar.core import jsonsafe, limits_text, live_first, status_cli
 from agentbar.core.app import Agentbar
 from agentbar.core.clock import FakeClock
 from agentbar.core.config import Settings
@@ -370,7 +370,9 @@ def test_the_live_session_is_right_before_the_history_is_read_and_its_changes_ar
         assert len(snaps) == 41
         # ``agentbar status`` at the end: what the serial catch-up shows.
         out = io.StringIO()
-        cli.status(settings_for(home, tmp_path / "status"), show_all=True, as_json=True, out=out)
+        status_cli.status(
+            settings_for(home, tmp_path / "status"), show_all=True, as_json=True, out=out
+        )
         reference = serial_status(home, tmp_path / "serial")
         assert without_times(orjson.loads(out.getvalue())) == without_times(reference)
     finally:
@@ -391,6 +393,7 @@ def serial_status(home: Path, data: Path) -> dict[str, Any]:
     rows = select(engine.sessions(), now=time.time(), show_all=True)
     document = {
         "sessions": [s.to_json() for s in rows],
+        "total": len(rows),
         "diagnostics": diagnostics(engine.stats()),
         "problems": [fault.to_json() for fault in engine.faults()],
         "limits": limits_text.to_json(engine.limits(), time.time(), engine.limits_heard()),

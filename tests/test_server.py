@@ -55,8 +55,9 @@ def test_health_sessions_and_one_session(home: Home):
             assert set(sessions) == {V10, V20, V21}
             assert set(listing["diagnostics"]) == {
                 "malformed_lines", "oversized_lines", "unknown_records", "unreadable_files",
-                "unrepresentable_timestamps", "clamped_numbers",
+                "unrepresentable_timestamps", "clamped_numbers", "ignored_files",
             }  # fmt: skip
+            assert listing["total"] == 3
             v21 = sessions[V21]
             assert v21["threads"] == ["a4c2d9"] and v21["title"] == "Slow build investigation"
             assert v21["counts"] == {"prompt": 2, "answer": 2, "tool": 2}

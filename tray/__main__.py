@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from ..core import cli, privacy
+from ..core.closed_pipe import quiet_on_closed_pipe
 from ..core.config import Settings
 from . import app, autostart, window
 
@@ -36,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.command == "window":
                 return window.run(args, settings)
             return app.run(settings)
-        return cli.run(args)
+        return quiet_on_closed_pipe(lambda: cli.run(args))
     except KeyboardInterrupt:
         return 130
 

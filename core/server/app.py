@@ -26,13 +26,14 @@ from .. import jsonsafe, limits_text
 from ..decisions import BookChange, change_json, request_json
 from ..engine_messages import IndexProgress
 from ..launch.task import TaskInfo
-from ..listing import diagnostics, select
+from ..listing import SessionFilter, diagnostics, listing, parse_since, parse_states, select
 from ..model import SessionKey, StateChange
 from ..progress_text import progress_json
 from ..replay.export import MEDIA_TYPES, Format, Options, export, filename
 from ..replay.model import MAIN_THREAD
 from ..replay.pages import PAGE_ITEMS, NotFound
 from ..search import DEFAULT_LIMIT
+from ..text import home_folder
 from . import decision_routes, hook_routes, remote_routes, task_routes, window_routes
 from .codes import DEFAULT_SECONDS, MAX_SECONDS
 from .context import (
@@ -169,6 +170,7 @@ async def health(request: web.Request) -> web.Response:
             "pid": os.getpid(),
             "ready": ctx.engine.ready.is_set(),
             "sessions": len(ctx.engine.sessions()),
+            "home": home_folder() or None,  # pages write paths in it as ``~`` (``text.py``)
             "search": ctx.searcher is not None,
             "problems": [fault.to_json() for fault in ctx.engine.faults()],
             "progress": progress_json(ctx.engine.progress()),
@@ -196,15 +198,45 @@ async def new_code(request: web.Request) -> web.Response:
 
 @guarded
 async def sessions(request: web.Request) -> web.Response:
+    """The session list, filtered and paged like ``agentbar status`` (``listing``); ``total``
+    counts the matches before ``limit`` and ``offset``."""
     ctx = context_of(request)
+    now = time.time()
     show_all = request.query.get("all") in ("1", "true", "yes")
-    rows = select(ctx.engine.sessions(), now=time.time(), show_all=show_all)
+    where = _session_filter(request, now)
+    limit = _int_param(request, "limit")
+    if limit == 0:
+        raise BadRequest("limit must be 1 or more")
+    offset = _int_param(request, "offset", 0) or 0
+    shown = listing(
+        ctx.engine.sessions(), now=now, show_all=show_all, where=where, limit=limit, offset=offset
+    )
     counts = await _counts(ctx)
     return json_reply(
         {
-            "sessions": [session_json(s, counts) for s in rows],
+            "sessions": [session_json(s, counts) for s in shown.rows],
+            "total": shown.total,
             "diagnostics": diagnostics(ctx.engine.stats()),
         }
+    )
+
+
+def _session_filter(request: web.Request, now: float) -> SessionFilter:
+    """``?project=&agent=&state=a,b&since=&host=`` as a filter; a bad value is a 400 that
+    says what is accepted."""
+    query = request.query
+    try:
+        states = parse_states(query["state"]) if query.get("state") else None
+        since = parse_since(query["since"], now=now) if query.get("since") else None
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+    agent = agent_param(request)
+    return SessionFilter(
+        project=query.get("project") or None,
+        agent=None if agent is None else str(agent),
+        states=states,
+        since=since,
+        host=query.get("host") or None,
     )
 
 

@@ -210,6 +210,9 @@ def export_session(
         print(f"agentbar: cannot read the session: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"agentbar: cannot write {output}: {exc.strerror}", file=sys.stderr)
+        if isinstance(exc, BrokenPipeError) and output is None:
+            raise  # its reader went away (``| head``): ended quietly (``closed_pipe``)
+        where = "standard output" if output is None else output
+        print(f"agentbar: cannot write {where}: {exc.strerror}", file=sys.stderr)
         return 1
     return 0

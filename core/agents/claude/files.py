@@ -3,6 +3,8 @@
 Layouts (agent-formats.md 1.1, 1.2, 1.9):
 - ``projects/<dir>/<session uuid>.jsonl``: a session's transcript (1.0.x writes sub-agent lines
   inline with ``isSidechain: true``);
+- ``projects/<dir>/<other name>.jsonl``: other tools' transcripts; their lines' ``sessionId``
+  names the session;
 - ``projects/<dir>/agent-<id>.jsonl`` (2.0.x): a sub-agent; its lines name the parent session;
 - ``projects/<dir>/<session uuid>/subagents/**/agent-<id>.jsonl`` (2.1.x): a sub-agent;
 - ``sessions/<pid>.json``: the live registry, rewritten on every status change.
@@ -129,7 +131,9 @@ class ClaudeSource:
                 return StreamSpec(
                     AGENT, StreamKind.SUBAGENT, path, agent_id_hint=stem[len("agent-") :]
                 )
-            return None
+            # Another tool's file in Claude's layout: a session when its lines name one (else
+            # counted as a transcript naming no session, ``EngineStats.ignored_files``).
+            return StreamSpec(AGENT, StreamKind.TRANSCRIPT, path)
         if len(parts) >= 4 and parts[2] == "subagents" and stem.startswith("agent-"):
             parent = parts[1]
             if is_uuid(parent):

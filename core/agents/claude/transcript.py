@@ -95,6 +95,8 @@ _AUTOMATIC_TURN_PREFIXES = ("<task-notification>",)  # background agent results 
 _INTERRUPT_PREFIX = "[Request interrupted by user"
 _IDE_ONLY = re.compile(r"^(\s*<(ide_opened_file|ide_selection)>.*?</\2>\s*)+$", re.DOTALL)
 _DENIAL_TEXT = "The user doesn't want to proceed with this tool use"
+# A session id taken from the lines of a file whose name is not one: what the API can name.
+_OWN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 class ClaudeTranscriptParser:
@@ -199,12 +201,16 @@ class ClaudeTranscriptParser:
             self._meta_sent = self._session_id is not None
             return
         cwd = obj.get("cwd")
+        line_session, parent = obj.get("sessionId"), obj.get("parentUuid")
+        if self._session_id is None and isinstance(line_session, str):
+            # A file not named by its session (another tool wrote it): its lines name it.
+            self._session_id = line_session if _OWN_ID.fullmatch(line_session) else None
         if not isinstance(cwd, str) or not cwd or self._session_id is None:
             return
-        line_session, parent = obj.get("sessionId"), obj.get("parentUuid")
-        if not is_uuid(line_session if isinstance(line_session, str) else "") or not (
-            (parent is None and "parentUuid" in obj) or isinstance(parent, str)
-        ):
+        named = isinstance(line_session, str) and (
+            is_uuid(line_session) or line_session == self._session_id
+        )
+        if not named or not ((parent is None and "parentUuid" in obj) or isinstance(parent, str)):
             # Every line of a conversation names its session and its parent (null at a chain's
             # start). One without them says nothing about whose file this is: a damaged line
             # must not decide it for the lines after it.
