@@ -94,6 +94,15 @@ export class SearchView {
       h('option', { value: '' }, 'Every agent'),
       [...agents].sort().map((a) => h('option', { value: a }, a)));
     agent.value = wantedAgent;
+    // Every agent this agentbar knows, with its name (the sessions seen so far may not show all).
+    getJSON('/api/agents').then((body) => {
+      const known = new Set([...agent.options].map((o) => o.value));
+      for (const entry of body.agents || []) {
+        if (known.has(entry.agent)) {
+          agent.querySelector(`option[value="${CSS.escape(entry.agent)}"]`).textContent = entry.name || entry.agent;
+        } else agent.append(h('option', { value: entry.agent }, entry.name || entry.agent));
+      }
+    }).catch(() => {});
     const list = h('datalist', { id: 'search-projects' },
       [...projects].sort().map((p) => h('option', { value: p })));
     const project = h('input', {

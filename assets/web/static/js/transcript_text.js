@@ -47,7 +47,7 @@ export function humanDuration(seconds) {
   if (!Number.isFinite(s) || s < 0) return '';
   if (s < 10) return `${Math.round(s * 10) / 10} s`;
   if (s < 60) return `${Math.round(s)} s`;
-  const total = Math.round(s);
+  const total = Math.floor(s); // 1528.5 s is "25 min 28 s": whole seconds elapsed
   const hours = Math.floor(total / 3600);
   const minutes = Math.floor((total % 3600) / 60);
   const rest = total % 60;
