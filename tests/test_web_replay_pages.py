@@ -227,6 +227,8 @@ def test_tool_calls_are_drawn_for_what_they_do(shot_page: Any, site: World, scre
     assert edit.locator(".diff-ctx .diff-text").all_inner_texts() == ["    return None"]
     assert edit.locator(".diff-file").inner_text() == "/work/tools/src/app.py"
     assert edit.locator(".diff-stat").inner_text().split() == ["+2", "−2"]
+    rows = edit.locator(".diff-row").evaluate_all("els => els.map(e => e.className)")
+    assert [r.split("diff-")[-1] for r in rows] == ["del", "del", "add", "add", "ctx"]
     ctx_numbers = edit.locator(".diff-ctx .diff-num").all_inner_texts()
     assert ctx_numbers == ["3", "3"]
     # MultiEdit: one diff per edit; Write: every line added.
@@ -274,7 +276,7 @@ def test_tool_calls_are_drawn_for_what_they_do(shot_page: Any, site: World, scre
     # The header's sub-agents: by description, the compaction helper left out.
     page.locator(".thread-list summary").click()
     listed = page.locator(".thread-items li .link-button").all_inner_texts()
-    assert len(listed) == 1 and listed[0].startswith("Read every test file")  # no meta: prompt
+    assert listed == ["Audit the tests"]  # no meta: the spawning call's description
     assert page.locator(".thread-items").evaluate(
         "el => [getComputedStyle(el).textAlign, getComputedStyle(el).listStylePosition]"
     ) == ["left", "outside"]
@@ -393,3 +395,60 @@ def test_the_header_box_searches_without_enter(page: Any, site: World):
         "() => document.querySelector('.results').dataset.query === 'zebra healthy'"
     )
     assert page.locator(".results .result").count() == 1
+
+
+# -- the pieces, on their own (in the page, as the replay loads them) ---------------------------
+
+PIECES = """async () => {
+  const { lineDiff, diffView } = await import('/static/js/diff.js');
+  const { ansiFragment, stripAnsi } = await import('/static/js/ansi.js');
+  const { humanDuration, humanDurations, slashCommand, noteLabel } =
+    await import('/static/js/transcript_text.js');
+  const { parseAnswers } = await import('/static/js/tools.js');
+  const big = Array.from({ length: 3000 }, (_, i) => `line ${i}`).join('\\n');
+  const bigger = Array.from({ length: 3000 }, (_, i) => `line ${i * 7}`).join('\\n');
+  const t0 = performance.now();
+  const rows = lineDiff(big, bigger);
+  const view = diffView(rows);
+  const div = document.createElement('div');
+  div.append(ansiFragment('a\\u001b[38;5;208mX\\u001b[0m\\u001b]0;title\\u0007b\\u001b[2Kc'
+    + '\\u001b[1;94mD\\u001b[22;39m\\u0007e'));
+  return {
+    empty: lineDiff('', '').length,
+    same: lineDiff('a\\nb', 'a\\nb').map(r => r.op).join(''),
+    drawn: view.querySelectorAll('tr').length,
+    more: view.querySelector('.diff-more') ? view.querySelector('.diff-more').textContent : '',
+    ms: performance.now() - t0,
+    ansiText: div.textContent,
+    ansiSpans: [...div.querySelectorAll('span')].map(s => [s.className, s.textContent]),
+    stripped: stripAnsi('\\u001b[31mred\\u001b[0m \\u001b[?25lok'),
+    durations: [0.4, 12.2, 60, 1528.5, 3600, 7384].map(humanDuration),
+    turn: humanDurations('Turn finished in 1528.5 s'),
+    slash: [slashCommand({ text: '<command-message>init is analyzing</command-message>' }),
+            slashCommand({ command: 'plugin:cmd', args: 'x y' }),
+            slashCommand({ text: 'plain words' })],
+    labels: ['turn_end', 'system/stop_hook_summary', 'title', ''].map(noteLabel),
+    answers: [...parseAnswers('answered: "Q one"="A", "Q \\\\"two\\\\""="B, C". Go on').entries()],
+  };
+}"""
+
+
+def test_diff_ansi_and_words_on_their_own(page: Any, site: World):
+    open_replay(page, site, TOOLS)
+    got = page.evaluate(PIECES)
+    assert got["empty"] == 0 and got["same"] == "  "
+    # A huge edit: a bounded amount of rows drawn, the rest counted.
+    assert got["drawn"] <= 400 and "more diff rows not shown" in got["more"]
+    # Escapes: SGR to classes (256 colours beyond 16 dropped), the rest removed, BEL dropped.
+    assert got["ansiText"] == "aXbcDe"
+    assert got["ansiSpans"] == [["ansi-fg-12 ansi-bold", "D"]]
+    assert got["stripped"] == "red ok"
+    assert got["durations"] == ["0.4 s", "12 s", "1 min", "25 min 28 s", "1 h", "2 h 3 min"]
+    assert got["turn"] == "Turn finished in 25 min 28 s"
+    assert got["slash"] == [
+        {"name": "/init", "args": ""},
+        {"name": "/plugin:cmd", "args": "x y"},
+        None,
+    ]
+    assert got["labels"] == ["", "Stop hook summary", "Title", ""]
+    assert got["answers"] == [["Q one", "A"], ['Q \\"two\\"', "B, C"]]

@@ -56,12 +56,12 @@ export function lineDiff(oldText, newText, { firstLine = 1 } = {}) {
         push(' ', a[start + i], start + i, start + j);
         i += 1;
         j += 1;
-      } else if (j < m && (i >= n || lcs[i * width + j + 1] >= lcs[(i + 1) * width + j])) {
+      } else if (i < n && (j >= m || lcs[(i + 1) * width + j] >= lcs[i * width + j + 1])) {
+        push('-', a[start + i], start + i, null); // removed lines before added ones, as a review reads
+        i += 1;
+      } else {
         push('+', b[start + j], null, start + j);
         j += 1;
-      } else {
-        push('-', a[start + i], start + i, null);
-        i += 1;
       }
     }
   }

@@ -707,7 +707,10 @@ export class ReplayView {
     // Sub-agents by their short description; the compaction helper is not one.
     const threads = (s.thread_info || []).filter((t) => !/^a?compact/i.test(t.thread || ''))
       .map((t) => {
-        const full = t.description || t.first_prompt || t.thread;
+        // Without a description of its own, the one of the call that spawned it, when on the page.
+        const link = this.main.list.querySelector(
+          `.item.kind-subagent[data-link="${CSS.escape(t.thread)}"] .description`);
+        const full = t.description || (link && link.textContent) || t.first_prompt || t.thread;
         return h('li', { class: 'thread-item' }, h('button', {
           type: 'button', class: 'link-button', title: full, onclick: () => this.openThread(t.thread),
         }, firstLine(full)), t.agent_type ? h('span', { class: 'agent-type' }, t.agent_type) : null);

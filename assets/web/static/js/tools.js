@@ -167,7 +167,12 @@ export function toolView(item) {
     }
     case 'TodoWrite': {
       const todos = Array.isArray(item.todos) ? item.todos : (Array.isArray(input.todos) ? input.todos : null);
-      return { head: null, body: todos ? h('div', { class: 'tool-view' }, checklist(todos)) : null };
+      if (!todos) return { head: null, body: null };
+      const done = todos.filter((t) => t && t.status === 'completed').length;
+      return {
+        head: [h('span', { class: 'tool-desc muted' }, `${done} of ${todos.length} done`)],
+        body: h('div', { class: 'tool-view' }, checklist(todos)),
+      };
     }
     case 'AskUserQuestion': {
       const view = questionsView(item, input);
