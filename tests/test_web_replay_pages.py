@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 from claude_lines import ClaudeTranscript, write_lines
+from launch_rig import launch_rig
+from polling import wait_for
 from web_harness import DATA, World, serve_world
 
 from agentbar.core.config import Settings
@@ -452,3 +454,51 @@ def test_diff_ansi_and_words_on_their_own(page: Any, site: World):
     ]
     assert got["labels"] == ["", "Stop hook summary", "Title", ""]
     assert got["answers"] == [["Q one", "A"], ['Q \\"two\\"', "B, C"]]
+
+
+# -- the terminal page ---------------------------------------------------------------------------
+
+TERMINAL_TEXT = """() => { const b = window.agentbarTerminal.term.buffer.active; const out = [];
+  for (let i = 0; i < b.length; i++) out.push(b.getLine(i).translateToString(true));
+  return out.join('\\n'); }"""
+TERMINAL_BG = {"light": "rgb(255, 255, 255)", "dark": "rgb(13, 17, 23)"}
+
+
+@pytest.mark.slow
+def test_the_terminal_page_follows_the_tokens(tmp_path: Path, browser: Any, screens: Path):
+    with launch_rig(tmp_path) as rig, rig.serving(rig.manager()) as server:
+        manager = server.tasks
+        info = rig.launch(manager, Agent("claude"))
+        wait_for(lambda: manager.task(info.task_id).first_output_at, 10, "the agent's output")
+        for width in WIDTHS:
+            for scheme in SCHEMES:
+                context = browser.new_context(
+                    viewport={"width": width, "height": 700}, color_scheme=scheme
+                )
+                context.set_default_timeout(20_000)
+                page = context.new_page()
+                errors: list[str] = []
+                page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
+                try:
+                    page.goto(server.open_url(f"/terminal/{info.task_id}"))
+                    page.wait_for_selector("body[data-ready='true'][data-output='true']")
+                    wait_for(
+                        lambda page=page: "Fake Claude Code" in page.evaluate(TERMINAL_TEXT),
+                        15,
+                        "the agent's screen",
+                    )
+                    # The box and the terminal inside it take the scheme's colours.
+                    box = page.evaluate(
+                        "getComputedStyle(document.querySelector('.terminal-box')).backgroundColor"
+                    )
+                    assert box == TERMINAL_BG[scheme]
+                    theme = page.evaluate("window.agentbarTerminal.term.options.theme")
+                    assert theme["background"] in ("#ffffff", "#0d1117")
+                    assert (theme["background"] == "#0d1117") == (scheme == "dark")
+                    assert theme["red"]  # the 16 colours come from the same tokens as the replay
+                    assert no_overflow(page)
+                    page.screenshot(path=str(screens / f"terminal-{width}-{scheme}.png"))
+                finally:
+                    context.close()
+                assert not errors, errors
+        manager.stop(info.task_id)

@@ -11,6 +11,8 @@ export function queryWords(query) {
 
 function pattern(words) {
   const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  // The last word is a prefix (as the search reads it): its mark runs to the end of the word.
+  escaped[escaped.length - 1] += '[\\p{L}\\p{N}_]*';
   return new RegExp(escaped.sort((a, b) => b.length - a.length).join('|'), 'giu');
 }
 

@@ -493,7 +493,7 @@ export class ThreadView {
     const usage = item.usage && name === 'turn_end'
       ? h('span', { class: 'usage codex-usage' }) : null;
     let content;
-    if (long || item.folded) {
+    if (long || item.folded || looksLikeJson(shown)) {
       const body = h('div');
       const fill = (whole, all) => body.replaceChildren(foldable(whole.text, 'note-text', all));
       fill(item);
