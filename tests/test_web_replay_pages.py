@@ -406,7 +406,17 @@ PIECES = """async () => {
   const { ansiFragment, stripAnsi } = await import('/static/js/ansi.js');
   const { humanDuration, humanDurations, slashCommand, noteLabel } =
     await import('/static/js/transcript_text.js');
-  const { parseAnswers } = await import('/static/js/tools.js');
+  const { parseAnswers, toolView } = await import('/static/js/tools.js');
+  // The replay model's own fields, when it gives them, win over reading the input.
+  const modelEdit = toolView({ name: 'Edit', input: { file_path: 'x.py' }, diff: [
+    { kind: 'file', text: 'src/x.py' }, { kind: 'hunk', text: '@@ -10,2 +10,2 @@' },
+    { kind: 'context', text: 'keep' }, { kind: 'del', text: 'old' }, { kind: 'add', text: 'new' },
+    { kind: 'hunk', text: '@@ -40 +40 @@' }, { kind: 'del', text: 'gone' },
+    { kind: 'cut', text: '9 more lines' }] }).body;
+  const ask = toolView({ name: 'AskUserQuestion', input: {}, questions: [
+    { question: 'Pick?', header: 'P', multiSelect: true,
+      options: [{ label: 'A' }, { label: 'B' }, { label: 'C' }] }] });
+  ask.onResult({ text: 'whatever', answers: [{ question: 'Pick?', answer: 'A, C' }] });
   const big = Array.from({ length: 3000 }, (_, i) => `line ${i}`).join('\\n');
   const bigger = Array.from({ length: 3000 }, (_, i) => `line ${i * 7}`).join('\\n');
   const t0 = performance.now();
@@ -430,6 +440,10 @@ PIECES = """async () => {
             slashCommand({ command: 'plugin:cmd', args: 'x y' }),
             slashCommand({ text: 'plain words' })],
     labels: ['turn_end', 'system/stop_hook_summary', 'title', ''].map(noteLabel),
+    modelTitle: modelEdit.querySelector('.diff-file').textContent,
+    modelRows: [...modelEdit.querySelectorAll('tr')].map(tr => [...tr.children]
+      .map(td => td.textContent).join('|')),
+    chosen: [...ask.body.querySelectorAll('.option.chosen')].map(o => o.dataset.label),
     answers: [...parseAnswers('answered: "Q one"="A", "Q \\\\"two\\\\""="B, C". Go on').entries()],
   };
 }"""
@@ -453,6 +467,16 @@ def test_diff_ansi_and_words_on_their_own(page: Any, site: World):
         None,
     ]
     assert got["labels"] == ["", "Stop hook summary", "Title", ""]
+    assert got["modelTitle"] == "src/x.py"
+    assert got["modelRows"] == [
+        "10|10| |keep",
+        "11||-|old",
+        "|11|+|new",
+        "⋯|",
+        "40||-|gone",
+        "⋯|9 more lines",
+    ]
+    assert got["chosen"] == ["A", "C"]
     assert got["answers"] == [["Q one", "A"], ['Q \\"two\\"', "B, C"]]
 
 

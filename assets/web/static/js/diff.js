@@ -74,6 +74,7 @@ export function diffCounts(rows) {
   let added = 0;
   let removed = 0;
   for (const row of rows) {
+    if (row.gap !== undefined) continue;
     if (row.op === '+') added += 1;
     else if (row.op === '-') removed += 1;
   }
@@ -85,6 +86,10 @@ function hunks(rows) {
   const keep = new Uint8Array(rows.length);
   rows.forEach((row, i) => {
     if (row.op === ' ') return;
+    if (row.gap !== undefined) {
+      keep[i] = 1; // a gap the rows themselves mark (between hunks, a cut)
+      return;
+    }
     for (let k = Math.max(0, i - CONTEXT); k <= Math.min(rows.length - 1, i + CONTEXT); k += 1) {
       keep[k] = 1;
     }
@@ -113,10 +118,11 @@ export function diffView(rows, { title = null } = {}) {
   for (const row of shown) {
     if (drawn >= MAX_ROWS) break;
     drawn += 1;
-    if (row.gap) {
+    if (row.gap !== undefined) {
       body.append(h('tr', { class: 'diff-gap' },
         h('td', { class: 'diff-num', colspan: '2' }, '⋯'),
-        h('td', { class: 'diff-text', colspan: '2' }, `${row.gap} unchanged line${row.gap === 1 ? '' : 's'}`)));
+        h('td', { class: 'diff-text', colspan: '2' }, typeof row.gap === 'number'
+          ? `${row.gap} unchanged line${row.gap === 1 ? '' : 's'}` : row.gap)));
       continue;
     }
     body.append(h('tr', { class: `diff-row diff-${SIGN_CLASS[row.op]}` },

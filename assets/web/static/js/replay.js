@@ -481,7 +481,7 @@ export class ThreadView {
     if (isCaveat(text)) return null; // the CLI's words to the model, not to the person
     const command = slashCommand(item);
     if (command) return this.slash(item, command);
-    const output = localOutput(text);
+    const output = name === 'command_output' ? text : localOutput(text);
     if (output !== null) {
       return this.shell(item, 'note command-output',
         h('div', { class: 'note-line' }, h('span', { class: 'note-name' }, 'Command output'), timeEl(item)),
@@ -497,7 +497,8 @@ export class ThreadView {
       const body = h('div');
       const fill = (whole, all) => body.replaceChildren(foldable(whole.text, 'note-text', all));
       fill(item);
-      const preview = looksLikeJson(shown) ? '' : shown.replace(/\s+/g, ' ').slice(0, 100);
+      const preview = item.summary
+        || (looksLikeJson(shown) ? '' : shown.replace(/\s+/g, ' ').slice(0, 100));
       content = h('details', { class: 'folded-record' },
         h('summary', null, label ? h('span', { class: 'note-name' }, label) : null, ' ',
           h('span', { class: 'preview' }, preview), timeEl(item)),

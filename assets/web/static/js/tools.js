@@ -13,26 +13,49 @@ function inputOf(item) {
   return item.input && typeof item.input === 'object' && !Array.isArray(item.input) ? item.input : {};
 }
 
-// export18's `diff`: lines such as "+new", "-old", " same", or {op, text} objects.
-function modelDiffRows(diff) {
-  if (!Array.isArray(diff)) return null;
+const MODEL_OPS = { add: '+', del: '-', context: ' ' };
+
+// The replay model's own `diff` (a unified diff as lines {kind, text}: file, hunk, add, del,
+// context, cut): one view per file, numbered from each hunk's header.
+export function modelDiffViews(diff, fallbackTitle = null) {
+  const views = [];
+  let title = fallbackTitle;
+  let rows = [];
   let a = 1;
   let b = 1;
-  return diff.map((line) => {
-    const op = typeof line === 'string' ? (line[0] === '+' || line[0] === '-' ? line[0] : ' ')
-      : (line.op === '+' || line.op === '-' ? line.op : ' ');
-    const text = typeof line === 'string' ? line.slice(line[0] === op ? 1 : 0) : str(line.text);
-    const row = { op, text, a: op === '+' ? null : a, b: op === '-' ? null : b };
-    if (op !== '+') a += 1;
-    if (op !== '-') b += 1;
-    return row;
-  });
+  const flush = () => {
+    if (rows.length) views.push(diffView(rows, { title }));
+    rows = [];
+  };
+  for (const line of diff) {
+    if (!line || typeof line !== 'object') continue;
+    const text = str(line.text);
+    if (line.kind === 'file') {
+      flush();
+      title = text;
+    } else if (line.kind === 'hunk') {
+      const numbers = text.match(/^@@ -(\d+)(?:,\d+)? \+(\d+)/);
+      if (numbers) {
+        if (rows.length) rows.push({ gap: '' });
+        a = Number(numbers[1]) || 1;
+        b = Number(numbers[2]) || 1;
+      }
+    } else if (line.kind === 'cut') {
+      rows.push({ gap: text });
+    } else if (line.kind in MODEL_OPS) {
+      const op = MODEL_OPS[line.kind];
+      rows.push({ op, text, a: op === '+' ? null : a, b: op === '-' ? null : b });
+      if (op !== '+') a += 1;
+      if (op !== '-') b += 1;
+    }
+  }
+  flush();
+  return views;
 }
 
 function editDiffs(item, input) {
   const file = str(input.file_path) || str(input.path) || null;
-  const given = modelDiffRows(item.diff);
-  if (given) return [diffView(given, { title: file })];
+  if (Array.isArray(item.diff)) return modelDiffViews(item.diff, file);
   if (item.name === 'Write') return [diffView(lineDiff('', str(input.content)), { title: file })];
   const edits = item.name === 'MultiEdit' && Array.isArray(input.edits) ? input.edits : [input];
   return edits.filter((e) => e && typeof e === 'object').map((edit, i) => diffView(
@@ -134,10 +157,12 @@ function questionsView(item, input) {
       answer.replaceChildren(h('span', { class: 'answer-label' }, matched ? 'Chosen: ' : 'Answered: '), given);
     }
   };
-  if (item.answers && typeof item.answers === 'object') {
-    show(new Map(Object.entries(item.answers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)])));
-  }
-  return { body: box, onResult: (result) => show(parseAnswers(result.text)) };
+  // The result's answers: the replay model's list when it gives one, else read from its text.
+  const answersOf = (result) => (Array.isArray(result.answers)
+    ? new Map(result.answers.filter((a) => a && typeof a === 'object')
+      .map((a) => [str(a.question), str(a.answer)]))
+    : parseAnswers(result.text));
+  return { body: box, onResult: (result) => show(answersOf(result)) };
 }
 
 function searchHead(item, input) {
@@ -162,7 +187,8 @@ export function toolView(item) {
       return { head: null, body: h('div', { class: 'tool-view diffs' }, editDiffs(item, input)) };
     case 'apply_patch': {
       const patch = typeof item.input === 'string' ? item.input : str(input.input) || str(input.patch);
-      const views = patch ? patchDiffs(patch) : [];
+      let views = Array.isArray(item.diff) ? modelDiffViews(item.diff) : [];
+      if (!views.length && patch) views = patchDiffs(patch);
       return { head: null, body: views.length ? h('div', { class: 'tool-view diffs' }, views) : null };
     }
     case 'TodoWrite': {
