@@ -8,7 +8,10 @@ own, so a search never waits for the engine nor holds it up.
 A query is the user's words, never FTS5 syntax: each word is quoted (quotes doubled inside), the
 words must all match, and the last one also matches as a prefix (search as you type). Hits come
 best first (bm25), each with a snippet as plain-text segments, the matches marked, for the
-front-end to show without parsing any markup.
+front-end to show without parsing any markup. The same snippet of one session (a prompt typed
+again, a command run ten times) is one hit with a ``count``, so a page of results is never the
+same line over and over. Filters: the agent, one session, a set of sessions (the server's
+project filter) and the time of the line (``since``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import contextlib
 import re
 import sqlite3
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +37,9 @@ MAX_QUERY_CHARS = 500
 MAX_WORDS = 16
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
+# Rows read per hit asked for: room for the repeats folded into one hit and for the hits the
+# folder rule or a session filter drops.
+OVERFETCH = 4
 SNIPPET_TOKENS = 16
 RANK_WINDOW = 2000  # the newest matches ranked for a query without filters
 MARK_START, MARK_END = "\x02", "\x03"  # never stored: ``clean_text`` removes them
@@ -303,6 +309,7 @@ class Hit:
     ts: float | None
     snippet: tuple[tuple[str, bool], ...]  # (text, is a match)
     score: float
+    count: int = 1  # lines of this session with this same snippet (this one the best ranked)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -314,7 +321,28 @@ class Hit:
             "ts": iso(self.ts),
             "snippet": [{"text": text, "mark": mark} for text, mark in self.snippet],
             "score": round(self.score, 4),
+            "count": self.count,
         }
+
+    @property
+    def same(self) -> tuple[SessionKey, str]:
+        """What makes two hits the same to a reader: one session, one snippet text."""
+        return self.key, "".join(text for text, _ in self.snippet).strip().casefold()
+
+
+def dedupe(hits: list[Hit], limit: int) -> list[Hit]:
+    """The hits in order, each session's repeated snippet once (counted), at most ``limit``."""
+    first: dict[tuple[SessionKey, str], int] = {}
+    kept: list[Hit] = []
+    for hit in hits:
+        at = first.get(hit.same)
+        if at is not None:
+            kept[at] = replace(kept[at], count=kept[at].count + 1)
+            continue
+        if len(kept) < limit:
+            first[hit.same] = len(kept)
+            kept.append(hit)
+    return kept
 
 
 def snippet_segments(snippet: str) -> tuple[tuple[str, bool], ...]:
@@ -368,10 +396,46 @@ class Searcher:
         limit: int = DEFAULT_LIMIT,
         agent: Agent | None = None,
         session_id: str | None = None,
+        since: float | None = None,
+        sessions: frozenset[SessionKey] | None = None,
     ) -> list[Hit]:
+        """Hits for ``text``, best first; ``since`` keeps lines written at or after that
+        moment (epoch seconds), ``sessions`` keeps those sessions' lines only."""
         query = fts_query(text)
-        if query is None:
+        if query is None or (sessions is not None and not sessions):
             return []
+        rows = self._rows(
+            query, limit, agent=agent, session_id=session_id, since=since, sessions=sessions
+        )
+        if self.roots is not None:
+            roots, readable = self.roots, dict[str, bool]()
+            for path in {row[8] for row in rows}:
+                readable[path] = roots.contains(path)
+            rows = [row for row in rows if readable[row[8]]]
+        hits = [
+            Hit(
+                key=SessionKey(Agent(row[0]), row[1]),
+                thread=row[2] or MAIN_THREAD,
+                offset=row[3],
+                kind=row[4],
+                ts=row[5],
+                snippet=snippet_segments(row[6] or ""),
+                score=-float(row[7]),
+            )
+            for row in rows
+        ]
+        return dedupe(hits, max(1, min(limit, MAX_LIMIT)))
+
+    def _rows(
+        self,
+        query: str,
+        limit: int,
+        *,
+        agent: Agent | None,
+        session_id: str | None,
+        since: float | None,
+        sessions: frozenset[SessionKey] | None,
+    ) -> list[Any]:
         limit = max(1, min(limit, MAX_LIMIT))
         sql = (
             "SELECT f.agent, f.session_id, f.thread, d.offset, d.kind, d.ts,"
@@ -386,6 +450,11 @@ class Searcher:
             sql += " AND f.agent = ?"
         if session_id is not None:
             sql += " AND f.session_id = ?"
+        if since is not None:
+            sql += " AND d.ts >= ?"
+        if sessions is not None:
+            # One parameter whatever the number of sessions (SQLite bounds the parameters).
+            sql += " AND f.agent || ':' || f.session_id IN (SELECT value FROM json_each(?))"
         sql += " ORDER BY rank, search_text.rowid DESC LIMIT ?"
         with self._lock:
             try:
@@ -393,7 +462,7 @@ class Searcher:
                 # Rank (bm25) the newest RANK_WINDOW matches only: a common word matches tens of
                 # thousands of lines, and scoring them all costs more than a person waits.
                 low = 0
-                if agent is None and session_id is None:
+                if agent is None and session_id is None and sessions is None:
                     bound = conn.execute(
                         "SELECT rowid FROM search_text WHERE search_text MATCH ?"
                         " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
@@ -405,31 +474,18 @@ class Searcher:
                     args.append(str(agent))
                 if session_id is not None:
                     args.append(session_id)
-                # Room for the hits the folder rule drops.
-                args.append(limit if self.roots is None else limit * 4)
-                rows = conn.execute(sql, args).fetchall()
+                if since is not None:
+                    args.append(since)
+                if sessions is not None:
+                    keys = [f"{k.agent}:{k.session_id}" for k in sessions]
+                    args.append(orjson.dumps(keys).decode())
+                args.append(limit * OVERFETCH)
+                return conn.execute(sql, args).fetchall()
             except sqlite3.OperationalError as exc:
                 if "no such table" in str(exc) or "unable to open" in str(exc):
                     self._reset()
                     return []
                 raise
-        if self.roots is not None:
-            roots, readable = self.roots, dict[str, bool]()
-            for path in {row[8] for row in rows}:
-                readable[path] = roots.contains(path)
-            rows = [row for row in rows if readable[row[8]]][:limit]
-        return [
-            Hit(
-                key=SessionKey(Agent(row[0]), row[1]),
-                thread=row[2] or MAIN_THREAD,
-                offset=row[3],
-                kind=row[4],
-                ts=row[5],
-                snippet=snippet_segments(row[6] or ""),
-                score=-float(row[7]),
-            )
-            for row in rows
-        ]
 
     def counts(self) -> dict[SessionKey, dict[str, int]]:
         """Prompts, answers and tool calls per session (cached until the index changes)."""

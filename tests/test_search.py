@@ -74,6 +74,40 @@ def test_the_best_match_comes_first_and_filters_apply(home: Home):
     engine.stop()
 
 
+def test_the_same_snippet_of_a_session_is_one_hit_with_a_count(home: Home):
+    t = ClaudeTranscript(S1, "/work/repeat", start=1_800_000_000.0)
+    u = ClaudeTranscript(S2, "/work/other", start=1_800_100_000.0)
+    write_lines(
+        home.claude / "projects" / "-work-repeat" / f"{S1}.jsonl",
+        [t.prompt("run the flaky zanzibar test"), t.text("ok")] * 3
+        + [t.prompt("is zanzibar green now?")],
+    )
+    write_lines(
+        home.claude / "projects" / "-work-other" / f"{S2}.jsonl",
+        [u.prompt("run the flaky zanzibar test")],
+    )
+    engine = home.caught_up()
+    searcher = Searcher(home.settings.index_path)
+    hits = searcher.search("zanzibar")
+    by_text = {(h.key.session_id, "".join(t for t, _ in h.snippet)): h.count for h in hits}
+    # Three identical prompts of S1 are one hit counted three times; S2's copy stays its own.
+    assert by_text == {
+        (S1, "run the flaky zanzibar test"): 3,
+        (S1, "is zanzibar green now?"): 1,
+        (S2, "run the flaky zanzibar test"): 1,
+    }
+    assert hits[0].to_json()["count"] in (1, 3)
+    assert len(searcher.search("zanzibar", limit=2)) == 2  # the limit counts distinct hits
+    # Lines written since a moment: S2's only (written a day later).
+    assert found(searcher, "zanzibar", since=1_800_050_000.0) == [("prompt", S2, "main")]
+    # A set of sessions (the route's project filter): S1's only; an empty set finds nothing.
+    s1 = frozenset(h.key for h in hits if h.key.session_id == S1)
+    assert {sid for _, sid, _ in found(searcher, "zanzibar", sessions=s1)} == {S1}
+    assert searcher.search("zanzibar", sessions=frozenset()) == []
+    searcher.close()
+    engine.stop()
+
+
 @pytest.mark.parametrize(
     "query",
     ['"', '""', "*", "NEAR(a b)", "a OR b", "-x", "col:val", "(", "^start", "a AND", "\x02", "'"],

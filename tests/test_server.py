@@ -169,6 +169,14 @@ def test_search_and_export_downloads(home: Home):
             assert len(limited["hits"]) == 1
             scoped = await get_json(client, f"{base}/api/search?q=build&session={V20}")
             assert {h["session_id"] for h in scoped["hits"]} <= {V20}
+            # The project filter names projects as the session list does; since bounds lines.
+            assert (await get_json(client, f"{base}/api/search?q=esbuild&project=new"))["hits"]
+            assert (await get_json(client, f"{base}/api/search?q=esbuild&project=nowhere"))[
+                "hits"
+            ] == []
+            assert (await get_json(client, f"{base}/api/search?q=esbuild&since=1h"))["hits"] == []
+            assert (await get_json(client, f"{base}/api/search?q=esbuild&since=2000-01-01"))["hits"]
+            await get_json(client, f"{base}/api/search?q=esbuild&since=someday", 400)
             for fmt, kind in (
                 ("md", "text/markdown"),
                 ("html", "text/html"),

@@ -161,6 +161,9 @@ def test_replay_shows_messages_thinking_tools_subagent_and_the_rest(page: Any, w
     assert "Context compacted (auto)" in items.locator(".item.kind-compaction").inner_text()
     assert "Overloaded" in items.locator(".item.kind-error").first.inner_text()
     unknown = items.locator(".item.kind-unknown", has_text="frobnicate")
+    # Folded to one line (a record no one knows is machine activity), opened on demand.
+    assert unknown.locator("details.folded-record").get_attribute("open") is None
+    unknown.locator("summary").click()
     assert '"mystery": "<b>raw</b>"' in unknown.locator("pre.raw").inner_text()
     assert unknown.locator("b").count() == 0
 

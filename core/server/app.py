@@ -50,6 +50,7 @@ from .context import (
 from .faults import quiet_library_logs
 from .gate import Gate, GatedSite
 from .replies import BadRequest, Refused, guarded, json_reply, read_object
+from .search_params import search_filters
 from .security import Guard, error
 
 __all__ = [
@@ -308,11 +309,20 @@ async def search(request: web.Request) -> web.Response:
     session_id = request.query.get("session") or None
     if session_id is not None and not ID.match(session_id):
         raise BadRequest("no such session")
+    snapshots = ctx.engine.sessions()
+    filters = search_filters(request.query, snapshots, now=time.time())
     searcher = ctx.searcher
     hits = await _in_thread(
-        lambda: searcher.search(text, limit=limit, agent=agent, session_id=session_id)
+        lambda: searcher.search(
+            text,
+            limit=limit,
+            agent=agent,
+            session_id=session_id,
+            since=filters.since,
+            sessions=filters.sessions,
+        )
     )
-    known = {s.key: s for s in ctx.engine.sessions()}
+    known = {s.key: s for s in snapshots}
     results = []
     for hit in hits:
         doc = hit.to_json()

@@ -12,7 +12,13 @@ import {
   addUsage, ago, clock, dollars, plural, sessionHref, shortPath, stateLabel, subUsage,
   usageText,
 } from './format.js';
+import { ansiFragment, hasAnsi } from './ansi.js';
+import { markWords } from './highlight.js';
 import { renderMarkdown } from './markdown.js';
+import { toolView } from './tools.js';
+import {
+  humanDurations, isCaveat, localOutput, noteLabel, slashCommand,
+} from './transcript_text.js';
 
 const FOLD_LINES = 24;
 const FOLD_CHARS = 3000;
@@ -26,24 +32,44 @@ function isWaiting(session) {
 
 // -- one item --------------------------------------------------------------------------------
 
+// Text into a <pre>: terminal colour codes become classed spans, never boxes.
+function fillPre(pre, text) {
+  if (hasAnsi(text)) pre.replaceChildren(ansiFragment(text));
+  else pre.textContent = text;
+  return pre;
+}
+
 // Long text shows its start only (less to lay out), and unfolds on demand.
 function foldable(text, cls = 'output', expanded = false) {
   const lines = text.split('\n');
-  if (lines.length <= FOLD_LINES && text.length <= FOLD_CHARS) return h('pre', { class: cls }, text);
+  if (lines.length <= FOLD_LINES && text.length <= FOLD_CHARS) return fillPre(h('pre', { class: cls }), text);
   let head = lines.slice(0, FOLD_LINES).join('\n');
   if (head.length > FOLD_CHARS) head = head.slice(0, FOLD_CHARS);
-  const pre = h('pre', { class: `${cls} folded` }, `${head}\n…`);
+  const pre = fillPre(h('pre', { class: `${cls} folded` }), `${head}\n…`);
   const more = `Show more (${plural(lines.length, 'line')}, ${text.length.toLocaleString()} characters)`;
   const button = h('button', { type: 'button', class: 'fold-toggle', 'aria-expanded': 'false' }, more);
   const show = (folded) => {
     pre.classList.toggle('folded', folded);
-    pre.textContent = folded ? `${head}\n…` : text;
+    fillPre(pre, folded ? `${head}\n…` : text);
     button.setAttribute('aria-expanded', folded ? 'false' : 'true');
     button.textContent = folded ? more : 'Show less';
   };
   button.addEventListener('click', () => show(!pre.classList.contains('folded')));
   if (expanded) show(false);
   return h('div', { class: 'foldable' }, pre, button);
+}
+
+const SHORT_CHARS = 90;
+
+// A long description's first line, cut short (the whole text stays in the title).
+function firstLine(text) {
+  const line = String(text || '').trim().split('\n')[0].trim();
+  return line.length > SHORT_CHARS ? `${line.slice(0, SHORT_CHARS - 1)}…` : line;
+}
+
+// A record that is machine activity (a JSON object), not words: folded to one line.
+function looksLikeJson(text) {
+  return /^\s*[{[]/.test(text || '');
 }
 
 function inputText(value) {
@@ -292,6 +318,8 @@ export class ThreadView {
   }
 
   message(item, who, cls) {
+    const command = cls === 'user' ? slashCommand(item) : null;
+    if (command) return this.slash(item, command);
     const body = h('div', { class: 'markdown' });
     const fill = (whole) => body.replaceChildren(renderMarkdown(whole.text));
     fill(item);
@@ -303,6 +331,15 @@ export class ThreadView {
       body,
       this.wholeButton(item, fill),
       item.usage ? h('div', { class: 'usage line-usage' }, usageText(item.usage)) : null);
+  }
+
+  // A slash command the person typed, shown as their prompt: the command and its arguments.
+  slash(item, command) {
+    return this.shell(item, 'message user slash',
+      h('div', { class: 'who' }, h('span', { class: 'who-name' }, 'You'),
+        h('span', { class: 'model' }, 'command'), timeEl(item)),
+      h('p', { class: 'slash-line' }, h('code', { class: 'slash-name' }, command.name),
+        command.args ? h('span', { class: 'slash-args' }, ' ', command.args) : null));
   }
 
   thinking(item) {
@@ -325,6 +362,7 @@ export class ThreadView {
   }
 
   toolCall(item) {
+    const view = toolView(item);
     const inputPre = h('div', { class: 'tool-input-body' }, foldable(inputText(item.input), 'input'));
     const fill = (whole, all) => inputPre.replaceChildren(
       foldable(inputText(whole.input), 'input', all));
@@ -334,11 +372,14 @@ export class ThreadView {
     const el = this.shell(item, 'tool',
       h('div', { class: 'tool-head' },
         h('span', { class: 'tool-name' }, item.name || 'tool'),
-        item.summary ? h('code', { class: 'tool-summary' }, item.summary) : null,
+        view.head ?? (item.summary ? h('code', { class: 'tool-summary' }, item.summary) : null),
         timeEl(item)),
+      view.body,
       input,
       slot,
       item.usage ? h('div', { class: 'usage line-usage' }, usageText(item.usage)) : null);
+    el.onResult = view.onResult || null;
+    el.callInput = item.input;
     if (item.call_id) {
       this.calls.set(item.call_id, el);
       const orphan = this.orphans.get(item.call_id);
@@ -346,6 +387,7 @@ export class ThreadView {
         this.orphans.delete(item.call_id);
         slot.append(orphan);
         orphan.classList.add('attached');
+        if (el.onResult && orphan.resultItem) el.onResult(orphan.resultItem);
       }
     }
     return el;
@@ -361,10 +403,12 @@ export class ThreadView {
       h('div', { class: 'result-head' }, h('span', { class: 'result-label' }, status), timeEl(item)),
       body,
       this.wholeButton(item, fill));
+    el.resultItem = item;
     const call = item.call_id ? this.calls.get(item.call_id) : null;
     if (call) {
       call.querySelector('.tool-result-slot').append(el);
       el.classList.add('attached');
+      if (call.onResult) call.onResult(item);
       return null;
     }
     if (item.call_id) this.orphans.set(item.call_id, el);
@@ -373,11 +417,16 @@ export class ThreadView {
 
   subagent(item) {
     const link = item.link || {};
+    const call = item.call_id ? this.calls.get(item.call_id) : null;
+    const callInput = call && call.callInput && typeof call.callInput === 'object' ? call.callInput : {};
+    // The Task's short description, not the whole prompt it was given.
+    const description = (typeof callInput.description === 'string' && callInput.description)
+      || link.description || item.text || link.thread || '';
     const nested = h('div', { class: 'subthread', hidden: true });
     const button = h('button', {
       type: 'button', class: 'subagent-toggle', 'aria-expanded': 'false',
     }, h('span', { class: 'label' }, 'Sub-agent'), ' ',
-    h('span', { class: 'description' }, link.description || item.text || link.thread || ''),
+    h('span', { class: 'description' }, firstLine(description)),
     link.agent_type ? h('span', { class: 'agent-type' }, link.agent_type) : null);
     const el = this.shell(item, 'subagent', button, nested);
     el.dataset.link = link.thread || '';
@@ -398,7 +447,6 @@ export class ThreadView {
     button.addEventListener('click', () => expand(nested.hidden));
     el.expand = expand;
     // Nested where it was spawned: inside the call that started it, when that is here.
-    const call = item.call_id ? this.calls.get(item.call_id) : null;
     if (call) {
       call.querySelector('.tool-result-slot').before(el);
       el.classList.add('attached');
@@ -417,7 +465,7 @@ export class ThreadView {
   error(item) {
     const body = h('div');
     const fill = (whole, all) => body.replaceChildren(
-      foldable(whole.text || '(no message)', 'error-text', all));
+      foldable(humanDurations(whole.text || '(no message)'), 'error-text', all));
     fill(item);
     const label = item.name === 'retrying' ? 'API error (retrying)'
       : (item.name === 'turn_failed' ? 'Turn failed' : 'Error');
@@ -430,34 +478,50 @@ export class ThreadView {
   note(item) {
     const text = item.text || '';
     const name = item.name || 'note';
-    const long = text.length > 160 || text.includes('\n');
+    if (isCaveat(text)) return null; // the CLI's words to the model, not to the person
+    const command = slashCommand(item);
+    if (command) return this.slash(item, command);
+    const output = name === 'command_output' ? text : localOutput(text);
+    if (output !== null) {
+      return this.shell(item, 'note command-output',
+        h('div', { class: 'note-line' }, h('span', { class: 'note-name' }, 'Command output'), timeEl(item)),
+        output ? foldable(output, 'note-text') : h('p', { class: 'muted' }, '(no output)'));
+    }
+    const label = noteLabel(name);
+    const shown = humanDurations(text);
+    const long = shown.length > 160 || shown.includes('\n');
     const usage = item.usage && name === 'turn_end'
       ? h('span', { class: 'usage codex-usage' }) : null;
     let content;
-    if (long) {
+    if (long || item.folded || looksLikeJson(shown)) {
       const body = h('div');
       const fill = (whole, all) => body.replaceChildren(foldable(whole.text, 'note-text', all));
       fill(item);
-      content = h('details', null,
-        h('summary', null, h('span', { class: 'note-name' }, name), ' ',
-          h('span', { class: 'preview' }, text.replace(/\s+/g, ' ').slice(0, 100))),
+      const preview = item.summary
+        || (looksLikeJson(shown) ? '' : shown.replace(/\s+/g, ' ').slice(0, 100));
+      content = h('details', { class: 'folded-record' },
+        h('summary', null, label ? h('span', { class: 'note-name' }, label) : null, ' ',
+          h('span', { class: 'preview' }, preview), timeEl(item)),
         body, this.wholeButton(item, fill));
     } else {
       content = h('div', { class: 'note-line' },
-        h('span', { class: 'note-name' }, name), ' ', h('span', null, text), ' ', usage, timeEl(item));
+        label ? h('span', { class: 'note-name' }, label) : null, ' ', h('span', null, shown), ' ', usage,
+        timeEl(item));
     }
-    return this.shell(item, 'note', content);
+    return this.shell(item, `note${name === 'turn_end' ? ' turn-end' : ''}`, content);
   }
 
+  // A line no one knows (Codex's reviewer verdicts, a new record type): one line, opened on demand.
   unknown(item) {
     const body = h('div');
     const fill = (whole, all) => body.replaceChildren(foldable(whole.text, 'raw', all));
     fill(item);
+    const label = item.name ? noteLabel(item.name) || item.name : '';
     return this.shell(item, 'unknown',
-      h('div', { class: 'result-head' },
-        h('span', { class: 'unknown-label' }, `Unknown record${item.name ? `: ${item.name}` : ''}`),
-        timeEl(item)),
-      body, this.wholeButton(item, fill));
+      h('details', { class: 'folded-record' },
+        h('summary', null, h('span', { class: 'unknown-label' }, 'Record'),
+          label ? h('span', { class: 'note-name' }, label) : null, timeEl(item)),
+        body, this.wholeButton(item, fill)));
   }
 
   // Token usage per turn: Claude's lines each carry what they add (summed from one prompt to the
@@ -508,6 +572,7 @@ export class ReplayView {
     this.sessionId = sessionId;
     this.threadId = params.get('thread') || 'main';
     const at = params.get('at');
+    this.query = params.get('q') || '';
     this.at = at !== null && /^\d+$/.test(at) ? Number(at) : null;
     this.session = null;
     this.destroyed = false;
@@ -577,7 +642,9 @@ export class ReplayView {
       for (const el of els) el.classList.add('hit');
       if (els.length) {
         this.reveal(els[0]);
-        els[0].scrollIntoView({ block: 'center' });
+        // The words searched for, marked inside the hit; the first one brought into view.
+        const marks = els.flatMap((el) => markWords(el, this.query));
+        (marks[0] || els[0]).scrollIntoView({ block: 'center' });
         els[0].focus({ preventScroll: true });
         return;
       }
@@ -638,9 +705,17 @@ export class ReplayView {
     const exports = [['md', 'Markdown'], ['json', 'JSON'], ['html', 'HTML']].map(([format, label]) => h('a', {
       class: 'button export', href: exportUrl(this.agent, this.sessionId, format), download: true, dataset: { format },
     }, label));
-    const threads = (s.thread_info || []).map((t) => h('li', null, h('button', {
-      type: 'button', class: 'link-button', onclick: () => this.openThread(t.thread),
-    }, t.description || t.first_prompt || t.thread), t.agent_type ? h('span', { class: 'agent-type' }, t.agent_type) : null));
+    // Sub-agents by their short description; the compaction helper is not one.
+    const threads = (s.thread_info || []).filter((t) => !/^a?compact/i.test(t.thread || ''))
+      .map((t) => {
+        // Without a description of its own, the one of the call that spawned it, when on the page.
+        const link = this.main.list.querySelector(
+          `.item.kind-subagent[data-link="${CSS.escape(t.thread)}"] .description`);
+        const full = t.description || (link && link.textContent) || t.first_prompt || t.thread;
+        return h('li', { class: 'thread-item' }, h('button', {
+          type: 'button', class: 'link-button', title: full, onclick: () => this.openThread(t.thread),
+        }, firstLine(full)), t.agent_type ? h('span', { class: 'agent-type' }, t.agent_type) : null);
+      });
     const subthread = this.threadId !== 'main' ? h('p', { class: 'thread-note' },
       'You are reading a sub-agent’s thread. ',
       h('a', { href: sessionHref(this.agent, this.sessionId), 'data-nav': true }, 'Open the main thread')) : null;
@@ -664,7 +739,7 @@ export class ReplayView {
         h('span', { class: 'session-id' }, s.session_id)),
       subthread,
       threads.length ? h('details', { class: 'thread-list' },
-        h('summary', null, `Sub-agents (${threads.length})`), h('ul', null, threads)) : null,
+        h('summary', null, `Sub-agents (${threads.length})`), h('ul', { class: 'thread-items' }, threads)) : null,
       h('div', { class: 'exports' }, h('span', null, 'Export:'), exports),
       sessionActions(s),
     ]);

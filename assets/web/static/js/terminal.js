@@ -11,6 +11,29 @@ import { sessionHref, shortPath, stateLabel } from './format.js';
 
 const SCROLLBACK_LINES = 10000;
 const RESIZE_DEBOUNCE_MS = 120;
+const ANSI_NAMES = [
+  'black', 'red', 'green', 'yellow', 'blue', 'magenta', 'cyan', 'white', 'brightBlack', 'brightRed',
+  'brightGreen', 'brightYellow', 'brightBlue', 'brightMagenta', 'brightCyan', 'brightWhite',
+];
+const DARK = window.matchMedia('(prefers-color-scheme: dark)');
+
+// The terminal's colours from the page's design tokens (replay.css): light or dark with the page,
+// the same 16 colours the replay gives tool output.
+export function terminalTheme() {
+  const style = getComputedStyle(document.documentElement);
+  const token = (name, fallback) => style.getPropertyValue(name).trim() || fallback;
+  const theme = {
+    background: token('--rp-term-bg', '#000000'),
+    foreground: token('--rp-term-fg', '#e6e6e6'),
+    cursor: token('--rp-term-cursor', '#e6e6e6'),
+    selectionBackground: token('--rp-term-selection', '#3a4a66'),
+  };
+  ANSI_NAMES.forEach((name, i) => {
+    const colour = token(`--ansi-${i}`, '');
+    if (colour) theme[name] = colour;
+  });
+  return theme;
+}
 
 function exitText(task) {
   const exit = task.exit;
@@ -35,6 +58,10 @@ class TerminalPage {
       cursorBlink: true,
       fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace',
       fontSize: 14,
+      theme: terminalTheme(),
+    });
+    DARK.addEventListener('change', () => {
+      this.term.options.theme = terminalTheme();
     });
     this.fit = new FitAddon();
     this.term.loadAddon(this.fit);
