@@ -9,6 +9,7 @@ horizontal scroll at 420 px, tokens without the cache; and a board over a genera
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -279,3 +280,67 @@ def test_narrow_board_with_filters_and_launch_open_does_not_scroll_sideways(
     board(page, world, "?state=running,done,failed&since=30d")
     assert page.evaluate(NO_SIDEWAYS_SCROLL)
     page.screenshot(path=str(shots / "board-420-filtered.png"), full_page=True)
+
+
+# -- 5,000 sessions ---------------------------------------------------------------------------
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+MANY = 5000
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real server and engine over a generated HOME of 5,000 small sessions (bench/corpus.py's
+    generator: Claude and Codex, ages spread over a month, a project per five sessions)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import corpus  # bench/ is not a package: on the path for this import only
+        from bench_web import start_server
+    finally:
+        sys.path.remove(str(BENCH))
+    root = tmp_path_factory.mktemp("many")
+    corpus.generate(root / "home", MANY, MANY * 3 * corpus.KB, seed=18)
+    service, server = start_server(root / "home", root / "data")
+    try:
+        yield server
+    finally:
+        server.stop()
+        service.close()
+
+
+def test_a_board_of_5000_sessions_draws_a_page_per_section(
+    browser: Any, many: Any, open_pages: list[Any], shots: Path
+) -> None:
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    page.goto(many.open_url("/"))
+    page.wait_for_selector("#app[data-ready='true'] section.group .card", timeout=60_000)
+    assert page.locator(".filter-count").inner_text() == f"{MANY:,} sessions"
+    counts = page.eval_on_selector_all(
+        "section.group", "els => els.map((e) => [e.dataset.group, e.querySelector('.count')"
+        ".textContent, e.querySelectorAll('.card').length])",
+    )  # fmt: skip
+    assert sum(int(n.replace(",", "")) for _, n, _ in counts) == MANY
+    page_size = page.evaluate("async () => (await import('/static/js/board.js')).PAGE")
+    for group, _, drawn in counts:
+        assert 0 < drawn <= page_size, group  # a page of each section, not all of it
+    assert page.locator(".card").count() <= len(counts) * page_size
+    page.screenshot(path=str(shots / "board-5000.png"))
+    # Show more adds the next page of that section.
+    older = page.locator("section[data-group='older']")
+    before = older.locator(".card").count()
+    older.locator("button.show-more").click()
+    page.wait_for_function(
+        f"() => document.querySelectorAll('section[data-group=older] .card').length > {before}"
+    )
+    assert older.locator(".card").count() <= before + page_size
+    # Scrolled to the bottom, nothing runs off the side and the page still answers.
+    page.evaluate("window.scrollTo(0, document.scrollingElement.scrollHeight)")
+    assert page.evaluate(NO_SIDEWAYS_SCROLL)
+    # A filter over 5,000: the agent's sessions only, counted.
+    page.locator("select[name='agent']").select_option("codex")
+    page.wait_for_function("() => location.search === '?agent=codex'")
+    agents = page.locator(".card .agent").evaluate_all(
+        "els => [...new Set(els.map(e => e.textContent))]"
+    )
+    assert agents == ["codex"]

@@ -38,10 +38,10 @@ export function recencyBounds(now = Date.now()) {
   return { today: midnight.getTime(), week: week.getTime() };
 }
 
-export function sectionOf(state, lastActivity, bounds) {
+// `t`: the session's last activity in ms (null when unknown).
+export function sectionOf(state, t, bounds) {
   if (state === 'input_required') return 'needs';
   if (state === 'running') return 'running';
-  const t = epoch(lastActivity);
   if (t !== null && t >= bounds.today) return 'today';
   if (t !== null && t >= bounds.week) return 'week';
   return 'older';
@@ -186,14 +186,16 @@ export class BoardView {
       if (!this.filter.matches(s, now, state)) continue;
       kept += 1;
       const session = state === s.state ? s : { ...s, state };
-      const section = sectionOf(state, s.last_activity, bounds);
-      bySection.get(section).push(session);
+      const t = epoch(s.last_activity);
+      const section = sectionOf(state, t, bounds);
+      bySection.get(section).push([t || 0, session]); // the time read once, for the sort too
       if (section === 'needs') counts.needs += 1;
       else if (section === 'running') counts.running += 1;
       if (state === 'failed' && section === 'today') counts.failed += 1;
     }
-    for (const list of bySection.values()) {
-      list.sort((a, b) => (epoch(b.last_activity) || 0) - (epoch(a.last_activity) || 0));
+    for (const [id, list] of bySection) {
+      list.sort((a, b) => b[0] - a[0]);
+      bySection.set(id, list.map((pair) => pair[1]));
     }
     return { bySection, counts, kept };
   }
