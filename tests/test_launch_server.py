@@ -82,7 +82,8 @@ def test_launch_list_type_and_approve_over_http(served: Served):
         assert bad["error"]["code"] == "bad_request"
         missing = await call(client, "POST", f"{base}/api/tasks",
                              {"agent": "codex", "project": "/no/such/dir"}, 400)  # fmt: skip
-        assert "not a folder" in missing["error"]["message"]
+        assert missing["error"]["code"] == "no_such_folder"
+        assert missing["error"]["message"] == "no such folder: /no/such/dir does not exist"
         body = {"agent": "codex", "project": project, "prompt": "hello"}
         made = await call(client, "POST", f"{base}/api/tasks", body, 201)
         task = made["task"]
@@ -231,3 +232,24 @@ def test_task_changes_reach_the_events_socket_and_quit_asks_the_process(served: 
         assert served.quits == ["stop"]
 
     served.run(test)
+
+
+def test_a_launch_folder_may_start_with_tilde_for_the_users_own_home(tmp_path: Path):
+    from agentbar.core.server.replies import Refused
+    from agentbar.core.server.task_routes import launch_folder
+
+    home = tmp_path / "me"
+    (home / "proj").mkdir(parents=True)
+    assert launch_folder("~/proj", home) == str(home / "proj")
+    assert launch_folder(" ~ ", home) == str(home)
+    assert launch_folder(str(home / "proj"), home) == str(home / "proj")
+    for raw, code, words in (
+        ("~/nope", "no_such_folder", f"~/nope ({home / 'nope'}) does not exist"),
+        ("~root/x", "bad_request", "only ~ and ~/folder"),
+        ("proj", "bad_request", "give an absolute folder"),
+        ("", "bad_request", "project must be a folder"),
+        (None, "bad_request", "project must be a folder"),
+    ):
+        with pytest.raises(Refused) as refused:
+            launch_folder(raw, home)
+        assert refused.value.code == code and words in str(refused.value), raw

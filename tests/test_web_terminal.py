@@ -8,6 +8,7 @@ loop running on the main thread for the rest of the session, as ``test_web_ui.py
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -145,21 +146,40 @@ def test_resume_fork_and_hand_off_from_the_replay(site: Site, page: Any):
     assert handed.prompt.startswith("# Hand-off:") and "plan the work" in handed.prompt
 
 
-def test_the_board_lists_launched_agents_and_launches_one(site: Site, page: Any):
+def test_the_board_lists_launched_agents_and_launches_one(
+    site: Site, page: Any, monkeypatch: pytest.MonkeyPatch
+):
+    # `~` is the server's user's home: here the rig's HOME, with the project in it.
+    monkeypatch.setenv("HOME", str(site.rig.root))
     info = site.rig.launch(site.manager, Agent("claude"))
     page.goto(site.url("/"))
     page.wait_for_selector(f".tasks-panel li[data-task='{info.task_id}']")
     form = page.locator(".launch-form")
-    form.locator("select[name='agent']").select_option("codex")
-    form.locator("input[name='project']").fill(str(site.rig.project))
+    # The folder field offers the recent folders (the launched task's) and pins one.
+    form.locator("input[name='project']").click()
+    option = form.locator(f".folder-option[data-folder='{site.rig.project}']")
+    option.wait_for()
+    option.locator("button.pin").dispatch_event("mousedown")
+    form.locator(".folder-heading", has_text="Pinned").wait_for()
+    assert page.evaluate("localStorage.getItem('agentbar.launch.pinned')") == json.dumps(
+        [str(site.rig.project)]
+    )
+    form.locator("[data-agent='codex']").click()
+    assert form.locator("[data-agent='codex']").get_attribute("aria-checked") == "true"
+    form.locator("input[name='project']").fill(f"~/{site.rig.project.name}")
     form.locator("input[name='prompt']").fill("from the board")
     form.locator("button[type='submit']").click()
     page.wait_for_url("**/terminal/*")
     launched = site.manager.get(page.url.rsplit("/", 1)[1])
     assert launched.agent == Agent("codex") and launched.prompt == "from the board"
+    assert launched.project == str(site.rig.project)  # ~/project, expanded by the server
     wait_terminal(page, "You said: from the board")
     page.goto(site.url("/"))
     form = page.locator(".launch-form")
-    form.locator("input[name='project']").fill("/no/such/folder")
+    form.locator("input[name='project']").fill("~/no-such-folder")
     form.locator("button[type='submit']").click()
-    page.wait_for_selector(".launch-form .action-note:has-text('is not a folder')")
+    note = form.locator(".action-note")
+    note.filter(has_text="does not exist").wait_for()
+    assert note.inner_text() == (
+        f"no such folder: ~/no-such-folder ({site.rig.root}/no-such-folder) does not exist"
+    )

@@ -50,8 +50,15 @@ def test_board_lists_sessions_that_need_you_first_grouped_by_project(page: Any, 
     page.wait_for_selector(card(APPROVE))
     groups = page.eval_on_selector_all("section.group", "els => els.map(e => e.dataset.group)")
     assert groups[0] == "needs"
-    assert groups == [g for g in ("needs", "running", "failed", "done", "ended") if g in groups]
-    assert {"needs", "running", "failed", "done", "ended"} <= set(groups)
+    order = ("needs", "running", "today", "week", "older")
+    assert groups == [g for g in order if g in groups]
+    assert {"needs", "running", "older"} <= set(groups)
+    # Named for what they are: finished and failed ones by how recent, not "Ended recently".
+    titles = dict(zip(order, ("Needs you", "Running", "Today", "This week", "Older"), strict=True))
+    names = page.eval_on_selector_all(
+        "section.group .group-name", "els => els.map(e => e.textContent)"
+    )
+    assert names == [titles[g] for g in groups]
 
     needs = page.locator('section[data-group="needs"]')
     assert needs.locator(card(APPROVE)).count() == 1
@@ -64,10 +71,13 @@ def test_board_lists_sessions_that_need_you_first_grouped_by_project(page: Any, 
     assert QUESTION_TEXT in question.inner_text()
 
     assert page.locator(f'section[data-group="running"] {card(RUNNING)}').count() == 1
-    assert page.locator(f'section[data-group="failed"] {card(FAILED)}').count() == 1
-    assert page.locator(f'section[data-group="done"] {card(DONE)}').count() == 1
-    # Fixture sessions of both agents are there too (ended yesterday).
-    assert page.locator('section[data-group="ended"] .card[data-key^="codex:"]').count() > 0
+    # Finished five minutes ago: today (or this week, just after midnight).
+    recent = 'section[data-group="today"], section[data-group="week"]'
+    assert page.locator(recent).locator(card(FAILED)).count() == 1
+    assert page.locator(recent).locator(card(DONE)).count() == 1
+    assert page.locator(card(FAILED)).get_attribute("data-state") == "failed"
+    # Fixture sessions of both agents are there too (dated 2026-11-29 or earlier: older).
+    assert page.locator('section[data-group="older"] .card[data-key^="codex:"]').count() > 0
 
     # Each card with tokens says what they cost (the fixtures' model is priced).
     assert "$" in page.locator(card(DONE)).locator(".card-cost").inner_text()
@@ -88,7 +98,7 @@ def test_a_state_change_moves_its_card_without_a_reload(page: Any, world: World)
         t.text("All finished.", stop_reason="end_turn"),
         t.turn_duration(),
     )
-    page.wait_for_selector(f'section[data-group="done"] {card(LIVE_BOARD)}', timeout=30_000)
+    page.wait_for_selector(f'{card(LIVE_BOARD)}[data-state="done"]', timeout=30_000)
     assert page.locator(f'section[data-group="running"] {card(LIVE_BOARD)}').count() == 0
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
 

@@ -62,6 +62,27 @@ def routes(ctx_of: Callable[[web.Request], Context]) -> list[web.RouteDef]:
     ]
 
 
+def launch_folder(raw: object, home: Path | None = None) -> str:
+    """The folder a launch names: absolute, or ``~`` / ``~/sub`` for this user's home (never
+    another user's ``~name``); 400 with what is wrong when it is none, or not there."""
+    if not isinstance(raw, str) or not raw.strip():
+        raise Refused(400, "bad_request", "project must be a folder (absolute, or ~/folder)")
+    text = raw.strip()
+    if text == "~" or text.startswith("~/"):
+        mine = home or Path.home()
+        text = str(mine / text[2:]) if len(text) > 1 else str(mine)
+    elif text.startswith("~"):
+        raise Refused(400, "bad_request", f"{text}: only ~ and ~/folder (your home) are expanded")
+    folder = Path(text)
+    if not folder.is_absolute():
+        raise Refused(400, "bad_request", f"{text}: give an absolute folder, or ~/folder")
+    if not folder.exists():
+        named = raw.strip()
+        shown = named if named == text else f"{named} ({text})"
+        raise Refused(400, "no_such_folder", f"no such folder: {shown} does not exist")
+    return text
+
+
 def task_json(info: TaskInfo, sessions: dict[SessionKey, SessionSnapshot]) -> dict[str, Any]:
     """A task, with its session as the engine sees it (``session``: null until bound)."""
     doc = info.to_json()
@@ -132,9 +153,7 @@ class _Handlers:
         tasks = self._tasks(request)
         body = await read_object(request)
         agent = self._agent(request, body.get("agent"))
-        project = body.get("project")
-        if not isinstance(project, str) or not Path(project).is_absolute():
-            raise Refused(400, "bad_request", "project must be an absolute folder")
+        project = launch_folder(body.get("project"))
         prompt = _optional_text(body, "prompt")
         info = await self._call(
             request, lambda: tasks.launch(LaunchRequest(agent, project, prompt=prompt))

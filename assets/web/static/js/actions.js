@@ -5,6 +5,7 @@
 import { ApiError, getJSON, postJSON, sessionPath, taskPath, terminalHref } from './api.js';
 import { append, clear, h } from './dom.js';
 import { shortPath } from './format.js';
+import { LaunchControl } from './launch.js';
 
 function openTerminal(task) {
   window.location.assign(terminalHref(task.task_id));
@@ -138,14 +139,16 @@ function handoffForm(session, note) {
   return form;
 }
 
-// The board's panel: the agents agentbar launched, and a form to launch one in a folder.
+// The board's panel: launch an agent in a folder (launch.js), and the agents agentbar launched.
 export class TasksPanel {
   constructor(app) {
     this.app = app;
     this.list = h('ul', { class: 'task-list' });
-    this.note = h('span', { class: 'action-note', 'aria-live': 'polite' });
-    this.el = h('section', { class: 'tasks-panel', hidden: true, 'aria-label': 'Launched agents' },
-      h('h2', null, 'Launched agents'), this.list, this.form());
+    this.launcher = new LaunchControl({ agents: launchableAgents(), onlaunched: openTerminal });
+    this.note = this.launcher.note;
+    this.el = h('section', { class: 'tasks-panel', hidden: true, 'aria-labelledby': 'tasks-heading' },
+      h('h2', { id: 'tasks-heading', class: 'panel-title' }, 'Launch an agent'),
+      this.launcher.el, this.list);
     this.unsubscribe = app.events.on((message) => {
       if (message.type === 'task' || message.type === 'sessions') this.refresh();
     });
@@ -154,38 +157,6 @@ export class TasksPanel {
 
   destroy() {
     this.unsubscribe();
-  }
-
-  form() {
-    const agent = h('select', { name: 'agent', 'aria-label': 'Agent' });
-    launchableAgents().then((agents) => {
-      for (const a of agents) agent.append(h('option', { value: a.agent }, a.name));
-    }, () => {});
-    const projects = h('datalist', { id: 'launch-projects' });
-    const project = h('input', {
-      name: 'project', type: 'text', placeholder: '/path/to/project', list: 'launch-projects',
-      'aria-label': 'Project folder', required: true,
-    });
-    const prompt = h('input', { name: 'prompt', type: 'text', placeholder: 'First prompt (optional)', 'aria-label': 'First prompt' });
-    const go = h('button', { type: 'submit', class: 'button launch' }, 'Launch');
-    const form = h('form', { class: 'launch-form' }, agent, project, projects, prompt, go, this.note);
-    this.projects = projects;
-    form.addEventListener('submit', async (event) => {
-      event.preventDefault();
-      go.disabled = true;
-      this.note.textContent = '';
-      try {
-        const reply = await postJSON('/api/tasks', {
-          agent: agent.value, project: project.value.trim(), prompt: prompt.value || null,
-        });
-        openTerminal(reply.task);
-      } catch (err) {
-        this.note.textContent = err.message;
-      } finally {
-        go.disabled = false;
-      }
-    });
-    return form;
   }
 
   async refresh() {
@@ -201,15 +172,14 @@ export class TasksPanel {
     for (const task of tasks.filter((t) => t.status === 'running' || t.status === 'stopping')) {
       const session = task.session;
       this.list.append(h('li', { dataset: { task: task.task_id } },
-        h('a', { href: terminalHref(task.task_id) }, `${task.agent} in ${shortPath(task.project)}`),
+        h('a', { href: terminalHref(task.task_id) }, `${task.agent} in ${shortPath(task.project, 48)}`),
         task.waiting ? h('span', { class: 'state-badge state-input_required' }, 'Approval') : null,
         session ? h('span', { class: 'detail' }, session.detail || session.state) : null,
         h('span', { class: 'task-id' }, task.task_id)));
     }
     try {
       const { recent } = await getJSON('/api/projects');
-      clear(this.projects);
-      for (const folder of recent) this.projects.append(h('option', { value: folder }));
+      this.launcher.setRecent(recent);
     } catch (err) {
       // the list of recent folders is a convenience: typing one works as well
     }

@@ -91,6 +91,7 @@ export class Events {
     this.socket = null;
     this.pollTimer = null;
     this.stopped = false;
+    this.heard = false;
   }
 
   start() {
@@ -165,6 +166,11 @@ export class Events {
       return;
     }
     if (message.type === 'sessions') {
+      if (!this.heard) {
+        this.heard = true;
+        // The first list is in (bench/bench_board.py: the server's part ends here).
+        window.performance.mark('agentbar:sessions-received');
+      }
       this.sessions = new Map(message.sessions.map((s) => [`${s.agent}:${s.session_id}`, s]));
       if (message.progress) this.progress = message.progress;
       if (Array.isArray(message.decisions)) {

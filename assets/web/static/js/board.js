@@ -1,86 +1,122 @@
-// The board: every live and recent session, those that need you first, grouped by project, kept
-// current by the WebSocket (a state change moves its card without a reload). A session with a
-// request waiting on the person (the decision book) is among those that need you, and its card
-// carries the buttons that answer it; they come and go with the events stream's decisions.
+// The board: every session, those that need you first (with the buttons that answer them), then
+// the running ones, then the finished and failed ones by recency (today, this week, older);
+// grouped by project inside a section (and by host once a remote's sessions are in), each
+// project collapsible; filtered by what the address says. Kept current by the WebSocket, and
+// drawn a page at a time per section ("Show more"), so ten thousand sessions stay fast.
 
 import { TasksPanel } from './actions.js';
-import { requestsOf } from './api.js';
+import { getJSON } from './api.js';
 import { DecisionBoxes, placeBoxes } from './decisions.js';
-import { h, clear } from './dom.js';
+import { h } from './dom.js';
+import { BoardFilter } from './filters.js';
+import { FilterBar } from './filter_bar.js';
 import {
-  ago, dollars, epoch, sessionHref, sessionKey, shortPath, stateLabel, number, plural,
-  readingText,
+  ago, cacheText, dollars, epoch, readingText, sessionHref, sessionKey, sessionTitle,
+  setHome, shortPath, stateLabel, tokensText, usageText,
 } from './format.js';
+import { HostsLine } from './hosts.js';
 import { LimitsLine } from './limits.js';
 import { ProblemsLine } from './problems.js';
 
-const RECENT_MS = 24 * 3600 * 1000;
+export const PAGE = 30; // cards a section draws at first, and each "Show more" adds
+const COLLAPSED_KEY = 'agentbar.board.collapsed';
 
-export const GROUPS = [
-  { id: 'needs', title: 'Needs you', test: (s) => s.state === 'input_required' },
-  { id: 'running', title: 'Running', test: (s) => s.state === 'running' },
-  { id: 'failed', title: 'Failed', test: (s) => s.state === 'failed' },
-  { id: 'done', title: 'Done', test: (s) => s.state === 'done' },
-  { id: 'ended', title: 'Ended recently', test: (s) => s.state === 'ended' },
+export const SECTIONS = [
+  { id: 'needs', title: 'Needs you' },
+  { id: 'running', title: 'Running' },
+  { id: 'today', title: 'Today' },
+  { id: 'week', title: 'This week' },
+  { id: 'older', title: 'Older' },
 ];
+
+// Where the recency sections start: local midnight today, and six midnights before it.
+export function recencyBounds(now = Date.now()) {
+  const midnight = new Date(now);
+  midnight.setHours(0, 0, 0, 0);
+  const week = new Date(midnight);
+  week.setDate(week.getDate() - 6);
+  return { today: midnight.getTime(), week: week.getTime() };
+}
+
+// `t`: the session's last activity in ms (null when unknown).
+export function sectionOf(state, t, bounds) {
+  if (state === 'input_required') return 'needs';
+  if (state === 'running') return 'running';
+  if (t !== null && t >= bounds.today) return 'today';
+  if (t !== null && t >= bounds.week) return 'week';
+  return 'older';
+}
+
+function askingKeys(decisions) {
+  const keys = new Set();
+  for (const r of decisions.values()) {
+    keys.add(sessionKey(r.agent, r.session_id));
+    if (r.task_id) keys.add(sessionKey(r.agent, r.task_id));
+  }
+  return keys;
+}
 
 // The sessions that wait on the person: input_required, or with a request the book holds.
 export function needsCount(sessions, decisions = new Map()) {
-  const asking = new Set([...decisions.values()].map((r) => `${r.agent}:${r.session_id}`));
+  const asking = askingKeys(decisions);
   let n = 0;
   for (const s of sessions) {
-    if (s.state === 'input_required' || asking.has(`${s.agent}:${s.session_id}`)) n += 1;
+    if (s.state === 'input_required' || asking.has(sessionKey(s.agent, s.session_id))) n += 1;
   }
   return n;
 }
 
-function visible(session, showAll, now) {
-  if (showAll || session.state !== 'ended') return true;
-  const t = epoch(session.last_activity);
-  return t !== null && t >= now - RECENT_MS;
-}
-
-function byActivity(a, b) {
-  return (epoch(b.last_activity) || 0) - (epoch(a.last_activity) || 0);
+function loadCollapsed() {
+  try {
+    const list = JSON.parse(window.localStorage.getItem(COLLAPSED_KEY) || '[]');
+    return new Set(Array.isArray(list) ? list.filter((x) => typeof x === 'string') : []);
+  } catch (err) {
+    return new Set();
+  }
 }
 
 export class BoardView {
   constructor(root, app) {
     this.app = app;
-    this.showAll = new URLSearchParams(window.location.search).get('all') === '1';
-    this.cards = new Map();
     this.root = root;
-    this.sections = h('div', { class: 'board-sections' });
-    this.empty = h('p', { class: 'empty', hidden: true },
-      'No agent sessions yet. Start one of the agents agentbar knows and its sessions appear here.');
-    this.toggle = h('button', {
-      type: 'button', class: 'link-button', onclick: () => this.toggleAll(),
-    });
+    this.filter = BoardFilter.fromSearch(window.location.search);
+    this.cards = new Map();
+    this.pages = new Map(); // section id -> cards it draws
+    this.collapsed = loadCollapsed();
+    this.drawn = false;
+    this.frame = null;
+    this.decisionBoxes = new DecisionBoxes();
+
     this.summary = h('p', { class: 'board-summary', 'aria-live': 'polite' });
-    // While the engine's first reading goes on: how far it is (gone once done).
     this.readingText = h('span', { class: 'reading-text' });
     this.readingBar = h('progress', { max: 1, 'aria-hidden': 'true' });
     this.reading = h('p', { class: 'board-progress', role: 'status', hidden: true },
       this.readingBar, this.readingText);
+    this.empty = h('div', { class: 'empty-state', hidden: true });
     this.tasks = new TasksPanel(app);
     this.problems = new ProblemsLine(app);
     this.limits = new LimitsLine(app);
-    this.decisionBoxes = new DecisionBoxes();
+    this.hosts = new HostsLine(() => this.schedule());
+    this.bar = new FilterBar((filter) => this.setFilter(filter));
+    this.needs = h('div', { class: 'board-needs' });
+    this.rest = h('div', { class: 'board-sections' });
     root.append(
-      h('header', { class: 'view-header' },
-        h('h1', null, 'Sessions'),
-        this.summary,
-        this.toggle,
+      h('header', { class: 'view-header board-header' },
+        h('div', { class: 'board-title' }, h('h1', null, 'Sessions'), this.summary),
         this.limits.el),
       this.problems.el,
       this.reading,
+      this.hosts.el,
+      this.bar.el,
+      this.needs,
       this.tasks.el,
       this.empty,
-      this.sections,
+      this.rest,
     );
     this.unsubscribe = app.events.on((message) => (
-      message && message.type === 'progress' ? this.renderReading() : this.render()));
-    this.timer = window.setInterval(() => this.refreshTimes(), 30000);
+      message && message.type === 'progress' ? this.renderReading() : this.schedule()));
+    this.timer = window.setInterval(() => this.schedule(), 30000);
+    this.learnHome();
     this.render();
   }
 
@@ -89,16 +125,40 @@ export class BoardView {
     this.problems.destroy();
     this.limits.destroy();
     this.tasks.destroy();
+    this.hosts.destroy();
     window.clearInterval(this.timer);
+    if (this.frame !== null) window.cancelAnimationFrame(this.frame);
   }
 
-  toggleAll() {
-    this.showAll = !this.showAll;
-    const url = new URL(window.location.href);
-    if (this.showAll) url.searchParams.set('all', '1');
-    else url.searchParams.delete('all');
-    window.history.replaceState(window.history.state, '', url);
+  // `~` stands for the server's user's home only: asked once, then the cards are drawn again.
+  async learnHome() {
+    try {
+      const health = await getJSON('/api/health');
+      if (health && health.home) {
+        setHome(health.home);
+        this.schedule();
+      }
+    } catch (err) {
+      // paths stay whole
+    }
+  }
+
+  setFilter(filter) {
+    this.filter = filter;
+    const url = filter.applyTo(window.location.href);
+    url.searchParams.delete('all'); // the old "show older ended sessions" switch
+    if (url.href !== window.location.href) window.history.pushState(null, '', url);
+    this.pages.clear();
     this.render();
+  }
+
+  // Many messages can arrive in one frame (a burst of changes): the board is drawn once.
+  schedule() {
+    if (this.frame !== null) return;
+    this.frame = window.requestAnimationFrame(() => {
+      this.frame = null;
+      this.render();
+    });
   }
 
   renderReading() {
@@ -111,72 +171,168 @@ export class BoardView {
     else this.readingBar.removeAttribute('value'); // indeterminate: the total is not known yet
   }
 
+  // Every session in its section (a pending request makes it need you), filtered.
+  sort(now) {
+    const events = this.app.events;
+    const asking = askingKeys(events.decisions);
+    const bounds = recencyBounds(now);
+    const bySection = new Map(SECTIONS.map((s) => [s.id, []]));
+    const counts = { needs: 0, running: 0, failed: 0, total: 0 };
+    let kept = 0;
+    for (const s of events.sessions.values()) {
+      const state = s.state !== 'input_required' && asking.has(sessionKey(s.agent, s.session_id))
+        ? 'input_required' : s.state;
+      counts.total += 1;
+      if (!this.filter.matches(s, now, state)) continue;
+      kept += 1;
+      const session = state === s.state ? s : { ...s, state };
+      const t = epoch(s.last_activity);
+      const section = sectionOf(state, t, bounds);
+      bySection.get(section).push([t || 0, session]); // the time read once, for the sort too
+      if (section === 'needs') counts.needs += 1;
+      else if (section === 'running') counts.running += 1;
+      if (state === 'failed' && section === 'today') counts.failed += 1;
+    }
+    for (const [id, list] of bySection) {
+      list.sort((a, b) => b[0] - a[0]);
+      bySection.set(id, list.map((pair) => pair[1]));
+    }
+    return { bySection, counts, kept };
+  }
+
   render() {
     this.renderReading();
     const now = Date.now();
     const events = this.app.events;
-    // A session whose request waits on the person needs you, whatever the engine said last.
-    const all = [...events.sessions.values()].map((s) => (
-      s.state !== 'input_required' && requestsOf(events, s.agent, s.session_id).length
-        ? { ...s, state: 'input_required' } : s));
-    const shown = all.filter((s) => visible(s, this.showAll, now));
-    const hidden = all.length - shown.length;
-    this.toggle.textContent = this.showAll ? 'Hide older ended sessions'
-      : (hidden ? `Show ${plural(hidden, 'older ended session')}` : '');
-    this.toggle.hidden = !this.showAll && !hidden;
-    const ready = this.app.events.status === 'live' || this.app.events.sessions.size > 0;
-    // "No sessions yet" would be wrong while the first reading still looks for them.
-    const reading = readingText(this.app.events.progress) !== null;
-    this.empty.hidden = !ready || reading || shown.length > 0;
+    const { bySection, counts, kept } = this.sort(now);
+    this.bar.update(this.filter, events.sessions.values(), { kept, total: counts.total });
+    this.hosts.show(events.sessions.values());
+
+    const ready = events.status === 'live' || events.sessions.size > 0;
+    const reading = readingText(events.progress) !== null;
+    this.showEmpty(ready && !reading && kept === 0, counts.total);
     if (ready) this.root.dataset.ready = 'true';
 
     const focusedKey = document.activeElement && document.activeElement.dataset
       ? document.activeElement.dataset.key : undefined;
-    const counts = {};
-    const sections = [];
-    for (const group of GROUPS) {
-      const members = shown.filter(group.test).sort(byActivity);
-      counts[group.id] = members.length;
-      if (!members.length) continue;
-      sections.push(this.section(group, members, now));
-    }
     const typing = document.activeElement && document.activeElement.closest
       && document.activeElement.closest('.decision') ? document.activeElement : null;
-    this.sections.replaceChildren(...sections);
+    this.cards.clear();
+    const multiHost = this.hosts.multiHost;
+    const [needs, ...others] = SECTIONS.map((group) => {
+      const members = bySection.get(group.id);
+      return members.length ? this.section(group, members, now, multiHost) : null;
+    });
+    this.needs.replaceChildren(...(needs ? [needs] : []));
+    this.rest.replaceChildren(...others.filter(Boolean));
     this.decisionBoxes.prune(new Set(events.decisions.keys()));
     if (typing && typing.isConnected) typing.focus(); // a reply being typed keeps its place
-    for (const key of [...this.cards.keys()]) {
-      if (!shown.some((s) => sessionKey(s.agent, s.session_id) === key)) this.cards.delete(key);
-    }
     if (focusedKey && this.cards.has(focusedKey)) this.cards.get(focusedKey).focus();
 
     const parts = [];
     if (counts.needs) parts.push(`${counts.needs} need${counts.needs === 1 ? 's' : ''} you`);
     if (counts.running) parts.push(`${counts.running} running`);
-    if (counts.failed) parts.push(`${counts.failed} failed`);
-    if (counts.done) parts.push(`${counts.done} done`);
+    if (counts.failed) parts.push(`${counts.failed} failed today`);
     this.summary.textContent = parts.length ? parts.join(' · ') : 'Nothing is running.';
     this.app.setTitle(parts.length ? `Board — ${parts.join(', ')}` : 'Board');
+    if (!this.drawn && ready && counts.total > 0) {
+      this.drawn = true;
+      // The moment the list is first on screen (bench/bench_board.py reads it).
+      window.performance.mark('agentbar:board-drawn');
+    }
   }
 
-  section(group, members, now) {
+  showEmpty(empty, total) {
+    this.empty.hidden = !empty;
+    if (!empty) return;
+    if (total > 0) {
+      this.empty.replaceChildren(
+        h('p', { class: 'empty-title' }, 'No session matches these filters.'),
+        h('button', { type: 'button', class: 'button', onclick: () => this.setFilter(new BoardFilter()) },
+          'Clear filters'));
+    } else {
+      this.empty.replaceChildren(
+        h('p', { class: 'empty-title' }, 'No agent sessions yet.'),
+        h('p', null, 'Start one of the agents agentbar knows (or launch one above) and its sessions appear here.'));
+    }
+  }
+
+  // A section's sessions grouped by host and project, most recent first, a page at a time.
+  section(group, members, now, multiHost) {
     const projects = new Map();
     for (const s of members) {
-      const key = s.project || '';
-      if (!projects.has(key)) projects.set(key, []);
-      projects.get(key).push(s);
+      const host = s.host || 'local';
+      const key = `${multiHost ? host : ''}\u0000${s.project || ''}`;
+      if (!projects.has(key)) projects.set(key, { host, project: s.project || '', list: [] });
+      projects.get(key).list.push(s);
     }
+    const limit = group.id === 'needs' ? Infinity : (this.pages.get(group.id) || PAGE);
+    let budget = limit;
+    const blocks = [];
+    for (const entry of projects.values()) {
+      if (budget <= 0) break;
+      const id = `${group.id}|${multiHost ? entry.host : ''}|${entry.project}`;
+      const collapsed = group.id !== 'needs' && this.collapsed.has(id);
+      const shown = collapsed ? [] : entry.list.slice(0, budget);
+      budget -= shown.length;
+      blocks.push(this.projectBlock(group, entry, id, collapsed, shown, now, multiHost));
+    }
+    const drawn = limit - budget;
+    const hidden = members.length - drawn - this.collapsedCount(group, projects, multiHost);
     const headingId = `group-${group.id}`;
     return h('section', { class: `group group-${group.id}`, 'aria-labelledby': headingId, dataset: { group: group.id } },
-      h('h2', { id: headingId }, group.title, ' ', h('span', { class: 'count' }, String(members.length))),
-      [...projects.entries()].map(([project, list]) => h('div', { class: 'project', dataset: { project } },
-        h('h3', { class: 'project-name', title: project || '' }, shortPath(project)),
-        h('ul', { class: 'cards' }, list.map((s) => h('li', null, this.card(s, now), this.answers(s)))))));
+      h('h2', { id: headingId, class: 'group-title' },
+        h('span', { class: 'group-name' }, group.title), ' ',
+        h('span', { class: 'count' }, members.length.toLocaleString())),
+      blocks,
+      hidden > 0 ? h('button', {
+        type: 'button', class: 'button show-more', dataset: { group: group.id },
+        onclick: () => {
+          this.pages.set(group.id, limit + PAGE);
+          this.render();
+        },
+      }, `Show ${Math.min(PAGE, hidden)} more`, h('span', { class: 'muted' }, ` of ${hidden.toLocaleString()} left`)) : null);
   }
 
-  // The buttons that answer the session's requests (none: nothing), beside its card.
+  collapsedCount(group, projects, multiHost) {
+    let n = 0;
+    for (const entry of projects.values()) {
+      if (this.collapsed.has(`${group.id}|${multiHost ? entry.host : ''}|${entry.project}`)) n += entry.list.length;
+    }
+    return group.id === 'needs' ? 0 : n;
+  }
+
+  projectBlock(group, entry, id, collapsed, shown, now, multiHost) {
+    const toggle = group.id === 'needs' ? null : h('button', {
+      type: 'button', class: 'project-toggle', 'aria-expanded': collapsed ? 'false' : 'true',
+      title: collapsed ? 'Show this project\'s sessions' : 'Hide this project\'s sessions',
+      onclick: () => this.toggleProject(id),
+    }, h('span', { class: 'chevron', 'aria-hidden': 'true' }), h('span', { class: 'visually-hidden' }, collapsed ? 'Expand' : 'Collapse'));
+    return h('div', { class: `project${collapsed ? ' collapsed' : ''}`, dataset: { project: entry.project, host: entry.host } },
+      h('h3', { class: 'project-name' },
+        toggle,
+        multiHost ? h('span', { class: `host-badge${entry.host === 'local' ? ' local' : ''}` }, entry.host === 'local' ? 'this computer' : entry.host) : null,
+        h('span', { class: 'project-path', title: entry.project }, shortPath(entry.project, 60)),
+        h('span', { class: 'project-count' }, entry.list.length.toLocaleString())),
+      shown.length ? h('ul', { class: 'cards' }, shown.map((s) => h('li', null, this.card(s, now), this.answers(s)))) : null);
+  }
+
+  toggleProject(id) {
+    if (this.collapsed.has(id)) this.collapsed.delete(id);
+    else this.collapsed.add(id);
+    try {
+      window.localStorage.setItem(COLLAPSED_KEY, JSON.stringify([...this.collapsed]));
+    } catch (err) {
+      // storage refused (private mode, full): it holds for this page only
+    }
+    this.render();
+  }
+
+  // The buttons that answer the session's requests (none: nothing), under its card.
   answers(s) {
-    const requests = requestsOf(this.app.events, s.agent, s.session_id);
+    const requests = [...this.app.events.decisions.values()]
+      .filter((r) => r.agent === s.agent && (r.session_id === s.session_id || r.task_id === s.session_id))
+      .sort((a, b) => a.opened_at - b.opened_at);
     const boxes = this.decisionBoxes.boxesFor(requests, { agent: s.agent, sessionId: s.session_id });
     if (!boxes.length) return null;
     const holder = h('div', { class: 'card-decisions', dataset: { key: sessionKey(s.agent, s.session_id) } });
@@ -190,14 +346,14 @@ export class BoardView {
     let detailEl = null;
     if (s.state === 'input_required') {
       detailEl = h('p', { class: 'card-detail asking' },
-        h('span', { class: 'asking-label' }, s.waiting_for === 'question' ? 'Asks: ' : 'Wants to run: '),
+        h('span', { class: 'asking-label' }, s.waiting_for === 'question' ? 'Asks ' : 'Wants to run '),
         s.waiting_for === 'question' ? h('span', { class: 'question' }, detail)
           : h('code', null, detail));
-    } else if (detail) {
+    } else if (detail && (s.state === 'running' || s.state === 'failed')) {
       detailEl = h('p', { class: 'card-detail' }, detail);
     }
-    const usage = s.usage ? (s.usage.input_tokens || 0) + (s.usage.output_tokens || 0)
-      + (s.usage.cache_read_tokens || 0) + (s.usage.cache_creation_tokens || 0) : 0;
+    const tokens = tokensText(s.usage);
+    const cache = cacheText(s.usage);
     const card = h('a', {
       class: `card state-${s.state}${s.waiting_for ? ` waiting-${s.waiting_for}` : ''}`,
       href: sessionHref(s.agent, s.session_id),
@@ -205,25 +361,19 @@ export class BoardView {
       dataset: { key, state: s.state },
     },
     h('div', { class: 'card-top' },
-      h('span', { class: `agent agent-${s.agent}` }, s.agent),
-      h('span', { class: 'card-title' }, s.title || s.session_id),
+      h('span', { class: 'state-dot', 'aria-hidden': 'true' }),
+      h('span', { class: 'card-title', title: s.title || '' }, sessionTitle(s)),
       h('span', { class: `state-badge state-${s.state}` }, stateLabel(s))),
     detailEl,
     h('p', { class: 'card-meta' },
-      h('time', { datetime: s.last_activity || '', dataset: { ago: s.last_activity || '' } },
-        ago(s.last_activity, now)),
-      s.model ? h('span', null, s.model) : null,
-      usage ? h('span', null, `${number(usage)} tokens`) : null,
-      usage && 'cost_usd' in s ? h('span', { class: 'card-cost' }, dollars(s.cost_usd)) : null));
+      h('span', { class: `agent agent-${s.agent}` }, s.agent),
+      h('span', { class: 'card-project', title: s.project || '' }, shortPath(s.project, 36)),
+      h('time', { datetime: s.last_activity || '', title: s.last_activity || '' }, ago(s.last_activity, now)),
+      tokens ? h('span', { class: 'card-tokens', title: usageText(s.usage) }, tokens) : null,
+      cache ? h('span', { class: 'card-cache', title: usageText(s.usage) }, cache) : null,
+      tokens && s.cost_usd !== null && s.cost_usd !== undefined
+        ? h('span', { class: 'card-cost' }, dollars(s.cost_usd)) : null));
     this.cards.set(key, card);
     return card;
-  }
-
-  refreshTimes() {
-    const now = Date.now();
-    for (const el of this.root.querySelectorAll('time[data-ago]')) {
-      el.textContent = ago(el.dataset.ago, now);
-    }
-    this.render();
   }
 }

@@ -54,9 +54,65 @@ export function clock(iso) {
   return new Date().toDateString() === d.toDateString() ? TIME.format(d) : DATE_TIME.format(d);
 }
 
-export function shortPath(path) {
+// The person's home folder, as the server says it (GET /api/health's `home`): only that one
+// reads as `~`. Until it is known (or on a server that does not say), paths stay whole.
+let HOME = null;
+
+export function setHome(home) {
+  HOME = typeof home === 'string' && home.startsWith('/') ? home.replace(/\/+$/, '') : null;
+}
+
+export function homePath(path) {
+  if (!path) return '';
+  if (HOME && HOME !== '' && (path === HOME || path.startsWith(`${HOME}/`))) {
+    return `~${path.slice(HOME.length)}`;
+  }
+  return path;
+}
+
+// A path at most `max` characters long, cut in the middle: the head and the folder's own name
+// stay (`~/projects/s…/agentbar-wt3`), since the name is what tells worktrees apart.
+export function cutMiddle(path, max) {
+  if (!max || path.length <= max) return path;
+  const cut = path.lastIndexOf('/');
+  const name = cut >= 0 ? path.slice(cut + 1) : path;
+  const room = max - name.length - 2;
+  if (room < 4) return `…/${name}`.length <= max ? `…/${name}` : `${name.slice(0, max - 1)}…`;
+  return `${path.slice(0, room)}…/${name}`;
+}
+
+export function shortPath(path, max = 0) {
   if (!path) return '(no project)';
-  return path.replace(/^\/(?:home|Users)\/[^/]+(?=\/|$)/, '~');
+  return cutMiddle(homePath(path), max);
+}
+
+// The folder's own name: `/work/alpha` -> `alpha`.
+export function folderName(path) {
+  if (!path) return '';
+  const trimmed = path.replace(/\/+$/, '');
+  return trimmed.slice(trimmed.lastIndexOf('/') + 1) || trimmed;
+}
+
+// What a card calls a session: its title, else its folder's name; never its raw id.
+export function sessionTitle(session) {
+  const title = (session.title || '').trim();
+  if (title) return title;
+  const name = folderName(session.project);
+  return name ? `Session in ${name}` : `Untitled ${session.agent || ''} session`.replace('  ', ' ');
+}
+
+// Tokens a session spent, as a card says them: input + output ("38k tokens"); the cache's reads
+// and writes are counted apart (they are re-reads of the same context, not new work).
+export function tokensText(usage) {
+  if (!usage) return '';
+  const spent = (usage.input_tokens || 0) + (usage.output_tokens || 0);
+  return spent ? `${number(spent)} tokens` : '';
+}
+
+export function cacheText(usage) {
+  if (!usage) return '';
+  const cache = (usage.cache_read_tokens || 0) + (usage.cache_creation_tokens || 0);
+  return cache ? `${number(cache)} cached` : '';
 }
 
 /** A session's cost in dollars, as short as a card needs; "cost unknown" when unpriced. */

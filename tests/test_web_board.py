@@ -1,0 +1,346 @@
+"""The board in Debian's Chromium (Playwright) against the real server over the fixture world:
+screenshots at 1280 and 420 px in light and dark (kept as artefacts: ``$AGENTBAR_ARTEFACTS``,
+else ``$AGENTBAR_TEST_ARTIFACTS``, else the test's tmp folder; the folder is printed), "Needs
+you" first with buttons that answer the real decision book, sections named by recency, filters
+kept in the address (reload, back and forward), projects that collapse and stay so, no
+horizontal scroll at 420 px, tokens without the cache; and a board over a generated HOME of
+5,000 sessions that draws a page of each section, not all of them."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from web_harness import APPROVE, APPROVE_COMMAND, QUESTION, QUESTION_TEXT, RUNNING, World
+
+from agentbar.core.decisions import (
+    BookChange,
+    Decision,
+    PendingRequest,
+    Question,
+    RequestKind,
+    Route,
+    Verdict,
+)
+
+SIZES = {"wide": 1280, "narrow": 420}
+SCHEMES = ("light", "dark")
+NO_SIDEWAYS_SCROLL = "() => document.scrollingElement.scrollWidth <= window.innerWidth"
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = os.environ.get("AGENTBAR_ARTEFACTS") or os.environ.get("AGENTBAR_TEST_ARTIFACTS")
+    folder = Path(base) / "board" if base else tmp_path_factory.mktemp("board-shots")
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"\nboard screenshots in {folder}")
+    return folder
+
+
+def new_page(browser: Any, width: int, scheme: str = "light") -> Any:
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    return page
+
+
+@pytest.fixture
+def open_pages(browser: Any) -> Iterator[list[Any]]:
+    """Pages a test opens (new_page), closed after it; none may have had an error."""
+    pages: list[Any] = []
+    yield pages
+    for page in pages:
+        errors = page.errors
+        page.context.close()
+        assert not errors, f"errors in the page: {errors}"
+
+
+@pytest.fixture
+def book(world: World) -> Iterator[list[BookChange]]:
+    changes: list[BookChange] = []
+    unsubscribe = world.decisions.subscribe(changes.append)
+    try:
+        yield changes
+    finally:
+        unsubscribe()
+        for request in world.decisions.pending():
+            world.decisions.withdraw(request.request_id, "the test ended")
+
+
+def answered(changes: list[BookChange], request_id: str, world: World) -> Decision:
+    world.wait_for(
+        f"{request_id} answered",
+        lambda: any(c.request.request_id == request_id and c.decision for c in changes),
+        timeout=15,
+    )
+    found = next(c.decision for c in changes if c.request.request_id == request_id and c.decision)
+    assert found is not None
+    return found
+
+
+def board(page: Any, world: World, query: str = "") -> None:
+    page.goto(world.url(f"/{query}"))
+    page.wait_for_selector("#app[data-ready='true'] section.group .card")
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("size", SIZES)
+def test_board_screenshots_fit_the_width_in_light_and_dark(
+    browser: Any, world: World, shots: Path, open_pages: list[Any], size: str, scheme: str
+) -> None:
+    page = new_page(browser, SIZES[size], scheme)
+    open_pages.append(page)
+    board(page, world)
+    # The page really is in that scheme (the tokens follow prefers-color-scheme).
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    rgb = [int(x) for x in background[background.index("(") + 1 : -1].split(",")[:3]]
+    assert (sum(rgb) / 3 > 128) == (scheme == "light"), background
+    assert page.evaluate(NO_SIDEWAYS_SCROLL), "the board scrolls sideways"
+    for selector in (".site-header", ".filter-bar", "section.group", ".card"):
+        right = page.locator(selector).first.evaluate("el => el.getBoundingClientRect().right")
+        assert right <= SIZES[size] + 0.5, selector
+    page.screenshot(path=str(shots / f"board-{SIZES[size]}-{scheme}.png"), full_page=False)
+    page.screenshot(path=str(shots / f"board-{SIZES[size]}-{scheme}-full.png"), full_page=True)
+
+
+def test_needs_you_comes_first_and_its_buttons_answer_the_book(
+    browser: Any, world: World, book: list[BookChange], open_pages: list[Any], shots: Path
+) -> None:
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    board(page, world)
+    stamp = time.time()
+    world.decisions.open(
+        PendingRequest(
+            request_id="b18allow", agent="claude", session_id=APPROVE,
+            kind=RequestKind.APPROVAL, route=Route.HOOK, tool="Bash", summary=APPROVE_COMMAND,
+            opened_at=stamp,
+        )
+    )  # fmt: skip
+    first = page.locator("section.group").first
+    assert first.get_attribute("data-group") == "needs"
+    box = first.locator(f'.card-decisions[data-key="claude:{APPROVE}"] .decision')
+    box.wait_for()
+    # "Needs you" is above everything else on the board, the launch control included.
+    order = page.evaluate(
+        """() => [...document.querySelectorAll('.board-needs, .tasks-panel, .board-sections')]
+                 .map((e) => e.className)"""
+    )
+    assert order[0] == "board-needs"
+    page.screenshot(path=str(shots / "board-needs-you.png"))
+    box.locator("button", has_text="Approve").click()
+    assert answered(book, "b18allow", world) == Decision("b18allow", Verdict.ALLOW, "window")
+    box.wait_for(state="detached")
+
+    world.decisions.open(
+        PendingRequest(
+            request_id="b18deny", agent="claude", session_id=APPROVE,
+            kind=RequestKind.APPROVAL, route=Route.HOOK, tool="Bash", summary=APPROVE_COMMAND,
+            opened_at=stamp + 1,
+        )
+    )  # fmt: skip
+    box.wait_for()
+    box.locator("button", has_text="Deny").click()
+    assert answered(book, "b18deny", world) == Decision("b18deny", Verdict.DENY, "window")
+
+    world.decisions.open(
+        PendingRequest(
+            request_id="b18ask", agent="claude", session_id=QUESTION,
+            kind=RequestKind.QUESTION, route=Route.HOOK, tool="AskUserQuestion",
+            summary=QUESTION_TEXT, opened_at=stamp + 2,
+            questions=(Question(QUESTION_TEXT, "Framework", ("pytest", "unittest")),),
+        )
+    )  # fmt: skip
+    reply = first.locator(f'.card-decisions[data-key="claude:{QUESTION}"] .decision')
+    reply.locator("input.reply-field").fill("pytest, please")
+    reply.locator("button.send").click()
+    assert answered(book, "b18ask", world) == Decision(
+        "b18ask", Verdict.REPLY, "window", replies=("pytest, please",)
+    )
+
+
+def test_sections_are_named_by_recency(browser: Any, world: World, open_pages: list[Any]):
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    board(page, world)
+    names = page.eval_on_selector_all(
+        "section.group .group-name", "els => els.map((e) => e.textContent)"
+    )
+    assert names[:2] == ["Needs you", "Running"]
+    assert set(names[2:]) <= {"Today", "This week", "Older"} and "Older" in names
+    assert not any("Ended recently" in n for n in names)
+    # A section's count is what it holds; its cards are its sessions, newest first.
+    older = page.locator('section[data-group="older"]')
+    times = older.locator(".card time").evaluate_all(
+        "els => els.map((e) => Date.parse(e.getAttribute('datetime')) || 0)"
+    )
+    assert times == sorted(times, reverse=True)
+
+
+def test_filters_live_in_the_address_through_reload_back_and_forward(
+    browser: Any, world: World, open_pages: list[Any]
+) -> None:
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    board(page, world)
+    page.locator(".chip[data-state='running']").click()
+    page.wait_for_url("**/?state=running")
+    states = page.locator(".card").evaluate_all("els => els.map((e) => e.dataset.state)")
+    assert states and set(states) == {"running"}
+    page.locator("select[name='project']").select_option("/work/alpha")
+    page.wait_for_url("**/?project=%2Fwork%2Falpha&state=running")
+    keys = page.locator(".card").evaluate_all("els => els.map((e) => e.dataset.key)")
+    assert keys == [f"claude:{RUNNING}"]
+    assert "1 of" in page.locator(".filter-count").inner_text()
+
+    page.reload()
+    page.wait_for_selector(f'.card[data-key="claude:{RUNNING}"]')
+    assert page.locator(".chip[data-state='running']").get_attribute("aria-pressed") == "true"
+    assert page.locator("select[name='project']").input_value() == "/work/alpha"
+    assert page.locator(".card").count() == 1
+
+    page.go_back()
+    page.wait_for_url("**/?state=running")
+    page.wait_for_function("() => document.querySelectorAll('.card').length > 1")
+    assert page.locator("select[name='project']").input_value() == ""
+    page.go_back()
+    page.wait_for_function("() => !location.search")
+    page.wait_for_selector("section[data-group='needs']")
+    page.go_forward()
+    page.wait_for_url("**/?state=running")
+    assert page.locator("section[data-group='needs']").count() == 0
+    # Clear: every filter off, the address plain.
+    page.locator(".clear-filters").click()
+    page.wait_for_function("() => !location.search")
+
+
+def test_a_collapsed_project_stays_collapsed(
+    browser: Any, world: World, open_pages: list[Any]
+) -> None:
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    board(page, world)
+    project = page.locator("section[data-group='older'] .project").first
+    name = project.get_attribute("data-project")
+    assert project.locator(".card").count() > 0
+    project.locator(".project-toggle").click()
+    collapsed = page.locator(f"section[data-group='older'] .project[data-project='{name}']")
+    assert collapsed.locator(".project-toggle").get_attribute("aria-expanded") == "false"
+    assert collapsed.locator(".card").count() == 0
+    assert int(collapsed.locator(".project-count").inner_text()) > 0  # still says how many
+    page.reload()
+    page.wait_for_selector("#app[data-ready='true'] section[data-group='older']")
+    assert collapsed.locator(".card").count() == 0
+    collapsed.locator(".project-toggle").click()
+    assert collapsed.locator(".card").count() > 0
+    assert page.evaluate("localStorage.getItem('agentbar.board.collapsed')") == "[]"
+
+
+def test_cards_count_tokens_without_the_cache(
+    browser: Any, world: World, open_pages: list[Any]
+) -> None:
+    cached = [
+        s
+        for s in world.sessions().values()
+        if (s.get("usage") or {}).get("cache_read_tokens", 0) > 1000 and s["project"]
+    ]
+    assert cached, "the fixtures have sessions with cache reads"
+    s = max(cached, key=lambda s: s["usage"]["cache_read_tokens"])
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    board(page, world, f"?agent={s['agent']}&project={s['project']}")
+    card = page.locator(f'.card[data-key="{s["agent"]}:{s["session_id"]}"]')
+    usage = s["usage"]
+    spent = usage["input_tokens"] + usage["output_tokens"]
+    with_cache = spent + usage["cache_read_tokens"] + usage["cache_creation_tokens"]
+    words = page.evaluate(
+        "async ([a, b]) => { const f = await import('/static/js/format.js');"
+        " return [f.number(a), f.number(b)]; }",
+        [spent, with_cache],
+    )
+    assert card.locator(".card-tokens").inner_text() == f"{words[0]} tokens"
+    assert words[1] not in card.locator(".card-tokens").inner_text()
+    assert card.locator(".card-cache").inner_text().endswith("cached")
+    # Never the raw id as the title.
+    assert s["session_id"] not in card.locator(".card-title").inner_text()
+
+
+def test_narrow_board_with_filters_and_launch_open_does_not_scroll_sideways(
+    browser: Any, world: World, open_pages: list[Any], shots: Path
+) -> None:
+    page = new_page(browser, 420)
+    open_pages.append(page)
+    board(page, world, "?state=running,done,failed&since=30d")
+    assert page.evaluate(NO_SIDEWAYS_SCROLL)
+    page.screenshot(path=str(shots / "board-420-filtered.png"), full_page=True)
+
+
+# -- 5,000 sessions ---------------------------------------------------------------------------
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+MANY = 5000
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real server and engine over a generated HOME of 5,000 small sessions (bench/corpus.py's
+    generator: Claude and Codex, ages spread over a month, a project per five sessions)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import corpus  # bench/ is not a package: on the path for this import only
+        from bench_web import start_server
+    finally:
+        sys.path.remove(str(BENCH))
+    root = tmp_path_factory.mktemp("many")
+    corpus.generate(root / "home", MANY, MANY * 3 * corpus.KB, seed=18)
+    service, server = start_server(root / "home", root / "data")
+    try:
+        yield server
+    finally:
+        server.stop()
+        service.close()
+
+
+def test_a_board_of_5000_sessions_draws_a_page_per_section(
+    browser: Any, many: Any, open_pages: list[Any], shots: Path
+) -> None:
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    page.goto(many.open_url("/"))
+    page.wait_for_selector("#app[data-ready='true'] section.group .card", timeout=60_000)
+    assert page.locator(".filter-count").inner_text() == f"{MANY:,} sessions"
+    counts = page.eval_on_selector_all(
+        "section.group", "els => els.map((e) => [e.dataset.group, e.querySelector('.count')"
+        ".textContent, e.querySelectorAll('.card').length])",
+    )  # fmt: skip
+    assert sum(int(n.replace(",", "")) for _, n, _ in counts) == MANY
+    page_size = page.evaluate("async () => (await import('/static/js/board.js')).PAGE")
+    for group, _, drawn in counts:
+        assert 0 < drawn <= page_size, group  # a page of each section, not all of it
+    assert page.locator(".card").count() <= len(counts) * page_size
+    page.screenshot(path=str(shots / "board-5000.png"))
+    # Show more adds the next page of that section.
+    older = page.locator("section[data-group='older']")
+    before = older.locator(".card").count()
+    older.locator("button.show-more").click()
+    page.wait_for_function(
+        f"() => document.querySelectorAll('section[data-group=older] .card').length > {before}"
+    )
+    assert older.locator(".card").count() <= before + page_size
+    # Scrolled to the bottom, nothing runs off the side and the page still answers.
+    page.evaluate("window.scrollTo(0, document.scrollingElement.scrollHeight)")
+    assert page.evaluate(NO_SIDEWAYS_SCROLL)
+    # A filter over 5,000: the agent's sessions only, counted.
+    page.locator("select[name='agent']").select_option("codex")
+    page.wait_for_function("() => location.search === '?agent=codex'")
+    agents = page.locator(".card .agent").evaluate_all(
+        "els => [...new Set(els.map(e => e.textContent))]"
+    )
+    assert agents == ["codex"]
