@@ -16,7 +16,7 @@ from server_rig import Running, serving
 
 from agentbar.core.launch.client import Client
 from agentbar.core.server.windows import STALE_SECONDS, WindowLink
-from agentbar.tray import instance
+from agentbar.tray import window
 
 
 def call(
@@ -114,7 +114,7 @@ def test_open_goes_to_the_opener_or_says_there_is_none(running: Running) -> None
     # What a second agentbar sends:
     info = running.server.info()
     second = Client(origin=running.server.origin, token=info["token"], pid=info["pid"], tasks=False)
-    assert instance.ask_to_open(second, "/") == 202
+    assert window.ask_to_open(second, "/") == 202
     assert opened == ["/session/codex/x-1", "/"]
 
 
