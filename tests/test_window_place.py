@@ -143,9 +143,12 @@ def windows_reported(data: Path) -> list[dict[str, Any]]:
     return list(doc[1]["windows"])
 
 
+@pytest.mark.parametrize("server", ["its own", "agentbar serve"])
 def test_the_window_opens_inside_the_work_area_and_a_second_open_reuses_it(
-    screen: dict[str, str], tmp_path: Path, artifacts: Path
+    server: str, screen: dict[str, str], tmp_path: Path, artifacts: Path
 ) -> None:
+    """``its own``: the first ``agentbar window`` runs the server (and hands it an opener);
+    ``agentbar serve``: a headless server, which passes the page to the window that reports."""
     home, data = tmp_path / "home", tmp_path / "data"
     for session, prompt in ((RECENT, "Tidy the README"), (OTHER, "Fix the build")):
         t = ClaudeTranscript(session, "/work/recent", start=time.time() - 300)
@@ -154,6 +157,10 @@ def test_the_window_opens_inside_the_work_area_and_a_second_open_reuses_it(
             [t.prompt(prompt), t.text("Done.", stop_reason="end_turn"), t.turn_duration()],
         )
     env = {**base_env(home, data), **screen}
+    serving = None
+    if server == "agentbar serve":
+        serving = start_agentbar(env, "serve")
+        wait_for((data / "server.json").exists, 60, "the server")
     first = start_agentbar(env, "window")
     try:
         assert first.stderr is not None
@@ -174,9 +181,10 @@ def test_the_window_opens_inside_the_work_area_and_a_second_open_reuses_it(
         started = time.monotonic()
         second = agentbar(env, "window", OTHER, timeout=WINDOW_TIMEOUT)
         assert second.returncode == 0, second.stderr
+        runs = first.pid if serving is None else serving.pid
         assert second.stderr.splitlines() == [
             "agentbar: opening agentbar…",
-            f"agentbar: shown in the window of the running agentbar (pid {first.pid})",
+            f"agentbar: shown in the window of the running agentbar (pid {runs})",
         ]
         assert time.monotonic() - started < 10  # it handed over, it did not start a window
         replay = f"/session/claude/{OTHER}"
@@ -188,8 +196,10 @@ def test_the_window_opens_inside_the_work_area_and_a_second_open_reuses_it(
         assert first.poll() is None
     finally:
         if first.poll() is None:
-            first.send_signal(signal.SIGINT)  # Ctrl-C: the window closes, the server stops
+            first.send_signal(signal.SIGINT)  # Ctrl-C: the window closes (and its server stops)
         status = first.wait(30)
+        if serving is not None:
+            end_process(serving)
         kill_left_behind(data, home)
     assert status in (0, 130)
     assert not (data / "server.json").exists()

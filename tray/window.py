@@ -43,7 +43,7 @@ from typing import Any, Protocol, TextIO
 from ..core.app import Agentbar
 from ..core.config import Settings
 from ..core.launch.client import ApiError, Client, NoServer, api_call
-from ..core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
+from ..core.server.codes import DEFAULT_SECONDS, MAX_SECONDS, with_code
 from . import work_area
 from .browser import by_hand, open_in_browser
 
@@ -55,7 +55,9 @@ LOADING_SECONDS = 5.0  # the loading page shows within this, or the page loads o
 HEALTH_TIMEOUT = 3.0
 PROBE_SECONDS = 60.0
 TITLE_POLL_SECONDS = 1.0
-REPORT_SECONDS = 5.0  # a window says what it shows at least this often (windows.STALE_SECONDS)
+# A window says what it shows at least this often (windows.STALE_SECONDS); the answer carries
+# the page another ``agentbar window`` asked it to show, so this is also how soon it shows it.
+REPORT_SECONDS = 1.0
 START_SECONDS = 60.0  # the child says which backend it found (or none) within this
 
 
@@ -669,8 +671,19 @@ def _follow_page(window: Any, url: str, token: str) -> None:
                 window.set_title(title)
                 shown_title = title
             path = state.get("path")
-            report(path if isinstance(path, str) else None, state.get("focused") is True)
+            asked = report(path if isinstance(path, str) else None, state.get("focused") is True)
+            if asked is not None:
+                _show_asked(window, report, asked)
     report(None, False)
+
+
+def _show_asked(window: Any, report: _Reporter, path: str) -> None:
+    """Another ``agentbar window`` asked for ``path``: show it here, in front."""
+    url = report.open_url(path)
+    if url is None:
+        return
+    window.load_url(url)
+    window.restore()
 
 
 class _Reporter:
@@ -685,12 +698,13 @@ class _Reporter:
         self.last: tuple[str | None, bool] | None = None
         self.at = 0.0
 
-    def __call__(self, path: str | None, focused: bool) -> None:
+    def __call__(self, path: str | None, focused: bool) -> str | None:
+        """Report; the page the server asks this window to show instead, if any."""
         now = time.monotonic()
         if (path, focused) == self.last and now - self.at < REPORT_SECONDS:
-            return
+            return None
         try:
-            api_call(
+            _, answer = api_call(
                 self.origin,
                 self.token,
                 "PUT",
@@ -699,8 +713,26 @@ class _Reporter:
                 timeout=HEALTH_TIMEOUT,
             )
         except (ApiError, OSError, ValueError):
-            return  # an older server, or it stopped: nothing to tell
+            return None  # an older server, or it stopped: nothing to tell
         self.last, self.at = (path, focused), now
+        asked = answer.get("open") if isinstance(answer, dict) else None
+        return asked if isinstance(asked, str) and asked.startswith("/") else None
+
+    def open_url(self, path: str) -> str | None:
+        """An address that opens ``path`` on this window's server once (a one-time code)."""
+        try:
+            _, doc = api_call(
+                self.origin,
+                self.token,
+                "POST",
+                "/api/codes",
+                {"seconds": DEFAULT_SECONDS},
+                timeout=HEALTH_TIMEOUT,
+            )
+        except (ApiError, OSError, ValueError):
+            return None
+        code = doc.get("code") if isinstance(doc, dict) else None
+        return with_code(self.origin, path, code) if isinstance(code, str) else None
 
 
 def _probe(window: Any, path: Path) -> None:
