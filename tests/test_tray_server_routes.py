@@ -16,7 +16,7 @@ from server_rig import Running, serving
 
 from agentbar.core.launch.client import Client
 from agentbar.core.server.windows import STALE_SECONDS, WindowLink
-from agentbar.tray import instance
+from agentbar.tray import window
 
 
 def call(
@@ -114,7 +114,7 @@ def test_open_goes_to_the_opener_or_says_there_is_none(running: Running) -> None
     # What a second agentbar sends:
     info = running.server.info()
     second = Client(origin=running.server.origin, token=info["token"], pid=info["pid"], tasks=False)
-    assert instance.ask_to_open(second, "/") == 202
+    assert window.ask_to_open(second, "/") == 202
     assert opened == ["/session/codex/x-1", "/"]
 
 
@@ -129,3 +129,40 @@ def test_a_window_that_stops_reporting_no_longer_counts() -> None:
     with pytest.raises(ValueError):
         link.open("/etc/passwd")
     assert link.open("/") is False
+
+
+def test_without_an_opener_the_page_goes_to_the_window_that_reported_last(
+    running: Running,
+) -> None:
+    # A headless server (``agentbar serve``): the windows opened on it are asked instead, on
+    # their next report, once; a window that closed or went stale is not.
+    assert call(running, "PUT", "/api/window/w1", {"path": "/", "focused": False})[0] == 200
+    assert call(running, "PUT", "/api/window/w2", {"path": "/search", "focused": True})[0] == 200
+    assert call(running, "GET", "/api/window")[1]["can_open"] is True
+    assert call(running, "POST", "/api/window/open", {"path": "/session/codex/x-1"})[0] == 202
+    assert call(running, "PUT", "/api/window/w1", {"path": "/", "focused": False}) == (
+        200,
+        {"ok": True},
+    )
+    assert call(running, "PUT", "/api/window/w2", {"path": "/search", "focused": True}) == (
+        200,
+        {"ok": True, "open": "/session/codex/x-1"},
+    )
+    assert call(running, "PUT", "/api/window/w2", {"path": "/search", "focused": True}) == (
+        200,
+        {"ok": True},
+    )
+    for shown in ("w1", "w2"):
+        assert call(running, "PUT", f"/api/window/{shown}", {"path": None, "focused": False})[0]
+    status, doc = call(running, "POST", "/api/window/open", {"path": "/"})
+    assert (status, doc["error"]["code"]) == (409, "no_window")
+
+
+def test_a_page_asked_of_a_window_that_went_stale_is_dropped() -> None:
+    now = [100.0]
+    link = WindowLink(clock=lambda: now[0])
+    link.report("w1", "/", False)
+    assert link.open("/search") is True
+    now[0] += STALE_SECONDS + 1
+    assert link.open("/search") is False
+    assert link.report("w1", "/", False) is None  # back, but the old ask is gone

@@ -66,7 +66,7 @@ def test_the_icon_docks_in_the_host_and_its_badge_follows_a_waiting_session(
     )
     assert (props["Status"], props["ItemIsMenu"], props["Menu"]) == ("Active", False, "/MenuBar")
     assert [(w, h, len(data)) for w, h, data in props["IconPixmap"]] == [
-        (s, s, s * s * 4) for s in (16, 22, 24, 32, 48)
+        (s, s, s * s * 4) for s in (16, 22, 24, 32, 48, 64)
     ]
     assert list(props["ToolTip"][2:]) == ["agentbar", "agentbar: nothing needs you"]
     wait_until(

@@ -51,7 +51,7 @@ def test_the_window_opens_a_replay_on_the_running_server_and_closing_it_leaves_t
         with watch:
             done = agentbar(env, "window", RICH[:8], "--probe", str(probe), timeout=WINDOW_TIMEOUT)
         assert done.returncode == 0, done.stderr
-        assert done.stderr == "agentbar: opened in pywebview (GTK)\n"
+        assert done.stderr == (f"agentbar: {window.OPENING}\nagentbar: opened in pywebview (GTK)\n")
         result = json.loads(probe.read_text())
     finally:
         world.settings.server_path.unlink()
@@ -222,7 +222,12 @@ def test_a_window_of_its_own_can_launch_agents_and_they_outlive_it(
     seen: dict[str, object] = {}
 
     def instead_of_the_window(
-        url: str, token: str, *, probe: Path | None = None, on_open: object = None
+        url: str,
+        token: str,
+        *,
+        probe: Path | None = None,
+        on_open: object = None,
+        started: object = None,
     ) -> window.WindowOutcome:
         parts = urllib.parse.urlsplit(url)
         assert "code" in urllib.parse.parse_qs(parts.query) and token not in url
@@ -235,7 +240,18 @@ def test_a_window_of_its_own_can_launch_agents_and_they_outlive_it(
         seen["announced"] = settings.server_path.exists()
         return window.WindowOutcome("GTK")
 
+    class NoChild:  # the loading page's child would need a display
+        def __init__(self, *, probe: Path | None = None) -> None:
+            pass
+
+        def send(self, message: object) -> bool:
+            return True
+
+        def close(self) -> None:
+            pass
+
     monkeypatch.setattr(window, "open_window", instead_of_the_window)
+    monkeypatch.setattr(window, "StartedWindow", NoChild)
     assert window.serve_and_open(settings, None, probe=None, err=sys.stderr) == 0
     assert seen["status"] == 200 and seen["tasks"] == {"tasks": []}
     assert seen["announced"] is True and not settings.server_path.exists()
@@ -280,8 +296,10 @@ def test_without_pywebview_the_page_opens_in_the_browser_with_a_code_that_works_
     finally:
         world.settings.server_path.unlink()
     assert done.returncode == 0, done.stderr
-    assert done.stderr.count("\n") == 1, done.stderr
-    assert done.stderr.startswith("agentbar: opened in your browser (pywebview cannot be imported")
+    opening, said = done.stderr.split("\n", 1)
+    assert opening == f"agentbar: {window.OPENING}"
+    assert said.count("\n") == 1, done.stderr
+    assert said.startswith("agentbar: opened in your browser (pywebview cannot be imported")
     opened = record.read_text().split()
     assert len(opened) == 1
     url = opened[0]
@@ -321,7 +339,8 @@ def test_without_pywebview_or_a_browser_it_prints_an_address_that_opens_once(
     finally:
         world.settings.server_path.unlink()
     assert done.returncode == 0, done.stderr
-    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"agentbar: {window.OPENING}\n")
+    assert done.stderr.count("\n") == 2, done.stderr
     assert "no browser to open it in: open http://127.0.0.1:" in done.stderr
     url = done.stderr.split(" in a browser (it works once")[0].rsplit(" ", 1)[1]
     assert "?code=" in url and world.token not in done.stderr
@@ -357,7 +376,8 @@ def test_without_pywebview_and_a_server_it_serves_the_browser_until_interrupted(
     )
     try:
         assert proc.stderr is not None
-        said = [proc.stderr.readline(), proc.stderr.readline()]
+        said = [proc.stderr.readline(), proc.stderr.readline(), proc.stderr.readline()]
+        assert said.pop(0) == f"agentbar: {window.OPENING}\n"
         assert said[0].startswith("agentbar: opened in your browser (pywebview cannot be imported")
         assert said[1] == "agentbar: serving it until you press Ctrl-C\n"
         url = record.read_text().strip()
@@ -451,7 +471,8 @@ def test_a_running_agentbar_that_gives_no_codes_is_named_in_one_line(tmp_path: P
     finally:
         old.shutdown()
     assert done.returncode == 1
-    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"agentbar: {window.OPENING}\n")
+    assert done.stderr.count("\n") == 2, done.stderr
     assert "gave no address to open" in done.stderr and "restart it" in done.stderr
 
 

@@ -11,7 +11,7 @@ import time
 from typing import TextIO
 
 from ..core.config import Settings
-from ..core.launch.client import ApiError, Client
+from ..core.launch.client import ApiError
 from ..core.lock import InstanceLock
 from ..core.server.codes import MAX_SECONDS
 from . import browser, window
@@ -46,10 +46,9 @@ def hand_over(
             return 1
         time.sleep(0.2)
         server = window.running_server(settings)
-    try:
-        status = ask_to_open(server, path)
-    except OSError as exc:
-        print(f"agentbar: agentbar already runs (pid {pid}); asking it failed: {exc}", file=err)
+    status = window.ask_to_open(server, path)
+    if status == 0:
+        print(f"agentbar: agentbar already runs (pid {pid}); it did not answer", file=err)
         return 1
     if status in (409, 501):  # 501: an agentbar from before 409
         try:
@@ -60,14 +59,3 @@ def hand_over(
         return 0
     print(f"agentbar: agentbar already runs (pid {pid}); opened its window", file=err)
     return 0
-
-
-def ask_to_open(server: Client, path: str) -> int:
-    """``POST /api/window/open``; the HTTP status."""
-    try:
-        status, _ = server.call(
-            "POST", "/api/window/open", {"path": path}, timeout=window.HEALTH_TIMEOUT
-        )
-    except ApiError as exc:
-        return exc.status
-    return status

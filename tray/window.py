@@ -43,18 +43,21 @@ from typing import Any, Protocol, TextIO
 from ..core.app import Agentbar
 from ..core.config import Settings
 from ..core.launch.client import ApiError, Client, NoServer, api_call
-from ..core.server.codes import DEFAULT_SECONDS, MAX_SECONDS
+from ..core.server.codes import DEFAULT_SECONDS, MAX_SECONDS, with_code
+from . import work_area
 from .browser import by_hand, open_in_browser
 
 log = logging.getLogger(__name__)
 
 TITLE = "agentbar"
-SIZE = (1200, 860)
-MIN_SIZE = (640, 420)
+OPENING = "opening agentbar…"
+LOADING_SECONDS = 5.0  # the loading page shows within this, or the page loads over it
 HEALTH_TIMEOUT = 3.0
 PROBE_SECONDS = 60.0
 TITLE_POLL_SECONDS = 1.0
-REPORT_SECONDS = 5.0  # a window says what it shows at least this often (windows.STALE_SECONDS)
+# A window says what it shows at least this often (windows.STALE_SECONDS); the answer carries
+# the page another ``agentbar window`` asked it to show, so this is also how soon it shows it.
+REPORT_SECONDS = 1.0
 START_SECONDS = 60.0  # the child says which backend it found (or none) within this
 
 
@@ -72,6 +75,22 @@ class Channel(Protocol):
 
 # (path, seconds) -> an address that opens the page once, within that many seconds
 UrlFor = Callable[[str, float], str]
+
+# What the window shows before its page is ready: light (dark where the system is), no script.
+LOADING_BACKGROUND = "#F6F7F9"
+LOADING_HTML = """<!doctype html><html><head><meta charset="utf-8"><title>agentbar</title>
+<style>
+:root { color-scheme: light dark; }
+html, body { height: 100%; margin: 0; }
+body { display: flex; align-items: center; justify-content: center; background: #f6f7f9;
+  color: #4b5563; font: 15px system-ui, -apple-system, "Segoe UI", sans-serif; }
+.mark { width: 18px; height: 18px; border-radius: 50%; border: 3px solid #586880;
+  margin-right: 12px; animation: breathe 1.2s ease-in-out infinite alternate; }
+@keyframes breathe { from { opacity: .35; } to { opacity: 1; } }
+@media (prefers-color-scheme: dark) { body { background: #15171a; color: #c9ced6; } }
+</style></head>
+<body data-view="loading"><div class="mark"></div><div>Opening agentbar…</div></body></html>
+"""
 
 # What the window tells its server every second: its page and whether it is in front.
 SHOWN_JS = """JSON.stringify({
@@ -118,6 +137,7 @@ def run(args: argparse.Namespace, settings: Settings, err: TextIO | None = None)
         print(f"agentbar: {problem}", file=err)
         return 2
     probe = Path(args.probe) if args.probe else None
+    print(f"agentbar: {OPENING}", file=err, flush=True)  # at once: the window takes a moment
     server = running_server(settings)
     if server is not None:
         try:
@@ -125,6 +145,12 @@ def run(args: argparse.Namespace, settings: Settings, err: TextIO | None = None)
         except LookupError as exc:
             print(f"agentbar: {exc}", file=err)
             return 1
+        if probe is None and ask_to_open(server, path) == HANDED_OVER:
+            print(
+                f"agentbar: shown in the window of the running agentbar (pid {server.pid})",
+                file=err,
+            )
+            return 0
         try:
             return show(server_pages(server), path, probe=probe, err=err)
         except (ApiError, OSError) as exc:  # it stopped, or an agentbar without codes
@@ -150,10 +176,33 @@ def server_pages(server: Client) -> Pages:
     return Pages(lambda path, seconds: server.open_url(path, seconds=seconds), server.token)
 
 
-def show(pages: Pages, path: str, *, probe: Path | None, err: TextIO, serving: bool = False) -> int:
-    """``path`` in a pywebview window, else in the default browser, else an address to open by
-    hand; one line says which. ``serving``: this process runs the server, so after a browser
-    opened the page it serves until Ctrl-C."""
+HANDED_OVER = 202  # POST /api/window/open: a window there shows the page
+
+
+def ask_to_open(server: Client, path: str) -> int:
+    """``POST /api/window/open`` on ``server``: the HTTP status (0: it did not answer)."""
+    try:
+        status, _ = server.call("POST", "/api/window/open", {"path": path}, timeout=HEALTH_TIMEOUT)
+    except ApiError as exc:
+        return exc.status
+    except OSError:
+        return 0
+    return status
+
+
+def show(
+    pages: Pages,
+    path: str,
+    *,
+    probe: Path | None,
+    err: TextIO,
+    serving: bool = False,
+    started: StartedWindow | None = None,
+) -> int:
+    """``path`` in a pywebview window (``started``: the one already showing the loading page),
+    else in the default browser, else an address to open by hand; one line says which.
+    ``serving``: this process runs the server, so after a browser opened the page it serves
+    until Ctrl-C."""
     reason = webview_problem()
     if reason is None:
         outcome = open_window(
@@ -163,6 +212,7 @@ def show(pages: Pages, path: str, *, probe: Path | None, err: TextIO, serving: b
             on_open=lambda name: print(
                 f"agentbar: opened in pywebview ({name})", file=err, flush=True
             ),
+            started=started,
         )
         if outcome.backend is not None:
             return outcome.status
@@ -320,6 +370,8 @@ def serve_and_open(
     """No server runs: the engine, the server and a task manager in this process, for as long as
     the window. Agents launched, resumed or forked from the window run on after it closes (a
     keeper holds their terminals; the next agentbar takes them back)."""
+    # The window opens on its loading page now, while the engine and the server start.
+    started = StartedWindow(probe=probe) if webview_problem() is None else None
     app = Agentbar.open(settings)
     listening = False
     try:
@@ -336,14 +388,27 @@ def serve_and_open(
             pages = Pages(
                 lambda page, seconds: server.open_url(page, seconds=seconds), server.token
             )
-            return show(pages, path, probe=probe, err=err, serving=True)
+            if started is not None:
+                # A second ``agentbar window`` brings this window to the front on its page.
+                window_started = started
+                app.windows.set_opener(
+                    lambda page: _hand(window_started, pages.url_for(page, DEFAULT_SECONDS))
+                )
+            return show(pages, path, probe=probe, err=err, serving=True, started=started)
     except OSError as exc:
         if listening:
             raise  # not the socket
         print(f"agentbar: cannot listen on 127.0.0.1: {exc.strerror or exc}", file=err)
         return 1
     finally:
+        if started is not None:
+            started.close()
         app.close(keep_tasks=True)
+
+
+def _hand(started: StartedWindow, url: str) -> None:
+    if not started.send(url):
+        log.info("the window no longer listens; %s not shown", url)
 
 
 # -- the window process ------------------------------------------------------------------------
@@ -356,6 +421,45 @@ class WindowOutcome:
     reason: str = ""  # why it could not
 
 
+class StartedWindow:
+    """A window's child process, started before its page is known: it shows the loading page
+    until the first ``send((url, token))``; each later ``send(url)`` shows that page in the same
+    window and brings it to the front (any thread; one lock). Closing ends the window."""
+
+    def __init__(self, *, probe: Path | None = None, title: str = TITLE) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.reports, their_reports = context.Pipe(duplex=False)
+        their_commands, self._commands = context.Pipe(duplex=False)
+        self.child: Any = context.Process(
+            target=window_main,
+            args=(None, title, None if probe is None else str(probe), their_commands, "",
+                  their_reports),
+            name="agentbar-window",
+        )  # fmt: skip
+        self.child.start()
+        their_reports.close()
+        their_commands.close()
+        self._lock = threading.Lock()
+
+    def send(self, message: str | tuple[str, str]) -> bool:
+        """Hand the window an address; False when it no longer listens."""
+        with self._lock:
+            try:
+                self._commands.send(message)
+            except (OSError, ValueError):
+                return False
+            return True
+
+    def close(self, timeout: float = 5.0) -> None:
+        with self._lock:
+            self._commands.close()  # the child sees EOF and closes the window
+        self.reports.close()
+        self.child.join(timeout)
+        if self.child.is_alive():
+            self.child.terminate()
+            self.child.join(timeout)
+
+
 def open_window(
     url: str,
     token: str,
@@ -363,20 +467,16 @@ def open_window(
     probe: Path | None = None,
     title: str = TITLE,
     on_open: Callable[[str], None] | None = None,
+    started: StartedWindow | None = None,
 ) -> WindowOutcome:
-    """Show the window in a child process and wait until it is closed; or, when the child finds
-    no backend, why not. ``on_open(backend)`` once the window is on its way."""
-    context = multiprocessing.get_context("spawn")
-    reports, theirs = context.Pipe(duplex=False)
-    child = context.Process(
-        target=window_main,
-        args=(url, title, None if probe is None else str(probe), None, token, theirs),
-        name="agentbar-window",
-    )
-    child.start()
-    theirs.close()
+    """Show the window in a child process (``started`` if one already shows the loading page)
+    and wait until it is closed; or, when the child finds no backend, why not.
+    ``on_open(backend)`` once the window is on its way."""
+    started = started or StartedWindow(probe=probe, title=title)
+    child = started.child
+    started.send((url, token))
     try:
-        kind, detail = first_report(reports, child)
+        kind, detail = first_report(started.reports, child)
         if kind != "ok":
             child.join(10)
             return WindowOutcome(None, reason=detail)
@@ -388,7 +488,7 @@ def open_window(
         child.join(5)
         return WindowOutcome("", 130)
     finally:
-        reports.close()
+        started.close()
     return WindowOutcome(detail, child.exitcode or 0)
 
 
@@ -415,16 +515,19 @@ def first_report(reports: Channel, child: Any, timeout: float = START_SECONDS) -
 
 
 def window_main(  # noqa: PLR0917 - multiprocessing passes them in order
-    url: str,
+    url: str | None,
     title: str,
     probe: str | None,
     commands: Channel | None = None,
     token: str = "",
     reports: Channel | None = None,
 ) -> None:
-    """The child's main thread: pywebview's loop until the window closes. ``commands`` (from
-    the tray) carries addresses to show in this window instead of opening another;
-    ``reports`` hears which backend it uses, or why there is none, before anything shows."""
+    """The child's main thread: pywebview's loop until the window closes. The window opens at
+    once on the loading page, sized and placed inside the screen's work area, then shows
+    ``url`` (None: the first address ``commands`` brings). ``commands`` (from the tray, or the
+    ``agentbar window`` that started it) carries addresses to show in this window instead of
+    opening another; ``reports`` hears which backend it uses, or why there is none, before
+    anything shows."""
     try:
         chosen, name = webview_backend()
     except NoBackend as exc:
@@ -437,9 +540,34 @@ def window_main(  # noqa: PLR0917 - multiprocessing passes them in order
     # The export buttons download (a save dialog); without this pywebview drops downloads.
     webview.settings["ALLOW_DOWNLOADS"] = True
     window = webview.create_window(
-        title, url, width=SIZE[0], height=SIZE[1], min_size=MIN_SIZE, text_select=True
-    )
+        title, html=LOADING_HTML, text_select=True, background_color=LOADING_BACKGROUND,
+        **placement_arguments(placement(webview)),
+    )  # fmt: skip
     webview.start(_on_start, (window, probe, url, token, commands), gui=gui, private_mode=True)
+
+
+def placement(webview: Any, env: dict[str, str] | None = None) -> work_area.Area | None:
+    """Where the window goes: inside the X server's work area (panels left free), else inside
+    pywebview's first screen; None when neither is known (pywebview's defaults then)."""
+    env = dict(os.environ) if env is None else env
+    area = None
+    if env.get("DISPLAY") and (sys.platform.startswith("linux") or "bsd" in sys.platform):
+        area = work_area.x11_work_area(env["DISPLAY"])
+    if area is None:
+        with contextlib.suppress(Exception):  # a backend without screens, or none yet
+            screens = list(webview.screens)
+            area = work_area.from_screen(screens[0]) if screens else None
+    return None if area is None else work_area.fit(area)
+
+
+def placement_arguments(place: work_area.Area | None) -> dict[str, Any]:
+    """``create_window``'s size, position and smallest size for ``place``."""
+    if place is None:
+        return {"width": work_area.WANTED[0], "height": work_area.WANTED[1],
+                "min_size": work_area.SMALLEST}  # fmt: skip
+    smallest = (min(work_area.SMALLEST[0], place.width), min(work_area.SMALLEST[1], place.height))
+    return {"width": place.width, "height": place.height, "x": place.x, "y": place.y,
+            "min_size": smallest}  # fmt: skip
 
 
 def _report(reports: Channel | None, report: tuple[str, str]) -> None:
@@ -450,9 +578,18 @@ def _report(reports: Channel | None, report: tuple[str, str]) -> None:
 
 
 def _on_start(
-    window: Any, probe: str | None, url: str, token: str, commands: Channel | None
+    window: Any, probe: str | None, url: str | None, token: str, commands: Channel | None
 ) -> None:
-    """pywebview's start function (a thread of its own, once the loop runs)."""
+    """pywebview's start function (a thread of its own, once the loop runs): the loading page
+    shows, then the page."""
+    window.events.loaded.wait(LOADING_SECONDS)
+    if url is None:
+        first = _first_page(commands)
+        if first is None:  # the parent gave up (an unknown session, a server that failed)
+            window.destroy()
+            return
+        url, token = first
+    window.load_url(url)  # clears ``loaded``: the follower and the probe wait for the page
     follower = threading.Thread(
         target=_follow_page, args=(window, url, token), name="agentbar-window-title", daemon=True
     )
@@ -467,6 +604,24 @@ def _on_start(
         listener.start()
     if probe is not None:
         _probe(window, Path(probe))
+
+
+def _first_page(commands: Channel | None) -> tuple[str, str] | None:
+    """The first address the parent sends, with the token to report with; None at EOF."""
+    while commands is not None:
+        try:
+            message = commands.recv()
+        except (EOFError, OSError):
+            return None
+        if isinstance(message, str):
+            return message, ""
+        if (
+            isinstance(message, tuple)
+            and len(message) == 2
+            and all(isinstance(part, str) for part in message)
+        ):
+            return message[0], message[1]
+    return None
 
 
 def _follow_commands(window: Any, commands: Channel) -> None:
@@ -516,8 +671,19 @@ def _follow_page(window: Any, url: str, token: str) -> None:
                 window.set_title(title)
                 shown_title = title
             path = state.get("path")
-            report(path if isinstance(path, str) else None, state.get("focused") is True)
+            asked = report(path if isinstance(path, str) else None, state.get("focused") is True)
+            if asked is not None:
+                _show_asked(window, report, asked)
     report(None, False)
+
+
+def _show_asked(window: Any, report: _Reporter, path: str) -> None:
+    """Another ``agentbar window`` asked for ``path``: show it here, in front."""
+    url = report.open_url(path)
+    if url is None:
+        return
+    window.load_url(url)
+    window.restore()
 
 
 class _Reporter:
@@ -532,12 +698,13 @@ class _Reporter:
         self.last: tuple[str | None, bool] | None = None
         self.at = 0.0
 
-    def __call__(self, path: str | None, focused: bool) -> None:
+    def __call__(self, path: str | None, focused: bool) -> str | None:
+        """Report; the page the server asks this window to show instead, if any."""
         now = time.monotonic()
         if (path, focused) == self.last and now - self.at < REPORT_SECONDS:
-            return
+            return None
         try:
-            api_call(
+            _, answer = api_call(
                 self.origin,
                 self.token,
                 "PUT",
@@ -546,8 +713,26 @@ class _Reporter:
                 timeout=HEALTH_TIMEOUT,
             )
         except (ApiError, OSError, ValueError):
-            return  # an older server, or it stopped: nothing to tell
+            return None  # an older server, or it stopped: nothing to tell
         self.last, self.at = (path, focused), now
+        asked = answer.get("open") if isinstance(answer, dict) else None
+        return asked if isinstance(asked, str) and asked.startswith("/") else None
+
+    def open_url(self, path: str) -> str | None:
+        """An address that opens ``path`` on this window's server once (a one-time code)."""
+        try:
+            _, doc = api_call(
+                self.origin,
+                self.token,
+                "POST",
+                "/api/codes",
+                {"seconds": DEFAULT_SECONDS},
+                timeout=HEALTH_TIMEOUT,
+            )
+        except (ApiError, OSError, ValueError):
+            return None
+        code = doc.get("code") if isinstance(doc, dict) else None
+        return with_code(self.origin, path, code) if isinstance(code, str) else None
 
 
 def _probe(window: Any, path: Path) -> None:

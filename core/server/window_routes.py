@@ -2,9 +2,10 @@
 the running one to open its window (server thread; the opener only queues the request).
 
 - ``GET /api/window``: ``{"windows": [{"window", "path", "focused"}], "can_open": bool}``
-- ``PUT /api/window/{window}`` with ``{"path": "/session/claude/ID" | null, "focused": bool}``
-- ``POST /api/window/open`` with ``{"path": "/"}``: 202 when a window will open, 409 when this
-  server has no display to open one on.
+- ``PUT /api/window/{window}`` with ``{"path": "/session/claude/ID" | null, "focused": bool}``:
+  ``{"ok": true}``, with ``"open": "/..."`` when the window is asked to show that page
+- ``POST /api/window/open`` with ``{"path": "/"}``: 202 when a window will open or show it (the
+  opener, else the window that reported last), 409 when there is neither.
 
 Both writes pass the guard like every other request (token, Host, and our own ``Origin``).
 """
@@ -53,10 +54,10 @@ async def report(request: web.Request) -> web.Response:
     if doc is None or not (path is None or isinstance(path, str)) or not isinstance(focused, bool):
         return error(400, "bad_request", 'send {"path": "/..." or null, "focused": true|false}')
     try:
-        request.app[LINK].report(request.match_info["window"], path, focused)
+        asked = request.app[LINK].report(request.match_info["window"], path, focused)
     except ValueError as exc:
         return error(400, "bad_request", str(exc))
-    return web.json_response({"ok": True})
+    return web.json_response({"ok": True} if asked is None else {"ok": True, "open": asked})
 
 
 async def open_window(request: web.Request) -> web.Response:

@@ -15,7 +15,7 @@ from PIL import Image
 from .. import badge
 from ..view import Badge
 
-SIZES = (16, 22, 24, 32, 48)
+SIZES = badge.SIZES  # 16 to 64 px: panels at 1x and HiDPI scales
 
 
 @dataclass(frozen=True, slots=True)
