@@ -16,6 +16,11 @@ Figures, all as CPU seconds and MB/s of transcript bytes per CPU second, in one 
    so nothing is built: what any reader pays that checks each line's JSON as strictly as the
    parse step does, before one line of Python per line. The parse step's distance to it is
    the per-line Python (issue 14: the cold index against ccusage 20).
+5. The usage-only pass (``usage``): every line cut, and only the lines holding ``"usage"`` or
+   ``"token_count"`` syntax-checked as in 4 (the others skipped by a byte search): what a
+   reader that reads usage alone, as ccusage does, pays in Python before building anything.
+   It is no exact first pass (a malformed line elsewhere, a time, a turn's records would go
+   unseen); it bounds from below what any reading of this corpus in Python costs.
 
 Each is run ``--runs`` times (interleaved), the median reported, with its ratio to the
 baseline. Both parse modes must produce the same records, search rows and counters: the script
@@ -61,6 +66,19 @@ class Run:
 
 class _NoField(msgspec.Struct):
     """A line's JSON object with every field skipped: the decoder only checks its syntax."""
+
+
+_USAGE_MARKS = (b'"usage"', b'"token_count"')
+
+
+def usage_only(decode: Any) -> Any:
+    """``decode`` for the lines that may hold usage (a byte search), nothing for the rest."""
+
+    def check(line: bytes) -> None:
+        if _USAGE_MARKS[0] in line or _USAGE_MARKS[1] in line:
+            decode(line)
+
+    return check
 
 
 def baseline_orjson(files: list[Path], loads: Any = orjson.loads) -> Run:
@@ -139,7 +157,7 @@ def _median(runs: list[Run]) -> Run:
 
 def _modes(runs: int) -> Iterator[str]:
     for _ in range(runs):
-        yield from ("orjson", "full", "fast", "scan")
+        yield from ("orjson", "full", "fast", "scan", "usage")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         built, _ = corpus.ensure(home, args.sessions, args.size, seed=args.seed, progress=True)
     print(f"  {built.summary()}")
     files = corpus.transcript_files(home)
-    results: dict[str, list[Run]] = {"orjson": [], "full": [], "fast": [], "scan": []}
+    results: dict[str, list[Run]] = {m: [] for m in ("orjson", "full", "fast", "scan", "usage")}
     scan = msgspec.json.Decoder(_NoField).decode
     with tempfile.TemporaryDirectory(prefix="agentbar-bench-parse-") as scratch:
         data_dir = Path(scratch) / "data"
@@ -176,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                 run = baseline_orjson(files)
             elif mode == "scan":
                 run = baseline_orjson(files, scan)
+            elif mode == "usage":
+                run = baseline_orjson(files, usage_only(scan))
             else:
                 run = parse_all(home, data_dir, full=mode == "full")
             results[mode].append(run)
@@ -202,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         ("full", "parse step, full decode (before)"),
         ("fast", "parse step, fast decode (after)"),
         ("scan", "syntax check of every line (floor)"),
+        ("usage", "usage lines only (ccusage's reading)"),
     ):
         run = medians[mode]
         rows.append(
@@ -226,7 +247,9 @@ def main(argv: list[str] | None = None) -> int:
         "corpus": {"home": str(home), "files": len(files), "bytes": base.bytes},
         "runs": {mode: [vars(r) for r in runs] for mode, runs in results.items()},
         "median": {mode: vars(r) for mode, r in medians.items()},
-        "ratio_to_orjson": {m: medians[m].cpu_s / base.cpu_s for m in ("full", "fast", "scan")},
+        "ratio_to_orjson": {
+            m: medians[m].cpu_s / base.cpu_s for m in ("full", "fast", "scan", "usage")
+        },
         "fast_over_floor_s": python_s,
         "fast_over_floor_us_per_line": per_line_us,
         "fast_vs_full": speedup,

@@ -16,11 +16,22 @@ from .limits import LimitsSeen, LimitWindow
 from .records import (
     TITLE_RANK_COMMAND,
     TITLE_RANK_PROMPT,
+    Activity,
+    AssistantText,
+    Bookkeeping,
+    Compaction,
     ModelSeen,
     Prompt,
     Record,
     SessionMeta,
+    Thinking,
     TitleSet,
+    ToolCall,
+    ToolResult,
+    TurnAborted,
+    TurnEnded,
+    TurnStarted,
+    Unknown,
     Usage,
     UsageReport,
 )
@@ -32,6 +43,24 @@ from .usage.prices import shipped
 RECENT_USAGE_KEYS = 8  # split copies of one response are written back to back
 TITLE_CHARS = 120
 NO_USAGE = Usage()  # what a repeated copy of a response adds
+# Record types whose only fact is their time: skipped after it without the match below, which
+# tries each case's class in turn (most records of a history are of these types). Exact types:
+# a subclass of any of them still goes through the match.
+_TIME_ONLY = frozenset(
+    {
+        Activity,
+        AssistantText,
+        Bookkeeping,
+        Compaction,
+        Thinking,
+        ToolCall,
+        ToolResult,
+        TurnAborted,
+        TurnEnded,
+        TurnStarted,
+        Unknown,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +113,20 @@ class _Draft:
         self.models = dict(f.thread_models)
         self.lines = {(line.day, line.model): line for line in f.ledger}
         self.limits = f.limits
+        # The ``LimitsSeen`` of this batch, newest last: only the newest with windows counts,
+        # so they are read into windows once, at the end (a rollout has one per response).
+        self.limits_seen: list[LimitsSeen] = []
         self.changed = False
 
     def freeze(self, original: SessionFacts) -> SessionFacts:
         if not self.changed:
             return original
+        for seen in reversed(self.limits_seen):
+            # (What ``self.limits = record.windows() or self.limits`` per record leaves.)
+            windows = seen.windows()
+            if windows:
+                self.limits = windows
+                break
         return SessionFacts(
             project=self.project,
             title=self.title,
@@ -112,6 +150,8 @@ class _Draft:
             if self.started_at is None:
                 self.started_at = ts
             self.changed = True
+        if type(record) in _TIME_ONLY:
+            return
         main = record.agent_id is None
         match record:
             case SessionMeta(cwd=cwd, cli_version=version, forked_from=forked) if main:
@@ -131,7 +171,7 @@ class _Draft:
             case UsageReport(usage=usage, key=key):
                 self._add_split_usage(record, usage, key)
             case LimitsSeen():
-                self.limits = record.windows() or self.limits
+                self.limits_seen.append(record)
             case _:
                 return
         self.changed = True

@@ -21,17 +21,44 @@ from ..records import (
     ApiError,
     Asks,
     AssistantText,
+    Bookkeeping,
+    Compaction,
+    ModelSeen,
     Prompt,
     Record,
+    SessionMeta,
     Thinking,
+    TitleSet,
     ToolCall,
     ToolResult,
     TurnAborted,
     TurnEnded,
     TurnStarted,
+    Unknown,
+    UsageReport,
 )
 
 ANSWER_KEEP_CHARS = 2000  # enough for a question or a notification body; answers can be huge
+
+# Exact record types looked up before the class patterns below, which try each class in turn
+# (a history's every record passes here). A subclass of any of them takes the patterns.
+_MOVING = frozenset(
+    {
+        Prompt,
+        TurnStarted,
+        AssistantText,
+        Thinking,
+        ToolCall,
+        ToolResult,
+        TurnEnded,
+        TurnAborted,
+        ApiError,
+    }
+)
+_STILL = frozenset(
+    {Bookkeeping, Compaction, ModelSeen, SessionMeta, TitleSet, Unknown, UsageReport}
+)
+_NO_TURN = _STILL | {Activity}  # the types the turn's ``case _`` takes
 
 
 class Phase(StrEnum):
@@ -104,6 +131,11 @@ def moves_turn(record: Record) -> bool:
     usage, and not the attachments, system notes and hook bookkeeping Claude writes around a
     turn that has already ended (they would make a finished turn look busy again)."""
     if record.agent_id is not None:
+        return False
+    cls = type(record)
+    if cls in _MOVING:
+        return True
+    if cls in _STILL:
         return False
     if isinstance(record, Activity):
         kind = record.kind
@@ -196,6 +228,8 @@ class _Draft:
         if ts is not None and (self.moved_at is None or ts > self.moved_at) and moves_turn(record):
             self.moved_at = ts
             self.changed = True
+        if type(record) in _NO_TURN:
+            return  # nothing for the turn (the ``case _`` below)
         match record:
             case Prompt() | TurnStarted():
                 self._new_turn()

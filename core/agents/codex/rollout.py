@@ -914,8 +914,15 @@ def _limit_fields(limits: _Json) -> dict[str, object]:
     for slot in ("primary", "secondary"):
         window = limits.get(slot)
         if isinstance(window, dict):
-            kept[slot] = {k: v for k, v in window.items() if k in _LIMIT_KEYS and _scalar(v)}
+            kept[slot] = {
+                k: v
+                for k, v in window.items()
+                if k in _LIMIT_KEYS and (type(v) in _SCALARS or _scalar(v))
+            }
     return kept
+
+
+_SCALARS = frozenset({type(None), bool, int, float, str})  # the exact types, looked up first
 
 
 def _scalar(value: object) -> bool:
