@@ -80,7 +80,7 @@ def remote_latency(root: Path, writes: int, idle: float) -> dict[str, Any]:
         time.sleep(2.0)
         samples = toggle_writes(far, latch, writes)
         link = hub.links["bench"]
-        process = link._process  # noqa: SLF001 - the far side's process, for its CPU
+        process = link._process  # the far side's process, for its CPU
         children = [psutil.Process(process.pid)] if process is not None else []
         far_procs = children + [c for p in children for c in p.children(recursive=True)]
         me = psutil.Process()
