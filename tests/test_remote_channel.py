@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import signal
 import threading
 import time
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import orjson
 import psutil
 import pytest
 from polling import wait_for
@@ -256,10 +258,21 @@ def test_the_app_and_its_server_show_every_host(far: FarHome, tmp_path: Path) ->
             local = get(server, f"/api/sessions/{LOCAL}/items")
             assert local["host"] == "local"
             assert get(server, f"/api/sessions/{A}/items?host=elsewhere", status=404)
+            # A launch on the host is refused, never run here instead.
+            body = {"agent": "claude", "project": "/srv", "host": "box"}
+            launched = post(server, "/api/tasks", body, status=501)
+            assert launched["error"]["code"] == "not_supported"
+            # The board's stream says how the hosts are, and when one changes.
+            stream = Stream(server)
+            hello = stream.next()
+            assert [h["name"] for h in hello["hosts"]] == ["box"]
             # The far side goes; this machine's sessions are served as before.
             for proc in far_pids(far):
                 proc.send_signal(signal.SIGKILL)
             wait_for(lambda: app.hosts()[0].state is not HostState.CONNECTED, 20, "the drop")
+            told = stream.until(lambda m: m.get("type") == "host")
+            assert told["host"]["state"] in ("unreachable", "connecting")
+            stream.close()
             refused = get(server, f"/api/sessions/{A}/items?host=box", status=503)
             assert refused["error"]["code"] == "host_unreachable"
             assert get(server, f"/api/sessions/{LOCAL}/items")["host"] == "local"
@@ -278,6 +291,59 @@ def get(server: Any, path: str, status: int = 200) -> Any:
             return await response.json()
 
     return asyncio.run(main())
+
+
+def post(server: Any, path: str, body: dict[str, Any], status: int) -> Any:
+    async def main() -> Any:
+        headers = {"Authorization": f"Bearer {server.token}", "Origin": server.origin}
+        async with (
+            aiohttp.ClientSession(headers=headers) as client,
+            client.post(f"{server.origin}{path}", json=body) as response,
+        ):
+            assert response.status == status, (path, response.status, await response.text())
+            return await response.json()
+
+    return asyncio.run(main())
+
+
+class Stream:
+    """``/api/events`` read on a thread of its own (its messages in a queue)."""
+
+    def __init__(self, server: Any) -> None:
+        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=asyncio.run, args=(self._read(server),),
+                                        daemon=True)  # fmt: skip
+        self._thread.start()
+
+    async def _read(self, server: Any) -> None:
+        headers = {"Authorization": f"Bearer {server.token}", "Origin": server.origin}
+        async with (
+            aiohttp.ClientSession(headers=headers) as client,
+            client.ws_connect(f"{server.origin}/api/events") as ws,
+        ):
+            while not self._stop.is_set():
+                try:
+                    message = await ws.receive(timeout=0.2)
+                except TimeoutError:
+                    continue
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    return
+                self.messages.put(orjson.loads(message.data))
+
+    def next(self, timeout: float = 20) -> dict[str, Any]:
+        return self.messages.get(timeout=timeout)
+
+    def until(self, check: Any, timeout: float = 30) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self.next(max(0.1, deadline - time.monotonic()))
+            if check(message):
+                return message
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
 
 
 def test_no_far_side_is_left_running(far: FarHome, hub: Hub) -> None:
