@@ -183,6 +183,17 @@ def test_a_held_approval_on_the_far_side_is_answered_from_here(far: FarHome) -> 
         wait_for(lambda: not book.pending(), 20, "the withdrawal")
         with pytest.raises(StaleRequest):
             book.decide(Decision(second.request_id, Verdict.ALLOW, origin="test"))
+        # A host lost while a request waits: the copy here is withdrawn (an answer could not
+        # reach it), never left to take an answer that goes nowhere.
+        hook = start_hook(far.data, permission_request())
+        (third,) = wait_for(book.pending, 20, "the third request")
+        for proc in far_pids(far):
+            proc.send_signal(signal.SIGKILL)
+        wait_for(lambda: not book.pending(), 20, "the withdrawal of a lost host's request")
+        with pytest.raises(StaleRequest):
+            book.decide(Decision(third.request_id, Verdict.ALLOW, origin="test"))
+        hook.kill()
+        hook.wait()
     finally:
         hub.stop()
 
