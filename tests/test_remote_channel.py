@@ -23,7 +23,7 @@ import psutil
 import pytest
 from polling import wait_for
 from remote_far import FarHome, make_far
-from test_cli import write_claude
+from test_cli import write_claude, write_codex
 from test_hook_route import finish, permission_request, start_hook
 
 from agentbar.core.app import Agentbar
@@ -38,6 +38,7 @@ A = "aaaaaaaa-0000-4000-8000-00000000000a"
 B = "bbbbbbbb-0000-4000-8000-00000000000b"
 LIVE = "cccccccc-0000-4000-8000-00000000000c"
 LOCAL = "dddddddd-0000-4000-8000-00000000000d"
+CODEX = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd6"
 SLOW = 60.0  # a far side's first start imports and reads everything; generous on a busy box
 
 
@@ -63,6 +64,8 @@ def far(tmp_path: Path) -> FarHome:
     far = make_far(tmp_path / "far")
     far.claude(A, "/srv/api", "remote hello world", start=time.time() - 600)
     far.claude(B, "/srv/web", "another remote prompt", start=time.time() - 300)
+    write_codex(far.home / ".codex", CODEX, "/srv/parser", "a codex prompt there",
+                start=time.time() - 200)  # fmt: skip
     return far
 
 
@@ -97,12 +100,13 @@ def far_pids(far: FarHome) -> list[psutil.Process]:
 def test_sessions_appear_with_their_host_and_replay_through_the_channel(hub: Hub) -> None:
     wait_for(lambda: connected(hub), SLOW, "the channel")
     sessions = {s.key.session_id: s for s in hub.sessions()}
-    assert set(sessions) == {A, B}
+    assert set(sessions) == {A, B, CODEX}
     assert {s.key.host for s in sessions.values()} == {"box"}
+    assert (sessions[CODEX].key.agent, sessions[CODEX].project) == ("codex", "/srv/parser")
     assert sessions[A].title == "remote hello world"
     assert sessions[A].to_json()["host"] == "box"
     (status,) = hub.hosts()
-    assert (status.name, status.state, status.sessions) == ("box", HostState.CONNECTED, 2)
+    assert (status.name, status.state, status.sessions) == ("box", HostState.CONNECTED, 3)
     link = hub.links["box"]
     page = link.call("page", {"agent": "claude", "id": A})
     assert [item["text"] for item in page["items"] if item["kind"] == "user"] == [
@@ -141,7 +145,7 @@ def test_a_change_on_the_far_side_is_reported_once_and_never_again_after_a_recon
         proc.send_signal(signal.SIGKILL)
     wait_for(lambda: hub.hosts()[0].state is HostState.UNREACHABLE, 20, "unreachable")
     assert hub.hosts()[0].detail.startswith("connection dropped")
-    assert {s.key.session_id for s in hub.sessions()} >= {A, B, LIVE}  # kept as last seen
+    assert {s.key.session_id for s in hub.sessions()} >= {A, B, CODEX, LIVE}  # kept as last seen
     wait_for(lambda: connected(hub), SLOW, "the reconnect")
     time.sleep(3.0)  # a full list, then updates: room for a duplicate to show up
     assert heard.states(LIVE) == ["running", "input_required"]
