@@ -150,6 +150,9 @@ class Link:
         self._clock = clock
         self._lock = threading.Lock()
         self._shown: dict[SessionKey, SessionSnapshot] = {}
+        # What was last told (listed or reported as a change) of each session: a change
+        # frame is reported unless it tells the same again.
+        self._told: dict[SessionKey, tuple[str, str | None, float]] = {}
         self._listed_once = False
         self._lost_at: float | None = None
         self._status = HostStatus(name=remote.name, state=HostState.CONNECTING, since=clock())
@@ -344,6 +347,7 @@ class Link:
             lost_at = self._lost_at
             old = self._shown
             self._shown = {s.key: s for s in fresh}
+            self._told = {s.key: _told(s) for s in fresh}
         if first:
             return
         for snap in fresh:
@@ -374,15 +378,14 @@ class Link:
         with self._lock:
             was = self._shown.get(snap.key)
             self._shown[snap.key] = snap
-        if frame["t"] != "change":
-            return
-        if (
-            was is not None
-            and snap.state.same_as(was.state)
-            and (snap.state_since == was.state_since)
-        ):
-            return  # shown already (sent again after a reconnect)
-        prev = was.state if was is not None else _prev(frame.get("prev"))
+            if frame["t"] != "change":
+                return  # other fields: shown, never told (the far side sends moves as changes)
+            told = self._told.get(snap.key)
+            self._told[snap.key] = _told(snap)
+        if told == _told(snap):
+            return  # told already (sent again after a reconnect)
+        # The far side's own previous state; ours when it sent none.
+        prev = _prev(frame.get("prev")) or (was.state if was is not None else None)
         ts = frame.get("ts")
         when = float(ts) if isinstance(ts, int | float) else self._clock()
         self._listener.changed(StateChange(ts=when, snapshot=snap, prev=prev))
@@ -470,6 +473,12 @@ class Link:
         if call.more is not None:
             with call.more:
                 call.more.notify_all()
+
+
+def _told(snap: SessionSnapshot) -> tuple[str, str | None, float]:
+    state = snap.state
+    waiting = None if state.waiting_for is None else str(state.waiting_for)
+    return (str(state.state), waiting, snap.state_since)
 
 
 def _prev(raw: object) -> SessionState | None:
