@@ -31,6 +31,7 @@ import fcntl
 import hashlib
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -468,17 +469,36 @@ class SshRig:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.sshd.pid, signal.SIGKILL)
         self.sshd.wait(10)
-        # Each connection's sshd is a child of the listener, in its process group.
-        for proc in psutil.process_iter(["name", "exe"]):
+        for proc in self.serving_processes():
             with contextlib.suppress(psutil.Error):
-                if proc.info["exe"] == SSHD and self._serves_here(proc):
-                    proc.kill()
+                proc.kill()
         self.sshd = None
 
-    def _serves_here(self, proc: psutil.Process) -> bool:
-        return any(str(self.folder) in part for part in proc.cmdline()) or any(
-            c.laddr and c.laddr.port == self.port for c in proc.net_connections()
-        )
+    def serving_processes(self) -> list[psutil.Process]:
+        """The sshd processes of this rig's connections (each in a session of its own: the
+        listener's process group does not hold them), the far user's unprivileged one too."""
+        found = []
+        for proc in psutil.process_iter(["exe"]):
+            with contextlib.suppress(psutil.Error):
+                if proc.info["exe"] == SSHD and (
+                    any(str(self.folder) in part for part in proc.cmdline())
+                    or any(c.laddr and c.laddr.port == self.port for c in proc.net_connections())
+                ):
+                    found.append(proc)
+        return found
+
+    def wire_bytes(self) -> tuple[int, int]:
+        """Bytes on the wire of this rig's connections so far, encrypted, as the kernel counts
+        them at the server's end: (sent to the near side, received from it)."""
+        said = subprocess.run(
+            ["ss", "-tinH", "state", "established", f"( sport = :{self.port} )"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        sent = sum(int(n) for n in re.findall(r"\bbytes_sent:(\d+)", said))
+        received = sum(int(n) for n in re.findall(r"\bbytes_received:(\d+)", said))
+        return sent, received
 
     def ssh(self, *words: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
         """``ssh rig WORDS`` as a person would type it (the far shell reads the words)."""
