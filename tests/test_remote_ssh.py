@@ -1,0 +1,576 @@
+"""Issue 13 end to end over a real OpenSSH server (tests/remote_rig.py): a far user on 127.0.0.1
+with Claude and Codex sessions in its HOME and agentbar installed there; here, the real
+``agentbar serve``, ``status``, ``watch`` and ``remote`` commands of a near HOME whose
+``settings.toml`` names the rig as a remote. What a person sees: the far sessions with their
+host, their changes, replay and search through the channel, an approval held there answered
+here, a host going down and coming back, and the one-line messages when it cannot be reached.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from claude_lines import ClaudeTranscript, write_lines
+from cli_runner import agentbar, kill_left_behind, start_agentbar
+from codex_lines import CodexRollout
+from other_user import PYTHON
+from polling import end_process, wait_for
+from remote_rig import FarClaude, FarUser, SshRig
+from tray_rig import Tray
+
+from agentbar.core.agents.claude.events import HOLD_CALLER
+from agentbar.core.config import Settings
+from agentbar.core.launch.client import ApiError, Client, NoServer
+
+HOST = "rig"
+SID = "5d1e7c2a-9b3f-4e8d-a6c1-2f0e9d8c7b6a"  # the same id here and there: never mixed up
+OTHER = "7e2f8d3b-0c4a-4f9e-b7d2-3a1f0e9d8c7b"
+CODEX_ID = "019ad3f1-7c2e-7b10-9a41-5e6f7a8b9c01"
+SECONDS = 60  # a first connection: ssh, then the far engine reading its HOME
+
+
+# -- the far side: agents of the far user ---------------------------------------------------------
+
+
+def far_codex(far: FarUser, project: str) -> Path:
+    rollout = CodexRollout(CODEX_ID, project, start=time.time() - 60)
+    path = far.home / ".codex" / "sessions" / "2026" / "12" / "02"
+    path = path / f"rollout-2026-12-02T10-00-00-{CODEX_ID}.jsonl"
+    far.write_lines(
+        path,
+        [
+            rollout.meta(),
+            rollout.context(),
+            rollout.event("user_message", message="refactor the parser on the devbox"),
+            rollout.event("agent_message", message="Done: the parser is refactored."),
+        ],
+    )
+    return path
+
+
+@pytest.fixture
+def far_claudes(ssh_rig: SshRig) -> Iterator[list[FarClaude]]:
+    made: list[FarClaude] = []
+    yield made
+    for claude in made:
+        claude.end()
+
+
+# -- the near side: this machine's agentbar ------------------------------------------------------
+
+
+@dataclass
+class Near:
+    env: dict[str, str]
+    serve: subprocess.Popen[str] | None = None
+
+    @property
+    def home(self) -> Path:
+        return Path(self.env["HOME"])
+
+    @property
+    def settings(self) -> Settings:
+        return Settings.from_env(self.env)
+
+    def run(self, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+        return agentbar(self.env, *args, timeout=timeout)
+
+    def add_remote(self, name: str, command: list[str], program: str) -> None:
+        added = self.run("remote", "add", name, "--agentbar", program, "--", *command)
+        assert added.returncode == 0, added.stderr
+
+    def start(self) -> Client:
+        self.serve = start_agentbar(self.env, "serve")
+
+        def answering() -> Client | None:
+            assert self.serve is not None
+            if self.serve.poll() is not None:
+                raise AssertionError(f"serve ended: {self.serve.communicate()[1][-3000:]}")
+            try:
+                return Client.find(self.settings, timeout=2)
+            except NoServer:
+                return None
+
+        return wait_for(answering, SECONDS, "the near agentbar to serve", 0.2)
+
+    @property
+    def client(self) -> Client:
+        return Client.find(self.settings, timeout=10)
+
+    def get(self, path: str) -> Any:
+        return self.client.request("GET", path, timeout=60)
+
+    def sessions(self) -> list[dict[str, Any]]:
+        return list(self.get("/api/sessions")["sessions"])
+
+    def session(self, session_id: str, host: str = HOST) -> dict[str, Any] | None:
+        return next(
+            (s for s in self.sessions() if s["session_id"] == session_id and s["host"] == host),
+            None,
+        )
+
+    def host(self, name: str = HOST) -> dict[str, Any]:
+        hosts = self.get("/api/hosts")["hosts"]
+        return next(h for h in hosts if h["name"] == name)
+
+    def wait_state(self, session_id: str, state: str, host: str = HOST) -> dict[str, Any]:
+        def there() -> dict[str, Any] | None:
+            found = self.session(session_id, host)
+            return found if found is not None and found["state"] == state else None
+
+        try:
+            return wait_for(there, SECONDS, f"{session_id[:8]}@{host} to be {state}", 0.1)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; hosts {self.get('/api/hosts')}; {self.said()}") from None
+
+    def said(self) -> str:
+        """What the near agentbar logged (its log file, for a failure's message)."""
+        log = Path(self.env["AGENTBAR_DATA_DIR"]) / "agentbar.log"
+        return log.read_text()[-3000:] if log.exists() else "(no log)"
+
+    def wait_host(self, state: str, name: str = HOST, timeout: float = SECONDS) -> dict[str, Any]:
+        return wait_for(
+            lambda: (h := self.host(name))["state"] == state and h,
+            timeout,
+            f"{name} to be {state}",
+            0.1,
+        )
+
+    def stop(self) -> None:
+        if self.serve is not None:
+            end_process(self.serve, 20)
+            self.serve = None
+
+
+@pytest.fixture
+def near(tmp_path: Path) -> Iterator[Near]:
+    home = tmp_path / "near"
+    for folder in (".claude/projects", ".claude/sessions", ".codex/sessions"):
+        (home / folder).mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_", "XDG_"))}
+    env.update(
+        HOME=str(home),
+        AGENTBAR_DATA_DIR=str(tmp_path / "data"),
+        AGENTBAR_CONFIG_DIR=str(tmp_path / "config"),
+    )
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS"):
+        env.pop(name, None)
+    side = Near(env)
+    try:
+        yield side
+    finally:
+        side.stop()
+        kill_left_behind(tmp_path / "data", home)
+
+
+def local_claude(near: Near, session_id: str, project: str) -> None:
+    """A finished Claude session of this machine (no process: it is idle or ended here)."""
+    t = ClaudeTranscript(session_id, project, start=time.time() - 30)
+    path = near.home / ".claude" / "projects" / project.replace("/", "-") / f"{session_id}.jsonl"
+    write_lines(path, [t.prompt("the local one"), t.text("Done.", stop_reason="end_turn")])
+
+
+# -- sessions, changes, replay, search ------------------------------------------------------------
+
+
+def test_far_sessions_appear_with_their_host_and_follow_the_far_files(
+    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
+) -> None:
+    far = ssh_rig.far
+    claude = FarClaude(far, SID, "/srv/api")
+    far_claudes.append(claude)
+    claude.ask("make deploy")
+    far_codex(far, "/srv/parser")
+    local_claude(near, SID, "/work/here")
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    near.start()
+
+    waiting = near.wait_state(SID, "input_required")
+    assert waiting["project"] == "/srv/api"
+    assert waiting["detail"] == "Bash: make deploy"
+    codex = wait_for(lambda: near.session(CODEX_ID), SECONDS, "the far Codex session")
+    assert (codex["agent"], codex["project"]) == ("codex", "/srv/parser")
+    # The same id on this machine is another session, shown apart.
+    local = wait_for(lambda: near.session(SID, "local"), SECONDS, "the local session")
+    assert local["project"] == "/work/here"
+    host = near.host()
+    assert (host["state"], host["detail"]) == ("connected", "")
+    assert host["sessions"] >= 2
+
+    # A line written there changes the state here.
+    claude.approved()
+    near.wait_state(SID, "running")
+    assert near.session(SID, "local")["project"] == "/work/here"
+
+
+def test_status_json_names_the_host_of_every_session(
+    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
+) -> None:
+    claude = FarClaude(ssh_rig.far, SID, "/srv/api")
+    far_claudes.append(claude)
+    claude.ask("make deploy")
+    far_codex(ssh_rig.far, "/srv/parser")
+    local_claude(near, SID, "/work/here")
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    listed = near.run("status", "--json", "--all")
+    assert listed.returncode == 0, listed.stderr
+    rows = orjson.loads(listed.stdout)["sessions"]
+    assert {(r["host"], r["session_id"]) for r in rows} == {
+        ("local", SID),
+        (HOST, SID),
+        (HOST, CODEX_ID),
+    }
+
+
+@dataclass
+class Watch:
+    """``agentbar watch --json`` of the near side (a process with its own link to the rig):
+    every change it printed, as it runs."""
+
+    proc: subprocess.Popen[str]
+    heard: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, near: Near) -> Watch:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentbar.tray", "watch", "--json"],
+            env=near.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        watch = cls(proc)
+        threading.Thread(target=watch._read, daemon=True).start()
+        return watch
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with contextlib.suppress(orjson.JSONDecodeError):
+                doc = orjson.loads(line)
+                if isinstance(doc, dict):
+                    self.heard.append(doc)
+
+    def of(self, session_id: str, state: str | None = None) -> list[dict[str, Any]]:
+        """What it heard of the rig's ``session_id`` (in ``state``)."""
+        return [
+            c
+            for c in self.heard
+            if (c["host"], c["session_id"]) == (HOST, session_id)
+            and (state is None or c["state"] == state)
+        ]
+
+    def wait_live(self, probe: FarClaude) -> None:
+        """Until the link is followed: the far list is shown with no change reported, so a
+        change made before it arrived would never be heard. ``probe`` asks and is answered
+        again and again until the watch hears it."""
+
+        def heard_probe() -> bool:
+            if probe.path.exists() and self.of(probe.session_id):
+                return True
+            probe.ask("true")
+            time.sleep(0.5)
+            probe.approved()
+            return bool(self.of(probe.session_id))
+
+        wait_for(heard_probe, SECONDS, "the watch to follow the rig", 0.5)
+        wait_for(
+            lambda: self.of(probe.session_id)[-1]["state"] == "running",
+            SECONDS,
+            "the probe's last change to be heard",
+        )
+
+    def stop(self) -> None:
+        end_process(self.proc, 10)
+
+
+def test_a_change_there_is_heard_here_once_naming_the_host(
+    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
+) -> None:
+    claude = FarClaude(ssh_rig.far, OTHER, "/srv/web")
+    probe = FarClaude(ssh_rig.far, SID, "/srv/probe")
+    far_claudes += [claude, probe]
+    claude.say("busy")
+    claude.write(claude.transcript.prompt("build the site"))
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    watch = Watch.start(near)
+    try:
+        watch.wait_live(probe)
+        claude.ask("rm -rf dist")
+        change = wait_for(
+            lambda: watch.of(OTHER, "input_required"), SECONDS, "the watch to hear it"
+        )[0]
+        assert change["host"] == HOST
+        assert change["project"] == "/srv/web"
+        assert change["prev_state"] == "running"
+        # The far side's next update frames carry the session again: not a second report.
+        claude.write(claude.transcript.progress())
+        time.sleep(5.0)
+        assert len(watch.of(OTHER)) == 1, watch.heard
+    finally:
+        watch.stop()
+
+
+def test_replay_and_search_go_through_the_channel(
+    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
+) -> None:
+    claude = FarClaude(ssh_rig.far, SID, "/srv/api")
+    far_claudes.append(claude)
+    t = claude.transcript
+    lines = [t.prompt("explain the quarterly zebrafish report")]
+    for n in range(60):
+        lines += [t.text(f"paragraph {n} of the answer"), t.prompt(f"and then {n}?")]
+    claude.write(*lines)
+    claude.say("idle")
+    local_claude(near, SID, "/work/here")
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    near.start()
+    near.wait_host("connected")
+    wait_for(lambda: near.session(SID), SECONDS, "the far session")
+
+    page = near.get(f"/api/sessions/{SID}/items?host={HOST}&limit=20")
+    assert page["host"] == HOST
+    texts = orjson.dumps(page).decode()
+    assert "paragraph" in texts
+    assert "the local one" not in texts
+    assert len(page["items"]) <= 20
+    # Paged: an earlier page holds what the last one did not, never the whole transcript.
+    first = page["items"][0]
+    before = near.get(f"/api/sessions/{SID}/items?host={HOST}&limit=20&before={first['offset']}")
+    assert before["items"] and before["items"][-1]["offset"] < first["offset"]
+
+    found = near.get("/api/search?q=zebrafish")["hits"]
+    assert [(h["host"], h["session_id"]) for h in found] == [(HOST, SID)]
+
+
+# -- approvals -------------------------------------------------------------------------------------
+
+
+def far_hook_path(ssh_rig: SshRig) -> str:
+    said = ssh_rig.ssh(
+        str(ssh_rig.install.python),
+        "-c",
+        "'import agentbar.assets, pathlib; "
+        'print(pathlib.Path(agentbar.assets.__file__).parent / "hooks" / "agentbar_hook.py")\'',
+    )
+    assert said.returncode == 0, said.stderr
+    return said.stdout.strip()
+
+
+def test_an_approval_held_there_is_answered_here(
+    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
+) -> None:
+    claude = FarClaude(ssh_rig.far, SID, "/srv/api")
+    far_claudes.append(claude)
+    claude.ask("npm test")
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    near.start()
+    near.wait_state(SID, "input_required")
+    hook = far_hook_path(ssh_rig)
+    payload = {
+        "session_id": SID,
+        "transcript_path": str(claude.path),
+        "cwd": "/srv/api",
+        "permission_mode": "default",
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": "npm test", "description": "Run the tests"},
+    }
+    data_dir = str(ssh_rig.far.home / ".local" / "share" / "agentbar")
+    # The hook as Claude runs it there: the far user's, its payload on stdin, held by the far
+    # side's own server until a decision comes.
+    held = subprocess.Popen(
+        [*ssh_rig.command, PYTHON, "-I", "-S", hook, *HOLD_CALLER.args(), "--data-dir", data_dir],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert held.stdin is not None
+        held.stdin.write(orjson.dumps(payload))
+        held.stdin.close()
+
+        def asked() -> dict[str, Any] | None:
+            for request in near.get("/api/decisions")["requests"]:
+                if request.get("session_id") == SID:
+                    return dict(request)
+            return None
+
+        request = wait_for(asked, SECONDS, "the far request to be asked here", 0.2)
+        assert request.get("host") == HOST
+        assert request["summary"] == "npm test"
+        status, _ = near.client.call(
+            "POST", f"/api/decisions/{request['request_id']}", {"verdict": "allow", "origin": "cli"}
+        )
+        assert status == 200
+        held.wait(30)
+        assert held.stdout is not None and held.stderr is not None
+        out, err = held.stdout.read(), held.stderr.read()
+    finally:
+        if held.poll() is None:
+            held.kill()
+            held.wait()
+    assert held.returncode == 0, err
+    decision = orjson.loads(out)["hookSpecificOutput"]["decision"]
+    assert decision["behavior"] == "allow"
+    wait_for(lambda: not asked(), 20, "the request to close here")
+
+
+# -- faults --------------------------------------------------------------------------------------
+
+
+def test_a_host_going_down_and_back_is_said_and_reported_once(
+    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
+) -> None:
+    claude = FarClaude(ssh_rig.far, SID, "/srv/api")
+    probe = FarClaude(ssh_rig.far, OTHER, "/srv/probe")
+    far_claudes += [claude, probe]
+    claude.ask("make deploy")
+    local = ClaudeTranscript(OTHER, "/work/here", start=time.time())
+    local_path = near.home / ".claude" / "projects" / "-work-here" / f"{OTHER}.jsonl"
+    write_lines(local_path, [local.prompt("the local one")])
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    near.start()
+    near.wait_state(SID, "input_required")
+    watch = Watch.start(near)
+    try:
+        watch.wait_live(probe)
+        probe_heard = len(watch.of(OTHER))
+
+        ssh_rig.stop()
+        down = near.wait_host("unreachable", timeout=30)
+        assert down["detail"].startswith(("connection dropped", "host down")), down
+        # Its sessions stay shown as last seen; this machine's go on.
+        assert near.session(SID) is not None
+        before = near.session(OTHER, "local")
+        assert before is not None
+        write_lines(local_path, [local.text("local answer", stop_reason="end_turn")])
+        wait_for(
+            lambda: near.session(OTHER, "local")["last_activity"] != before["last_activity"],
+            SECONDS,
+            "the local session to go on",
+        )
+        tested = near.run("remote", "test", HOST)
+        assert tested.returncode == 1
+        said = tested.stderr.strip().splitlines()
+        assert len(said) == 1, tested.stderr
+        assert said[0].startswith(f"agentbar: {HOST}: host down"), said
+
+        # Meanwhile the call was allowed there; the host comes back (the backoff may have
+        # grown to a few tens of seconds).
+        claude.approved()
+        ssh_rig.start()
+        near.wait_host("connected", timeout=90)
+        near.wait_state(SID, "running")
+        wait_for(lambda: watch.of(SID, "running"), 90, "the watch to hear it after reconnecting")
+        # Once: what changed meanwhile, and nothing the watch had been told already.
+        assert [c["state"] for c in watch.of(SID)] == ["running"], watch.heard
+        assert len(watch.of(OTHER)) == probe_heard, watch.heard
+    finally:
+        watch.stop()
+
+
+def test_a_host_that_asks_for_a_password_says_so_in_one_line(ssh_rig: SshRig, near: Near) -> None:
+    near.add_remote(HOST, ssh_rig.keyless_command, ssh_rig.agentbar)
+    tested = near.run("remote", "test", HOST)
+    assert tested.returncode == 1
+    assert tested.stdout == ""
+    assert tested.stderr.count("\n") == 1, tested.stderr
+    assert tested.stderr.startswith(f"agentbar: {HOST}: asks for a password"), tested.stderr
+
+
+def test_a_host_without_agentbar_says_how_to_install_it(ssh_rig: SshRig, near: Near) -> None:
+    near.add_remote(HOST, ssh_rig.command, "/nowhere/bin/agentbar")
+    tested = near.run("remote", "test", HOST)
+    assert tested.returncode == 1
+    assert tested.stderr.count("\n") == 1, tested.stderr
+    line = tested.stderr.strip()
+    assert line.startswith(f"agentbar: {HOST}: agentbar is not installed on {HOST}"), line
+    assert "pip install" in line or "pipx install" in line
+
+
+def test_the_documented_add_order_keeps_the_option(ssh_rig: SshRig, near: Near) -> None:
+    added = near.run("remote", "add", HOST, "--agentbar", ssh_rig.agentbar, "--", *ssh_rig.command)
+    assert added.returncode == 0, added.stderr
+    listed = near.run("remote", "list")
+    assert listed.stdout.split() == [HOST, *ssh_rig.command, f"[{ssh_rig.agentbar}]"]
+
+
+def test_remote_test_reports_version_and_sessions(ssh_rig: SshRig, near: Near) -> None:
+    far_codex(ssh_rig.far, "/srv/parser")
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    listed = near.run("remote", "list")
+    assert listed.returncode == 0
+    assert HOST in listed.stdout and "ssh -F" in listed.stdout
+    tested = near.run("remote", "test", HOST)
+    assert tested.returncode == 0, tested.stderr
+    assert tested.stdout.startswith(f"{HOST}: agentbar "), tested.stdout
+    assert "1 sessions" in tested.stdout
+
+
+# -- a container-like channel --------------------------------------------------------------------
+
+
+def test_a_container_like_command_is_a_remote_too(
+    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
+) -> None:
+    """``docker exec -i`` and ``wsl.exe -d`` run the program straight away with the standard
+    streams as the channel: ``runuser`` into the far user with a clean environment does the
+    same here."""
+    claude = FarClaude(ssh_rig.far, SID, "/srv/api")
+    far_claudes.append(claude)
+    claude.ask("cargo build")
+    near.add_remote("box", ssh_rig.channel_like(), ssh_rig.agentbar)
+    tested = near.run("remote", "test", "box")
+    assert tested.returncode == 0, tested.stderr
+    near.start()
+    waiting = near.wait_state(SID, "input_required", host="box")
+    assert waiting["detail"] == "Bash: cargo build"
+    claude.approved()
+    near.wait_state(SID, "running", host="box")
+    with pytest.raises(ApiError):
+        near.get(f"/api/sessions/{SID}/items?host=nowhere")
+
+
+# -- the tray ------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_tray_notifies_a_far_approval_naming_the_host(
+    ssh_rig: SshRig, tray: Tray, far_claudes: list[FarClaude]
+) -> None:
+    """The real tray on its private desktop, dunst as the notification server: a session of
+    the rig that starts waiting is told as that host's."""
+    added = agentbar(
+        tray.env, "remote", "add", "--agentbar", ssh_rig.agentbar, HOST, "--", *ssh_rig.command
+    )
+    assert added.returncode == 0, added.stderr
+    tray.launch()
+    wait_for(
+        lambda: any(h["state"] == "connected" for h in tray.api("/api/hosts")["hosts"]),
+        SECONDS,
+        "the tray's link to the rig",
+        0.2,
+    )
+    claude = FarClaude(ssh_rig.far, SID, "/srv/api")
+    far_claudes.append(claude)
+    claude.say("busy")
+    claude.write(claude.transcript.prompt("deploy it"))
+    wait_for(lambda: tray.state(SID) == "running", SECONDS, "the far session in the tray", 0.2)
+    claude.write(claude.transcript.bash("make deploy"))
+    claude.say("waiting")
+    shown = tray.desktop.wait_notification(lambda n: "api" in n["summary"], SECONDS)
+    assert shown["summary"] == f"Claude Code in api on {HOST} needs your approval", shown
+    assert "make deploy" in shown["body"]
