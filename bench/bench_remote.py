@@ -2,21 +2,26 @@
 p99), against the same write on this machine's own engine; and the channel's idle cost (bytes a
 minute, CPU seconds a minute of the far side and of this process).
 
-The remote is the real ``agentbar channel`` under its own HOME reached by a local command (as
-``docker exec -i`` would reach a container); ``--ssh`` is for sshrig's OpenSSH rig (a command
-given as words after ``--ssh``). Run: ``python bench/bench_remote.py [--writes 40] [--idle 60]``.
+Two transports, the same measures: the real ``agentbar channel`` under its own HOME reached by
+a local command (as ``docker exec -i`` would reach a container), and with ``--ssh`` the same
+over a real OpenSSH server on 127.0.0.1 (tests/remote_rig.py: Debian's sshd started here, a far
+user with its own HOME and agentbar installed there, needs root). Over ssh the idle cost is
+also counted on the wire (the kernel's byte counts of the connection, encrypted, each way: ssh's
+own keep-alives included) and the CPU split into the far agentbar, the far sshd and the ssh
+client. Run: ``python bench/bench_remote.py [--writes 40] [--idle 60] [--ssh]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import psutil
 
@@ -25,13 +30,21 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 
 from benchlib import distribution, machine, write_json  # noqa: E402
-from remote_far import FarHome, make_far  # noqa: E402
+from remote_far import make_far  # noqa: E402
+from remote_rig import (  # noqa: E402
+    FarClaude,
+    SshRig,
+    prepare_machine,
+    rig_running,
+    rig_unavailable,
+)
 
 from agentbar.core.app import Agentbar  # noqa: E402
 from agentbar.core.config import Settings  # noqa: E402
 from agentbar.core.decisions import DecisionBook  # noqa: E402
 from agentbar.core.model import StateChange  # noqa: E402
 from agentbar.core.remote.hub import Hub  # noqa: E402
+from agentbar.core.remote.remotes import Remote  # noqa: E402
 
 SID = "eeeeeeee-0000-4000-8000-00000000000e"
 
@@ -41,14 +54,40 @@ class Latch:
         self.event = threading.Event()
         self.want = ""
         self.at = 0.0
+        self.hops: list[float] = []  # ms from the engine's change (its ts) to this subscriber
 
     def __call__(self, change: StateChange) -> None:
         if change.snapshot.key.session_id == SID and str(change.snapshot.state.state) == self.want:
             self.at = time.perf_counter()
+            self.hops.append((time.time() - change.ts) * 1000)
             self.event.set()
 
 
-def toggle_writes(far: FarHome, latch: Latch, writes: int) -> list[float]:
+class StatusWriter(Protocol):
+    """Where a session's registry is written (a far HOME of this user's, or the rig's)."""
+
+    def set_status(self, session_id: str, cwd: str, status: str, **extra: str) -> None: ...
+
+
+class RigSession:
+    """The rig's far Claude session as a ``StatusWriter``."""
+
+    def __init__(self, claude: FarClaude) -> None:
+        self.claude = claude
+
+    def set_status(self, session_id: str, cwd: str, status: str, **extra: str) -> None:
+        self.claude.say(status)
+
+
+def cpu_seconds(procs: list[psutil.Process]) -> float:
+    total = 0.0
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):  # one that ended counts no more
+            total += sum(proc.cpu_times()[:2])
+    return total
+
+
+def toggle_writes(far: StatusWriter, latch: Latch, writes: int) -> list[float]:
     """Each write flips the live session between running and waiting for an approval."""
     samples = []
     for n in range(writes):
@@ -80,7 +119,7 @@ def remote_latency(root: Path, writes: int, idle: float) -> dict[str, Any]:
         time.sleep(2.0)
         samples = toggle_writes(far, latch, writes)
         link = hub.links["bench"]
-        process = link._process  # noqa: SLF001 - the far side's process, for its CPU
+        process = link._process  # the far side's process, for its CPU
         children = [psutil.Process(process.pid)] if process is not None else []
         far_procs = children + [c for p in children for c in p.children(recursive=True)]
         me = psutil.Process()
@@ -93,12 +132,73 @@ def remote_latency(root: Path, writes: int, idle: float) -> dict[str, Any]:
         return {
             "latency_ms": distribution(samples),
             "samples": len(samples),
+            "hop_ms": distribution(latch.hops),
             "idle_bytes_per_minute": (link.bytes_read - before_bytes) * per_minute,
             "idle_far_cpu_s_per_minute": (
                 sum(sum(p.cpu_times()[:2]) for p in far_procs) - before_far
             )
             * per_minute,
             "idle_near_cpu_s_per_minute": (sum(me.cpu_times()[:2]) - before_me) * per_minute,
+        }
+    finally:
+        hub.stop()
+
+
+def ssh_latency(root: Path, writes: int, idle: float) -> dict[str, Any]:
+    """The same over the OpenSSH rig: ``ssh -F CONFIG rig`` to a far user of this machine."""
+    machine_ = prepare_machine(root / "keys")
+    with rig_running(machine_, root / "rig") as rig:
+        claude = FarClaude(rig.far, SID, "/srv/bench")
+        try:
+            claude.write(claude.transcript.prompt("bench"))
+            claude.say("busy")
+            return _over_ssh(rig, RigSession(claude), writes, idle)
+        finally:
+            claude.end()
+
+
+def _over_ssh(rig: SshRig, session: RigSession, writes: int, idle: float) -> dict[str, Any]:
+    hub = Hub([Remote("rig", tuple(rig.command), rig.agentbar)], DecisionBook())
+    latch = Latch()
+    hub.subscribe(latch)
+    connect_started = time.perf_counter()
+    hub.start()
+    try:
+        link = hub.links["rig"]
+        deadline = time.monotonic() + 120
+        while not link.connected and time.monotonic() < deadline:
+            time.sleep(0.01)
+        connect_s = time.perf_counter() - connect_started
+        time.sleep(2.0)
+        samples = toggle_writes(session, latch, writes)
+        time.sleep(5.0)  # past the last write's updates
+        process = link._process  # the ssh client, for its CPU
+        client = [psutil.Process(process.pid)] if process is not None else []
+        sshd = rig.serving_processes()
+        far = [
+            p
+            for p in rig.far.processes()
+            if p.pid not in {s.pid for s in sshd} and p.name() != "sleep"
+        ]
+        me = psutil.Process()
+        groups = {"far_agentbar": far, "far_sshd": sshd, "ssh_client": client, "near": [me]}
+        cpu_before = {name: cpu_seconds(procs) for name, procs in groups.items()}
+        bytes_before = link.bytes_read
+        wire_before = rig.wire_bytes()
+        time.sleep(idle)
+        per_minute = 60.0 / idle
+        wire_after = rig.wire_bytes()
+        return {
+            "connect_s": connect_s,
+            "latency_ms": distribution(samples),
+            "samples": len(samples),
+            "idle_bytes_per_minute": (link.bytes_read - bytes_before) * per_minute,
+            "idle_wire_far_to_near_bytes_per_minute": (wire_after[0] - wire_before[0]) * per_minute,
+            "idle_wire_near_to_far_bytes_per_minute": (wire_after[1] - wire_before[1]) * per_minute,
+            "idle_cpu_s_per_minute": {
+                name: (cpu_seconds(procs) - cpu_before[name]) * per_minute
+                for name, procs in groups.items()
+            },
         }
     finally:
         hub.stop()
@@ -117,7 +217,11 @@ def local_latency(root: Path, writes: int) -> dict[str, Any]:
         app.wait_ready()
         time.sleep(2.0)
         samples = toggle_writes(near, latch, writes)
-        return {"latency_ms": distribution(samples), "samples": len(samples)}
+        return {
+            "latency_ms": distribution(samples),
+            "samples": len(samples),
+            "hop_ms": distribution(latch.hops),
+        }
     finally:
         app.close()
 
@@ -127,20 +231,36 @@ def main() -> int:
     parser.add_argument("--writes", type=int, default=40)
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--ssh", action="store_true", help="also over the OpenSSH rig (root)")
     args = parser.parse_args()
+    if args.ssh and (reason := rig_unavailable()) is not None:
+        parser.error(f"--ssh: {reason}")
     with tempfile.TemporaryDirectory(prefix="bench-remote-") as tmp:
         root = Path(tmp)
         local = local_latency(root, args.writes)
         remote = remote_latency(root, args.writes, args.idle)
-    result = {"machine": machine(), "local": local, "remote": remote}
+        ssh = ssh_latency(root / "ssh", args.writes, args.idle) if args.ssh else None
+    result = {"machine": machine(), "local": local, "remote": remote, "ssh": ssh}
     write_json(args.json, result)
     print(f"local engine   write -> change: p50 {local['latency_ms']['p50_ms']:.1f} ms, "
           f"p99 {local['latency_ms']['p99_ms']:.1f} ms ({local['samples']} writes)")  # fmt: skip
     print(f"remote channel write -> change: p50 {remote['latency_ms']['p50_ms']:.1f} ms, "
           f"p99 {remote['latency_ms']['p99_ms']:.1f} ms ({remote['samples']} writes)")  # fmt: skip
+    print(f"engine's change -> subscriber: local p50 {local['hop_ms']['p50_ms']:.2f} ms, "
+          f"through the channel p50 {remote['hop_ms']['p50_ms']:.2f} ms, "
+          f"p99 {remote['hop_ms']['p99_ms']:.2f} ms")  # fmt: skip
     print(f"idle: {remote['idle_bytes_per_minute']:.0f} bytes/min on the channel, far side "
           f"{remote['idle_far_cpu_s_per_minute']:.3f} CPU s/min, near side "
           f"{remote['idle_near_cpu_s_per_minute']:.3f} CPU s/min")  # fmt: skip
+    if ssh is not None:
+        cpu = ssh["idle_cpu_s_per_minute"]
+        print(f"ssh channel    write -> change: p50 {ssh['latency_ms']['p50_ms']:.1f} ms, "
+              f"p99 {ssh['latency_ms']['p99_ms']:.1f} ms ({ssh['samples']} writes); "
+              f"connected in {ssh['connect_s']:.1f} s")  # fmt: skip
+        print(f"ssh idle: {ssh['idle_bytes_per_minute']:.0f} bytes/min of frames; on the wire "
+              f"{ssh['idle_wire_far_to_near_bytes_per_minute']:.0f} bytes/min far->near, "
+              f"{ssh['idle_wire_near_to_far_bytes_per_minute']:.0f} near->far; CPU s/min: "
+              + ", ".join(f"{name} {value:.3f}" for name, value in cpu.items()))  # fmt: skip
     print(f"load average {os.getloadavg()}")
     return 0
 

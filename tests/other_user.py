@@ -97,15 +97,23 @@ def ensure_user(name: str, *useradd_args: str) -> OtherUser:
     return OtherUser(name, entry.pw_uid, entry.pw_gid)
 
 
-def needs_root_and(*tools: str) -> None:
-    """Skip, saying why, where this machine cannot make a second local user and run as it."""
+def why_not(*tools: str) -> str | None:
+    """Why this machine cannot make a second local user and run as it (None: it can)."""
     if os.geteuid() != 0:
-        pytest.skip("creating a second local user needs root")
+        return "creating a second local user needs root"
     for tool in ("runuser", "useradd", *tools):
         if shutil.which(tool) is None and not Path("/usr/sbin", tool).exists():
-            pytest.skip(f"{tool} is not installed")
+            return f"{tool} is not installed"
     if not Path(PYTHON).exists():
-        pytest.skip(f"{PYTHON} is not installed")
+        return f"{PYTHON} is not installed"
+    return None
+
+
+def needs_root_and(*tools: str) -> None:
+    """Skip, saying why, where this machine cannot make a second local user and run as it."""
+    reason = why_not(*tools)
+    if reason is not None:
+        pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

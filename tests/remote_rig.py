@@ -17,6 +17,10 @@ under /root, which that user cannot enter), made once per state of the code and 
 - At the end: sshd stopped, every process of the far user killed (it is never left logged in:
   no TTY is asked for, so nothing is written to utmp either).
 
+``FarClaude`` plays a live Claude session of the far user (transcript, registry, a ``sleep`` as
+its process). Outside pytest (bench/bench_remote.py): ``rig_unavailable``, ``prepare_machine``
+and ``rig_running``.
+
 Needs root (CI and these machines run as root): elsewhere the tests are skipped with the reason.
 """
 
@@ -27,11 +31,13 @@ import fcntl
 import hashlib
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +46,8 @@ from typing import Any
 import orjson
 import psutil
 import pytest
-from other_user import PYTHON, OtherUser, ensure_user, needs_root_and, runuser
+from claude_lines import ClaudeTranscript, registry
+from other_user import PYTHON, OtherUser, ensure_user, runuser, why_not
 from polling import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -287,6 +294,61 @@ class FarUser:
             os.chown(path, self.user.uid, self.user.gid)
 
 
+@dataclass
+class FarClaude:
+    """One live Claude session of the far user: its transcript and registry in the far HOME,
+    and a ``sleep`` of the far user as its process (the registry names its pid)."""
+
+    far: FarUser
+    session_id: str
+    project: str
+    transcript: ClaudeTranscript = field(init=False)
+    process: subprocess.Popen[bytes] = field(init=False)
+    started: float = field(default_factory=time.time)
+
+    def __post_init__(self) -> None:
+        self.transcript = ClaudeTranscript(self.session_id, self.project, start=self.started)
+        user = self.far.user
+        self.process = subprocess.Popen(
+            ["sleep", "600"], user=user.uid, group=user.gid, extra_groups=[], cwd=self.far.home
+        )
+
+    @property
+    def path(self) -> Path:
+        folder = self.project.replace("/", "-")
+        return self.far.home / ".claude" / "projects" / folder / f"{self.session_id}.jsonl"
+
+    def write(self, *lines: dict[str, Any]) -> None:
+        self.far.write_lines(self.path, list(lines))
+
+    def say(self, status: str) -> None:
+        entry = registry(
+            self.process.pid,
+            self.session_id,
+            status=status,
+            waiting_for="permission prompt" if status == "waiting" else None,
+            cwd=self.project,
+            started_at=self.started,
+            updated_at=time.time(),
+        )
+        path = self.far.home / ".claude" / "sessions" / f"{self.process.pid}.json"
+        self.far.write_bytes(path, orjson.dumps(entry))
+
+    def ask(self, command: str) -> None:
+        """It asks to run ``command`` (a Bash call with no result, the registry waiting)."""
+        self.write(self.transcript.prompt(f"please {command}"), self.transcript.bash(command))
+        self.say("waiting")
+
+    def approved(self) -> None:
+        """The call was allowed: its result, and the registry busy."""
+        self.say("busy")
+        self.write(self.transcript.tool_result())
+
+    def end(self) -> None:
+        self.process.kill()
+        self.process.wait(5)
+
+
 def far_user(cache: Path) -> FarUser:
     """This checkout's far user: a login shell (sshd runs commands through it), a HOME under
     ``cache`` and a password field of ``*`` (no password, but not locked: without PAM, sshd
@@ -407,17 +469,36 @@ class SshRig:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.sshd.pid, signal.SIGKILL)
         self.sshd.wait(10)
-        # Each connection's sshd is a child of the listener, in its process group.
-        for proc in psutil.process_iter(["name", "exe"]):
+        for proc in self.serving_processes():
             with contextlib.suppress(psutil.Error):
-                if proc.info["exe"] == SSHD and self._serves_here(proc):
-                    proc.kill()
+                proc.kill()
         self.sshd = None
 
-    def _serves_here(self, proc: psutil.Process) -> bool:
-        return any(str(self.folder) in part for part in proc.cmdline()) or any(
-            c.laddr and c.laddr.port == self.port for c in proc.net_connections()
-        )
+    def serving_processes(self) -> list[psutil.Process]:
+        """The sshd processes of this rig's connections (each in a session of its own: the
+        listener's process group does not hold them), the far user's unprivileged one too."""
+        found = []
+        for proc in psutil.process_iter(["exe"]):
+            with contextlib.suppress(psutil.Error):
+                if proc.info["exe"] == SSHD and (
+                    any(str(self.folder) in part for part in proc.cmdline())
+                    or any(c.laddr and c.laddr.port == self.port for c in proc.net_connections())
+                ):
+                    found.append(proc)
+        return found
+
+    def wire_bytes(self) -> tuple[int, int]:
+        """Bytes on the wire of this rig's connections so far, encrypted, as the kernel counts
+        them at the server's end: (sent to the near side, received from it)."""
+        said = subprocess.run(
+            ["ss", "-tinH", "state", "established", f"( sport = :{self.port} )"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        sent = sum(int(n) for n in re.findall(r"\bbytes_sent:(\d+)", said))
+        received = sum(int(n) for n in re.findall(r"\bbytes_received:(\d+)", said))
+        return sent, received
 
     def ssh(self, *words: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
         """``ssh rig WORDS`` as a person would type it (the far shell reads the words)."""
@@ -451,33 +532,53 @@ class RigMachine:
     keys: Keys
 
 
-@pytest.fixture(scope="session")
-def rig_machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RigMachine]:
-    needs_root_and("usermod")
+def rig_unavailable() -> str | None:
+    """Why this machine cannot run the rig (None: it can)."""
+    reason = why_not("usermod")
+    if reason is not None:
+        return reason
     for tool in (SSHD, shutil.which("ssh"), shutil.which("ssh-keygen")):
         if tool is None or not Path(tool).exists():
-            pytest.skip("OpenSSH is not installed (scripts/test installs openssh-server)")
+            return "OpenSSH is not installed (scripts/test installs openssh-server)"
+    return None
+
+
+def prepare_machine(keys_folder: Path) -> RigMachine:
+    """The far user, its agentbar (built when the code changed) and a fresh key pair."""
     cache = CACHE_ROOT / f"agentbar-rig-{checkout_hash()}"
     install = far_install(cache)
-    far = far_user(cache)
-    keys = make_keys(tmp_path_factory.mktemp("rig-keys"))
-    try:
-        yield RigMachine(far, install, keys)
-    finally:
-        far.kill_all()
+    return RigMachine(far_user(cache), install, make_keys(keys_folder))
 
 
-@pytest.fixture
-def ssh_rig(rig_machine: RigMachine, tmp_path: Path) -> Iterator[SshRig]:
-    """A running sshd for this test, and a fresh far HOME."""
-    folder = tmp_path / "rig"
+@contextlib.contextmanager
+def rig_running(machine: RigMachine, folder: Path) -> Iterator[SshRig]:
+    """A running sshd in ``folder`` (made here), and a fresh far HOME; all stopped after."""
     folder.mkdir(mode=0o700)
-    rig_machine.far.reset_home(rig_machine.keys)
-    rig = SshRig(folder, rig_machine.keys, rig_machine.far, rig_machine.install)
+    machine.far.reset_home(machine.keys)
+    rig = SshRig(folder, machine.keys, machine.far, machine.install)
     rig.write_configs()
     rig.start()
     try:
         yield rig
     finally:
         rig.stop()
-        rig_machine.far.kill_all()
+        machine.far.kill_all()
+
+
+@pytest.fixture(scope="session")
+def rig_machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RigMachine]:
+    reason = rig_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    machine = prepare_machine(tmp_path_factory.mktemp("rig-keys") / "keys")
+    try:
+        yield machine
+    finally:
+        machine.far.kill_all()
+
+
+@pytest.fixture
+def ssh_rig(rig_machine: RigMachine, tmp_path: Path) -> Iterator[SshRig]:
+    """A running sshd for this test, and a fresh far HOME."""
+    with rig_running(rig_machine, tmp_path / "rig") as rig:
+        yield rig

@@ -143,8 +143,14 @@ class FarSide:
         now = {s.key: s for s in self.app.sessions()}
         with self._seq_lock:
             changed = [s for key, s in now.items() if self._sent.get(key) != s]
+            # A new state is the engine's change to tell (it may hold a provisional one back
+            # until its detail is known): left to ``on_change``, looked at again next time.
+            changed = [s for s in changed if not _moved(self._sent.get(s.key), s)]
             gone = [key for key in self._sent if key not in now]
-            self._sent = now
+            for key in gone:
+                del self._sent[key]
+            for snap in changed:
+                self._sent[snap.key] = snap
             for snap in changed:
                 self._numbered({"t": "update", "session": snapshot_to_wire(snap)})
             for key in gone:
@@ -306,6 +312,13 @@ class FarSide:
             )
         )
         return {"request_id": request.request_id}
+
+
+def _moved(sent: SessionSnapshot | None, now: SessionSnapshot) -> bool:
+    """Whether ``now`` is in another state than what was sent (or one still provisional)."""
+    if sent is None:  # a session read from the history (silent), or a new one: shown
+        return False
+    return now.state.provisional or not now.state.same_transition(sent.state)
 
 
 def _offset(value: object) -> int | None:

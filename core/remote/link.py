@@ -13,8 +13,11 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import os
 import random
+import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -150,6 +153,9 @@ class Link:
         self._clock = clock
         self._lock = threading.Lock()
         self._shown: dict[SessionKey, SessionSnapshot] = {}
+        # What was last told (listed or reported as a change) of each session: a change
+        # frame is reported unless it tells the same again.
+        self._told: dict[SessionKey, tuple[str, str | None, float]] = {}
         self._listed_once = False
         self._lost_at: float | None = None
         self._status = HostStatus(name=remote.name, state=HostState.CONNECTING, since=clock())
@@ -232,7 +238,7 @@ class Link:
             code = _wait(process)
             errors.join()
             if getattr(process, "late", False):
-                return "timed out (no answer in 20 s)"
+                return f"timed out (no answer in {HELLO_SECONDS:.0f} s)"
             if self.status().state is HostState.CONNECTED:
                 return "connection dropped" + (f" (exit {code})" if code else "")
             return why_not(code, errors.text(), self.remote)
@@ -244,8 +250,7 @@ class Link:
 
     def _hello_late(self, process: subprocess.Popen[bytes]) -> None:
         process.late = True  # type: ignore[attr-defined]
-        with contextlib.suppress(OSError):
-            process.kill()
+        _kill(process)
 
     def _check_hello(self, hello: dict[str, Any]) -> str:
         if hello.get("protocol") != PROTOCOL:
@@ -264,8 +269,7 @@ class Link:
         try:
             process.wait(3.0)
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(OSError):
-                process.kill()
+            _kill(process)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(3.0)
 
@@ -344,6 +348,7 @@ class Link:
             lost_at = self._lost_at
             old = self._shown
             self._shown = {s.key: s for s in fresh}
+            self._told = {s.key: _told(s) for s in fresh}
         if first:
             return
         for snap in fresh:
@@ -374,15 +379,14 @@ class Link:
         with self._lock:
             was = self._shown.get(snap.key)
             self._shown[snap.key] = snap
-        if frame["t"] != "change":
-            return
-        if (
-            was is not None
-            and snap.state.same_as(was.state)
-            and (snap.state_since == was.state_since)
-        ):
-            return  # shown already (sent again after a reconnect)
-        prev = was.state if was is not None else _prev(frame.get("prev"))
+            if frame["t"] != "change":
+                return  # other fields: shown, never told (the far side sends moves as changes)
+            told = self._told.get(snap.key)
+            self._told[snap.key] = _told(snap)
+        if told == _told(snap):
+            return  # told already (sent again after a reconnect)
+        # The far side's own previous state; ours when it sent none.
+        prev = _prev(frame.get("prev")) or (was.state if was is not None else None)
         ts = frame.get("ts")
         when = float(ts) if isinstance(ts, int | float) else self._clock()
         self._listener.changed(StateChange(ts=when, snapshot=snap, prev=prev))
@@ -472,6 +476,12 @@ class Link:
                 call.more.notify_all()
 
 
+def _told(snap: SessionSnapshot) -> tuple[str, str | None, float]:
+    state = snap.state
+    waiting = None if state.waiting_for is None else str(state.waiting_for)
+    return (str(state.state), waiting, snap.state_since)
+
+
 def _prev(raw: object) -> SessionState | None:
     if not isinstance(raw, list) or len(raw) != 4:
         return None
@@ -485,6 +495,16 @@ def _prev(raw: object) -> SessionState | None:
         )
     except ValueError:
         return None
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """End the channel's command and what it started (its session's group: a shell's child
+    would otherwise hold the pipe open)."""
+    with contextlib.suppress(OSError):
+        if sys.platform == "win32":
+            process.kill()
+        else:
+            os.killpg(process.pid, signal.SIGKILL)
 
 
 def _wait(process: subprocess.Popen[bytes]) -> int | None:
