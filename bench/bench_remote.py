@@ -54,10 +54,12 @@ class Latch:
         self.event = threading.Event()
         self.want = ""
         self.at = 0.0
+        self.hops: list[float] = []  # ms from the engine's change (its ts) to this subscriber
 
     def __call__(self, change: StateChange) -> None:
         if change.snapshot.key.session_id == SID and str(change.snapshot.state.state) == self.want:
             self.at = time.perf_counter()
+            self.hops.append((time.time() - change.ts) * 1000)
             self.event.set()
 
 
@@ -143,6 +145,7 @@ def remote_latency(root: Path, writes: int, idle: float) -> dict[str, Any]:
         per_minute = 60.0 / idle
         return {
             **latencies(samples),
+            "hop_ms": distribution(latch.hops),
             "idle_bytes_per_minute": (link.bytes_read - before_bytes) * per_minute,
             "idle_far_cpu_s_per_minute": (
                 sum(sum(p.cpu_times()[:2]) for p in far_procs) - before_far
@@ -226,7 +229,7 @@ def local_latency(root: Path, writes: int) -> dict[str, Any]:
         app.wait_ready()
         time.sleep(2.0)
         samples = toggle_writes(near, latch, writes)
-        return latencies(samples)
+        return {**latencies(samples), "hop_ms": distribution(latch.hops)}
     finally:
         app.close()
 
@@ -251,6 +254,9 @@ def main() -> int:
           f"p99 {local['latency_ms']['p99_ms']:.1f} ms ({local['samples']} writes)")  # fmt: skip
     print(f"remote channel write -> change: p50 {remote['latency_ms']['p50_ms']:.1f} ms, "
           f"p99 {remote['latency_ms']['p99_ms']:.1f} ms ({remote['samples']} writes)")  # fmt: skip
+    print(f"engine's change -> subscriber: local p50 {local['hop_ms']['p50_ms']:.2f} ms, "
+          f"through the channel p50 {remote['hop_ms']['p50_ms']:.2f} ms, "
+          f"p99 {remote['hop_ms']['p99_ms']:.2f} ms")  # fmt: skip
     print(f"idle: {remote['idle_bytes_per_minute']:.0f} bytes/min on the channel, far side "
           f"{remote['idle_far_cpu_s_per_minute']:.3f} CPU s/min, near side "
           f"{remote['idle_near_cpu_s_per_minute']:.3f} CPU s/min")  # fmt: skip

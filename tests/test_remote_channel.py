@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import signal
 import threading
 import time
@@ -17,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import orjson
 import psutil
 import pytest
 from polling import wait_for
 from remote_far import FarHome, make_far
-from test_cli import write_claude
+from test_cli import write_claude, write_codex
 from test_hook_route import finish, permission_request, start_hook
 
 from agentbar.core.app import Agentbar
@@ -36,6 +38,7 @@ A = "aaaaaaaa-0000-4000-8000-00000000000a"
 B = "bbbbbbbb-0000-4000-8000-00000000000b"
 LIVE = "cccccccc-0000-4000-8000-00000000000c"
 LOCAL = "dddddddd-0000-4000-8000-00000000000d"
+CODEX = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd6"
 SLOW = 60.0  # a far side's first start imports and reads everything; generous on a busy box
 
 
@@ -61,6 +64,8 @@ def far(tmp_path: Path) -> FarHome:
     far = make_far(tmp_path / "far")
     far.claude(A, "/srv/api", "remote hello world", start=time.time() - 600)
     far.claude(B, "/srv/web", "another remote prompt", start=time.time() - 300)
+    write_codex(far.home / ".codex", CODEX, "/srv/parser", "a codex prompt there",
+                start=time.time() - 200)  # fmt: skip
     return far
 
 
@@ -95,12 +100,13 @@ def far_pids(far: FarHome) -> list[psutil.Process]:
 def test_sessions_appear_with_their_host_and_replay_through_the_channel(hub: Hub) -> None:
     wait_for(lambda: connected(hub), SLOW, "the channel")
     sessions = {s.key.session_id: s for s in hub.sessions()}
-    assert set(sessions) == {A, B}
+    assert set(sessions) == {A, B, CODEX}
     assert {s.key.host for s in sessions.values()} == {"box"}
+    assert (sessions[CODEX].key.agent, sessions[CODEX].project) == ("codex", "/srv/parser")
     assert sessions[A].title == "remote hello world"
     assert sessions[A].to_json()["host"] == "box"
     (status,) = hub.hosts()
-    assert (status.name, status.state, status.sessions) == ("box", HostState.CONNECTED, 2)
+    assert (status.name, status.state, status.sessions) == ("box", HostState.CONNECTED, 3)
     link = hub.links["box"]
     page = link.call("page", {"agent": "claude", "id": A})
     assert [item["text"] for item in page["items"] if item["kind"] == "user"] == [
@@ -139,7 +145,7 @@ def test_a_change_on_the_far_side_is_reported_once_and_never_again_after_a_recon
         proc.send_signal(signal.SIGKILL)
     wait_for(lambda: hub.hosts()[0].state is HostState.UNREACHABLE, 20, "unreachable")
     assert hub.hosts()[0].detail.startswith("connection dropped")
-    assert {s.key.session_id for s in hub.sessions()} >= {A, B, LIVE}  # kept as last seen
+    assert {s.key.session_id for s in hub.sessions()} >= {A, B, CODEX, LIVE}  # kept as last seen
     wait_for(lambda: connected(hub), SLOW, "the reconnect")
     time.sleep(3.0)  # a full list, then updates: room for a duplicate to show up
     assert heard.states(LIVE) == ["running", "input_required"]
@@ -181,6 +187,17 @@ def test_a_held_approval_on_the_far_side_is_answered_from_here(far: FarHome) -> 
         wait_for(lambda: not book.pending(), 20, "the withdrawal")
         with pytest.raises(StaleRequest):
             book.decide(Decision(second.request_id, Verdict.ALLOW, origin="test"))
+        # A host lost while a request waits: the copy here is withdrawn (an answer could not
+        # reach it), never left to take an answer that goes nowhere.
+        hook = start_hook(far.data, permission_request())
+        (third,) = wait_for(book.pending, 20, "the third request")
+        for proc in far_pids(far):
+            proc.send_signal(signal.SIGKILL)
+        wait_for(lambda: not book.pending(), 20, "the withdrawal of a lost host's request")
+        with pytest.raises(StaleRequest):
+            book.decide(Decision(third.request_id, Verdict.ALLOW, origin="test"))
+        hook.kill()
+        hook.wait()
     finally:
         hub.stop()
 
@@ -256,10 +273,21 @@ def test_the_app_and_its_server_show_every_host(far: FarHome, tmp_path: Path) ->
             local = get(server, f"/api/sessions/{LOCAL}/items")
             assert local["host"] == "local"
             assert get(server, f"/api/sessions/{A}/items?host=elsewhere", status=404)
+            # A launch on the host is refused, never run here instead.
+            body = {"agent": "claude", "project": "/srv", "host": "box"}
+            launched = post(server, "/api/tasks", body, status=501)
+            assert launched["error"]["code"] == "not_supported"
+            # The board's stream says how the hosts are, and when one changes.
+            stream = Stream(server)
+            hello = stream.next()
+            assert [h["name"] for h in hello["hosts"]] == ["box"]
             # The far side goes; this machine's sessions are served as before.
             for proc in far_pids(far):
                 proc.send_signal(signal.SIGKILL)
             wait_for(lambda: app.hosts()[0].state is not HostState.CONNECTED, 20, "the drop")
+            told = stream.until(lambda m: m.get("type") == "host")
+            assert told["host"]["state"] in ("unreachable", "connecting")
+            stream.close()
             refused = get(server, f"/api/sessions/{A}/items?host=box", status=503)
             assert refused["error"]["code"] == "host_unreachable"
             assert get(server, f"/api/sessions/{LOCAL}/items")["host"] == "local"
@@ -278,6 +306,59 @@ def get(server: Any, path: str, status: int = 200) -> Any:
             return await response.json()
 
     return asyncio.run(main())
+
+
+def post(server: Any, path: str, body: dict[str, Any], status: int) -> Any:
+    async def main() -> Any:
+        headers = {"Authorization": f"Bearer {server.token}", "Origin": server.origin}
+        async with (
+            aiohttp.ClientSession(headers=headers) as client,
+            client.post(f"{server.origin}{path}", json=body) as response,
+        ):
+            assert response.status == status, (path, response.status, await response.text())
+            return await response.json()
+
+    return asyncio.run(main())
+
+
+class Stream:
+    """``/api/events`` read on a thread of its own (its messages in a queue)."""
+
+    def __init__(self, server: Any) -> None:
+        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=asyncio.run, args=(self._read(server),),
+                                        daemon=True)  # fmt: skip
+        self._thread.start()
+
+    async def _read(self, server: Any) -> None:
+        headers = {"Authorization": f"Bearer {server.token}", "Origin": server.origin}
+        async with (
+            aiohttp.ClientSession(headers=headers) as client,
+            client.ws_connect(f"{server.origin}/api/events") as ws,
+        ):
+            while not self._stop.is_set():
+                try:
+                    message = await ws.receive(timeout=0.2)
+                except TimeoutError:
+                    continue
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    return
+                self.messages.put(orjson.loads(message.data))
+
+    def next(self, timeout: float = 20) -> dict[str, Any]:
+        return self.messages.get(timeout=timeout)
+
+    def until(self, check: Any, timeout: float = 30) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self.next(max(0.1, deadline - time.monotonic()))
+            if check(message):
+                return message
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
 
 
 def test_no_far_side_is_left_running(far: FarHome, hub: Hub) -> None:

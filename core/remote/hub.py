@@ -100,6 +100,8 @@ class Hub:
         _tell(self._lock, self._listeners, change)
 
     def status(self, status: HostStatus) -> None:
+        if status.state is HostState.UNREACHABLE:
+            self.mirror.lost(status.name)
         _tell(self._lock, self._host_listeners, status)
 
     def decisions(self, host: str, requests: list[dict[str, Any]]) -> None:
@@ -127,6 +129,7 @@ class DecisionMirror:
         """The far side's open requests after a (re)connect: the ones still open stay as they
         are (not opened twice), the ones gone are withdrawn, the new ones opened."""
         open_there = {str(doc.get("request_id")): doc for doc in requests if isinstance(doc, dict)}
+        # (After a reconnect to the same far side, its requests kept open here stay as they are.)
         with self._lock:
             ours = {far: local for (h, far), local in self._far.items() if h == host}
         for far, local in ours.items():
@@ -135,6 +138,14 @@ class DecisionMirror:
         for far, doc in open_there.items():
             if far not in ours:
                 self._open(host, doc)
+
+    def lost(self, host: str) -> None:
+        """``host`` is unreachable: an answer could not reach it, so its requests are withdrawn
+        here (one still waiting there is opened again once it is back)."""
+        with self._lock:
+            ours = [local for (h, _far), local in self._far.items() if h == host]
+        for local in ours:
+            self._book.withdraw(local, f"{host} is unreachable")
 
     def changed(self, host: str, frame: dict[str, Any]) -> None:
         doc = frame.get("request")

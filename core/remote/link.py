@@ -13,8 +13,11 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import os
 import random
+import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -235,7 +238,7 @@ class Link:
             code = _wait(process)
             errors.join()
             if getattr(process, "late", False):
-                return "timed out (no answer in 20 s)"
+                return f"timed out (no answer in {HELLO_SECONDS:.0f} s)"
             if self.status().state is HostState.CONNECTED:
                 return "connection dropped" + (f" (exit {code})" if code else "")
             return why_not(code, errors.text(), self.remote)
@@ -247,8 +250,7 @@ class Link:
 
     def _hello_late(self, process: subprocess.Popen[bytes]) -> None:
         process.late = True  # type: ignore[attr-defined]
-        with contextlib.suppress(OSError):
-            process.kill()
+        _kill(process)
 
     def _check_hello(self, hello: dict[str, Any]) -> str:
         if hello.get("protocol") != PROTOCOL:
@@ -267,8 +269,7 @@ class Link:
         try:
             process.wait(3.0)
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(OSError):
-                process.kill()
+            _kill(process)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(3.0)
 
@@ -494,6 +495,16 @@ def _prev(raw: object) -> SessionState | None:
         )
     except ValueError:
         return None
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """End the channel's command and what it started (its session's group: a shell's child
+    would otherwise hold the pipe open)."""
+    with contextlib.suppress(OSError):
+        if sys.platform == "win32":
+            process.kill()
+        else:
+            os.killpg(process.pid, signal.SIGKILL)
 
 
 def _wait(process: subprocess.Popen[bytes]) -> int | None:

@@ -17,14 +17,14 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import tomlkit
-from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import AoT
+from typing import TYPE_CHECKING
 
 from ..errors import AgentbarError
 from ..model import LOCAL_HOST
 from ..privacy import write_private
+
+if TYPE_CHECKING:
+    import tomlkit
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 DEFAULT_PROGRAM = "agentbar"
@@ -132,6 +132,9 @@ def add(path: Path, remote: Remote) -> None:
     """Add ``remote`` to the file at ``path`` (made if missing). Refuses a name taken."""
     check_name(remote.name)
     check_command(remote.command)
+    import tomlkit  # noqa: PLC0415 - an edit's alone: the tray at rest does without
+    from tomlkit.items import AoT  # noqa: PLC0415
+
     doc, before = _read(path)
     remotes = doc.get("remotes")
     if remotes is not None and not isinstance(remotes, AoT):
@@ -152,6 +155,8 @@ def add(path: Path, remote: Remote) -> None:
 
 def remove(path: Path, name: str) -> None:
     """Remove the remote named ``name``; ``RemoteConfigError`` when there is none."""
+    from tomlkit.items import AoT  # noqa: PLC0415 - an edit's alone
+
     doc, before = _read(path)
     remotes = doc.get("remotes")
     index = None
@@ -166,6 +171,9 @@ def remove(path: Path, name: str) -> None:
 
 
 def _read(path: Path) -> tuple[tomlkit.TOMLDocument, str]:
+    import tomlkit  # noqa: PLC0415 - an edit's alone
+    from tomlkit.exceptions import TOMLKitError  # noqa: PLC0415
+
     try:
         before = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -179,6 +187,8 @@ def _read(path: Path) -> tuple[tomlkit.TOMLDocument, str]:
 
 
 def _write(path: Path, doc: tomlkit.TOMLDocument, before: str) -> None:
+    import tomlkit  # noqa: PLC0415 - an edit's alone
+
     text = tomlkit.dumps(doc)
     tomllib.loads(text)  # what we write must read back
     if before:

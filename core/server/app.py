@@ -29,6 +29,7 @@ from ..launch.task import TaskInfo
 from ..listing import diagnostics, select
 from ..model import SessionKey, StateChange
 from ..progress_text import progress_json
+from ..remote.hosts import HostStatus
 from ..replay.export import MEDIA_TYPES, Format, Options, export, filename
 from ..replay.model import MAIN_THREAD
 from ..replay.pages import PAGE_ITEMS, NotFound
@@ -53,7 +54,7 @@ from .security import Guard, error
 
 __all__ = [
     "CONTEXT", "AgentEntry", "Context", "Gate", "GatedSite", "Guard", "Sessions", "broadcast",
-    "broadcast_decision", "broadcast_progress", "broadcast_task", "build_app",
+    "broadcast_decision", "broadcast_host", "broadcast_progress", "broadcast_task", "build_app",
     "quiet_library_logs", "web",
 ]  # fmt: skip
 
@@ -370,6 +371,7 @@ async def events(request: web.Request) -> web.StreamResponse:
             "decisions": []
             if ctx.decisions is None
             else [request_json(r) for r in ctx.decisions.pending()],
+            "hosts": [] if ctx.hub is None else [h.to_json() for h in ctx.hub.hosts()],
         }
         await ws.send_str(jsonsafe.dumps(hello).decode())
         sender = asyncio.create_task(_send_all(ws, queue))
@@ -414,6 +416,11 @@ def broadcast_progress(ctx: Context, progress: IndexProgress) -> None:
 def broadcast_decision(ctx: Context, change: BookChange) -> None:
     """On the server's loop: queue a request opened or closed in the decision book."""
     _fan_out(ctx, jsonsafe.dumps(change_json(change)))
+
+
+def broadcast_host(ctx: Context, status: HostStatus) -> None:
+    """On the server's loop: queue a remote host's new status (connected, unreachable)."""
+    _fan_out(ctx, orjson.dumps({"type": "host", "host": status.to_json()}))
 
 
 def broadcast_task(ctx: Context, info: TaskInfo) -> None:

@@ -46,6 +46,7 @@ from .codes import DEFAULT_SECONDS, with_code
 if TYPE_CHECKING:
     from ..launch.manager import TaskManager
     from ..launch.task import TaskInfo
+    from ..remote.hosts import HostStatus
     from ..remote.hub import Hub
     from .context import Sessions
     from .gate import Limits
@@ -89,6 +90,7 @@ class LoopbackServer:
     ) -> None:
         self.engine = engine
         self.decisions = decisions
+        self.hub = hub
         self.tasks = tasks
         self.roots = roots
         self.searcher = searcher
@@ -123,6 +125,7 @@ class LoopbackServer:
         self._unsubscribe_progress: Callable[[], None] | None = None
         self._unsubscribe_tasks: Callable[[], None] | None = None
         self._unsubscribe_decisions: Callable[[], None] | None = None
+        self._unsubscribe_hosts: Callable[[], None] | None = None
 
     @property
     def origin(self) -> str:
@@ -162,6 +165,8 @@ class LoopbackServer:
             self._unsubscribe_tasks = self.tasks.subscribe(self._on_task)
         if self.decisions is not None:
             self._unsubscribe_decisions = self.decisions.subscribe(self._on_decision)
+        if self.hub is not None:
+            self._unsubscribe_hosts = self.hub.subscribe_hosts(self._on_host)
         return self.url
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -170,12 +175,13 @@ class LoopbackServer:
             self._unsubscribe_progress,
             self._unsubscribe_tasks,
             self._unsubscribe_decisions,
+            self._unsubscribe_hosts,
         ):
             if unsubscribe is not None:
                 with contextlib.suppress(ValueError):
                     unsubscribe()
         self._unsubscribe = self._unsubscribe_progress = self._unsubscribe_tasks = None
-        self._unsubscribe_decisions = None
+        self._unsubscribe_decisions = self._unsubscribe_hosts = None
         loop, stopped = self._loop, self._stopped
         if loop is not None and stopped is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
@@ -213,6 +219,13 @@ class LoopbackServer:
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._app.broadcast_decision, self.context, change)
+
+    def _on_host(self, status: HostStatus) -> None:
+        """On a remote link's thread: hand a host's new status to the server's loop."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._app.broadcast_host, self.context, status)
 
     def _run(self) -> None:
         loop = asyncio.new_event_loop()

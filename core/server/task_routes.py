@@ -26,7 +26,7 @@ from ..launch.manager import NoSuchTask, NotRunning, NotWaiting, TaskManager
 from ..launch.projects import recent_projects
 from ..launch.request import BadLaunch, LaunchRequest, Mode
 from ..launch.task import TaskInfo
-from ..model import Agent, SessionKey, SessionSnapshot
+from ..model import LOCAL_HOST, Agent, SessionKey, SessionSnapshot
 from .context import Context, find_session, session_json
 from .replies import Refused, guarded, json_reply, read_object
 
@@ -129,8 +129,11 @@ class _Handlers:
         return json_reply({"tasks": [task_json(t, sessions) for t in tasks.tasks()]})
 
     async def launch(self, request: web.Request) -> web.StreamResponse:
-        tasks = self._tasks(request)
         body = await read_object(request)
+        host = body.get("host", LOCAL_HOST)
+        if host not in (None, LOCAL_HOST):  # never launched here in a remote's place
+            raise Refused(501, "not_supported", "launching on a remote host is not supported yet")
+        tasks = self._tasks(request)
         agent = self._agent(request, body.get("agent"))
         project = body.get("project")
         if not isinstance(project, str) or not Path(project).is_absolute():
