@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
+import psutil
 import pytest
 from claude_lines import ClaudeTranscript, write_lines
 from cli_runner import agentbar, kill_left_behind, start_agentbar
@@ -110,6 +113,16 @@ class Near:
 
     def get(self, path: str) -> Any:
         return self.client.request("GET", path, timeout=60)
+
+    def raw(self, path: str) -> bytes:
+        """A GET whose reply is not JSON (an export), with the token."""
+        client = self.client
+        request = urllib.request.Request(
+            client.origin + path, headers={"Authorization": f"Bearer {client.token}"}
+        )
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(request, timeout=60) as response:
+            return bytes(response.read())
 
     def sessions(self) -> list[dict[str, Any]]:
         return list(self.get("/api/sessions")["sessions"])
@@ -207,6 +220,18 @@ def test_far_sessions_appear_with_their_host_and_follow_the_far_files(
     host = near.host()
     assert (host["state"], host["detail"]) == ("connected", "")
     assert host["sessions"] >= 2
+
+    # The far side opened no port but its own loopback server for the hooks, private to it.
+    listening = [
+        c.laddr
+        for proc in far.processes()
+        for c in proc.net_connections()
+        if c.status == psutil.CONN_LISTEN
+    ]
+    assert listening and all(addr.ip == "127.0.0.1" for addr in listening), listening
+    far_data = far.home / ".local" / "share" / "agentbar"
+    assert stat.S_IMODE(far_data.stat().st_mode) == 0o700
+    assert stat.S_IMODE((far_data / "server.json").stat().st_mode) == 0o600
 
     # A line written there changes the state here.
     claude.approved()
@@ -353,6 +378,12 @@ def test_replay_and_search_go_through_the_channel(
 
     found = near.get("/api/search?q=zebrafish")["hits"]
     assert [(h["host"], h["session_id"]) for h in found] == [(HOST, SID)]
+
+    # The export is made there and streamed here in chunks, whole.
+    exported = near.raw(f"/api/sessions/{SID}/export?host={HOST}&format=md").decode()
+    assert "quarterly zebrafish report" in exported
+    assert "paragraph 0 of" in exported and "paragraph 59 of" in exported
+    assert "the local one" not in exported
 
 
 # -- approvals -------------------------------------------------------------------------------------
