@@ -220,6 +220,8 @@ def test_parallel_calls_export_each_result_under_its_call(home: Home) -> None:
         assert result["text"].splitlines()[0] in md[start:end], call["name"]
     # Fenced by what each is: the command's output, the file's language, a diff, JSON only
     # when it parses.
+    assert "**Tool call** `Grep`: `def main in /work/views`" in md
+    assert "**Tool call** `TodoWrite`: `2 todos: 1 done, 1 in progress`" in md
     assert "```console\n$ pytest -q\n```" in md and "```console\n3 passed in 0.1s\n```" in md
     assert "```python\ndef main():" in md
     assert "```diff\n+++ /work/views/app.py\n@@ -1 +1 @@\n-return 1\n+return 2\n```" in md

@@ -341,8 +341,7 @@ class _Markdown(_Writer):
         if item.kind is ItemKind.UNKNOWN:
             return f"{heading}\n\n{_fence(output(item.text), 'json')}\n\n"
         if item.kind is ItemKind.TOOL_RESULT:
-            body = self.parts(result_parts(None, item))
-            return f"{heading}\n\n{body}\n"
+            return f"{heading}\n\n{self.parts(result_parts(None, item))}\n\n"
         return f"{heading}\n\n{item.text.strip()}\n\n"
 
     def tool(self, call: ReplayItem, result: ReplayItem | None) -> str:
@@ -355,27 +354,27 @@ class _Markdown(_Writer):
         view = call.view
         if view is not None and view.description and view.description != call.summary:
             head += f"\n\n_{_md_escape(_one_line(view.description))}_"
-        body = head + "\n\n" + self.parts(call_parts(call))
+        body = head + "\n\n"
+        if parts := call_parts(call):
+            body += self.parts(parts) + "\n\n"
         if result is not None:
-            parts = result_parts(call, result)
-            body += _details(_result_label(result), self.parts(parts)) + "\n"
+            body += _details(_result_label(result), self.parts(result_parts(call, result))) + "\n"
         return body
 
     def parts(self, parts: list[Part]) -> str:
         out = []
         for part in parts:
             if isinstance(part, Code):
-                out.append(_fence(part.text, part.lang) + "\n")
+                out.append(_fence(part.text, part.lang))
             elif isinstance(part, Checklist):
                 out.append(
-                    "".join(
-                        f"- [{todo_mark(t)}] {_md_escape(_one_line(t.content))}\n"
-                        for t in part.todos
+                    "\n".join(
+                        f"- [{todo_mark(t)}] {_md_escape(_one_line(t.content))}" for t in part.todos
                     )
                 )
             else:
                 out.append(_md_questions(part))
-        return "\n".join(out) + "\n"
+        return "\n\n".join(out)
 
     def subagent_open(self, item: ReplayItem) -> str:
         return f"<details><summary>Sub-agent: {html.escape(_subagent_title(item))}</summary>\n\n"
@@ -396,7 +395,7 @@ def _md_questions(part: Questions) -> str:
             lines.append(f"  - Answer: **{_md_escape(_one_line(chosen.pop(q.question)))}**")
     for question, answer in chosen.items():
         lines.append(f"- {_md_escape(_one_line(question))}: **{_md_escape(_one_line(answer))}**")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
 def _subagent_title(item: ReplayItem) -> str:
