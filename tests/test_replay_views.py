@@ -195,7 +195,9 @@ def test_tool_calls_carry_what_a_page_renders(home: Home) -> None:
     out = next(i for i in items if i.kind is ItemKind.TOOL_RESULT and i.call_id == "toolu_sh")
     assert out.text == "3 passed in 0.1s"
     turn = next(i for i in items if i.name == "turn_end")
-    assert turn.text == "Turn finished in 25 min 28 s"
+    assert (
+        turn.text == "Turn finished in 25 min 28 s" and turn.to_json()["label"] == "Turn finished"
+    )
     plain = next(i for i in items if i.kind is ItemKind.ASSISTANT).to_json()
     assert plain["diff"] is None and plain["folded"] is False  # every item has every key
 

@@ -155,3 +155,15 @@ def test_a_deleted_line_that_starts_with_dashes_stays_in_the_diff() -> None:
         (DiffKind.DEL, "-- old comment"),
         (DiffKind.ADD, "++ new"),
     ]
+
+
+def test_note_names_read_as_words() -> None:
+    from agentbar.core.replay.model import note_label
+
+    assert [note_label(n) for n in ("turn_end", "system/stop_hook_summary", None, "", "//")] == [
+        "Turn finished",
+        "Stop hook summary",
+        "Note",
+        "Note",
+        "Note",
+    ]

@@ -33,7 +33,7 @@ from .export_parts import (
     result_parts,
     todo_mark,
 )
-from .model import MAIN_THREAD, ItemKind, ReplayItem, ThreadInfo
+from .model import MAIN_THREAD, ItemKind, ReplayItem, ThreadInfo, note_label
 from .pages import NotFound, Replay
 
 MAX_DEPTH = 4  # sub-agents of sub-agents...
@@ -290,24 +290,11 @@ _TITLES = {
     ItemKind.UNKNOWN: "Unknown line",
     ItemKind.TOOL_RESULT: "Result of an earlier call",
 }
-# What a note is, in words (never the adapter's internal name).
-_NOTE_TITLES = {
-    "turn_end": "Turn finished",
-    "interrupted": "Interrupted",
-    "compact_summary": "Compaction summary",
-    "notification": "Notification",
-    "turn_failed": "Turn failed",
-    "command_output": "Command output",
-    "title": "Title",
-    "context": "Context",
-    "session_meta": "Session",
-    "oversized": "Line too long to show",
-}
 
 
 def _title_of(item: ReplayItem) -> str:
     if item.kind is ItemKind.NOTE:
-        return _NOTE_TITLES.get(item.name or "", "Note")
+        return note_label(item.name)
     if item.kind is ItemKind.USER and item.view is not None and item.view.command:
         return "User · command"
     return _TITLES[item.kind]

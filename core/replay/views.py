@@ -381,10 +381,16 @@ _SUMMARY_KEYS = (
 SUMMARY_CHARS = 200
 
 
+def words_of(name: str) -> str:
+    """An adapter's name for a record in words: ``event_msg/guardian_assessment`` ->
+    ``"Guardian assessment"``."""
+    words = " ".join(name.rsplit("/", 1)[-1].replace("_", " ").replace("-", " ").split())
+    return (words[:1].upper() + words[1:])[:80]
+
+
 def fold_summary(kind: str, record: Mapping[str, Any]) -> str:
     """One short line for a noisy record: what it is, in words, and what its few telling
     fields say (``guardian_assessment`` -> ``"Guardian assessment: approved · low"``)."""
-    words = kind.rsplit("/", 1)[-1].replace("_", " ").replace("-", " ").strip()
     told = []
     for key in _SUMMARY_KEYS:
         value = record.get(key)
@@ -394,7 +400,7 @@ def fold_summary(kind: str, record: Mapping[str, Any]) -> str:
             inner = _first(value, "query", "status", "message")
             if inner:
                 told.append(" ".join(inner.split()))
-    line = (words[:1].upper() + words[1:]) or "Record"
+    line = words_of(kind) or "Record"
     if told:
         line += ": " + " · ".join(dict.fromkeys(told))
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
