@@ -345,3 +345,30 @@ def test_codex_reviewer_and_subagent_records_fold_to_one_line(tmp_path: Path) ->
     assert "```diff\n+++ api/conf.py (update)" in md
     every = "".join(export(home.replay(), snap, Format.MARKDOWN, Options(notes=True)))
     assert "<details><summary>Sub agent activity: exploring the repo · scout</summary>" in every
+
+
+@pytest.mark.parametrize("version", ["claude-2.0.77", "claude-2.1.332"])
+def test_a_real_question_shows_its_options_and_the_answer_chosen(
+    tmp_path: Path, version: str
+) -> None:
+    import shutil
+
+    from replay_rig import DATA
+
+    home = make_home(tmp_path, claude=())
+    shutil.copytree(DATA / "recorded" / version / "ask_tool" / "projects", home.claude / "projects")
+    engine = home.caught_up()
+    try:
+        (snap,) = [s for s in engine.sessions() if s.transcript]
+    finally:
+        engine.stop()
+    items = list(home.replay().items(snap))
+    ask = next(i for i in items if i.kind is ItemKind.TOOL_CALL and i.name == "AskUserQuestion")
+    assert ask.view is not None and ask.view.questions
+    options = [o.label for o in ask.view.questions[0].options]
+    answer = next(i for i in items if i.kind is ItemKind.TOOL_RESULT and i.call_id == ask.call_id)
+    assert answer.view is not None and answer.view.answers
+    (chosen,) = answer.view.answers
+    assert chosen.question == ask.view.questions[0].question and chosen.answer in options
+    md, _, _ = check_exports(home.replay(), snap)
+    assert f"  - Answer: **{chosen.answer}**" in md
