@@ -168,7 +168,7 @@ class _Writer:
     def document(
         self, replay: Replay, snap: SessionSnapshot, threads: dict[str, ThreadInfo]
     ) -> Iterator[str]:
-        yield self.header(snap)
+        yield self.header(snap, full_title(replay, snap))
         yield from self.thread(replay, snap, MAIN_THREAD, depth=0, seen={MAIN_THREAD})
         yield self.footer()
 
@@ -233,7 +233,7 @@ class _Writer:
             return self.options.notes or item.name in _SHOWN_NOTES
         return True
 
-    def header(self, snap: SessionSnapshot) -> str:
+    def header(self, snap: SessionSnapshot, title: str) -> str:
         raise NotImplementedError
 
     def footer(self) -> str:
@@ -306,13 +306,31 @@ def _result_label(result: ReplayItem) -> str:
     return "Result (error)" if result.is_error else "Result"
 
 
-def _full_title(snap: SessionSnapshot) -> str:
-    return " ".join((snap.title or "Session " + snap.key.session_id).split())
+TITLE_LOOKAHEAD_ITEMS = 400  # items read from the top for the text a cut title came from
+
+
+def full_title(replay: Replay, snap: SessionSnapshot) -> str:
+    """The session's title whole: the index keeps it cut (``…``), so a cut one is looked up in
+    the first items (the prompt or the title note it was taken from)."""
+    title = " ".join((snap.title or "Session " + snap.key.session_id).split())
+    if not title.endswith("…"):
+        return title
+    stem = title[:-1]
+    for count, item in enumerate(_thread_items(replay, snap, MAIN_THREAD)):
+        if count >= TITLE_LOOKAHEAD_ITEMS:
+            break
+        if item.kind in (ItemKind.USER, ItemKind.NOTE):
+            line = next(
+                (" ".join(raw.split()) for raw in item.text.splitlines() if raw.strip()), ""
+            )
+            if len(line) > len(stem) and line.startswith(stem):
+                return line
+    return title
 
 
 class _Markdown(_Writer):
-    def header(self, snap: SessionSnapshot) -> str:
-        lines = [f"# {_full_title(snap)}", ""]
+    def header(self, snap: SessionSnapshot, title: str) -> str:
+        lines = [f"# {title}", ""]
         lines += [f"- **{k}**: {_code(v)}" for k, v in _facts(snap)]
         return "\n".join(lines) + "\n\n---\n\n"
 
@@ -451,8 +469,7 @@ def _e(text: str) -> str:
 
 
 class _Html(_Writer):
-    def header(self, snap: SessionSnapshot) -> str:
-        title = _full_title(snap)
+    def header(self, snap: SessionSnapshot, title: str) -> str:
         facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in _facts(snap))
         return (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
