@@ -20,6 +20,7 @@ from agentbar.core.replay.readable import human_duration, plain
 from agentbar.core.replay.views import (
     DIFF_LINES,
     DiffKind,
+    DiffLine,
     answers_of,
     fold_summary,
     patch_view,
@@ -167,3 +168,17 @@ def test_note_names_read_as_words() -> None:
         "Note",
         "Note",
     ]
+
+
+def test_an_edit_too_big_to_match_is_one_correct_hunk() -> None:
+    head = [f"head {n}" for n in range(700)]
+    tail = [f"tail {n}" for n in range(700)]
+    old = head + [f"old {n}" for n in range(600)] + tail
+    new = head + [f"new {n}" for n in range(500)] + tail
+    lines = unified_diff([("\n".join(old), "\n".join(new))], None)
+    assert lines[0] == DiffLine(DiffKind.HUNK, "@@ -698,606 +698,506 @@")
+    kept = [d.text for d in lines if d.kind is DiffKind.CONTEXT]
+    assert kept == head[-3:] + tail[:3]
+    assert [d.text for d in lines if d.kind is DiffKind.DEL] == old[700:1300]
+    assert [d.text for d in lines if d.kind is DiffKind.ADD] == new[700:1200]
+    assert unified_diff([("\n".join(old), "\n".join(old))], None) == ()
