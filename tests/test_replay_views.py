@@ -15,6 +15,7 @@ from replay_rig import Home, make_home, snapshot
 
 from agentbar.core.agents.claude.tools import TOOLS
 from agentbar.core.launch.handoff import brief
+from agentbar.core.model import SessionSnapshot
 from agentbar.core.replay.export import Format, Options, export
 from agentbar.core.replay.model import MAIN_THREAD, ItemKind, ReplayItem
 
@@ -141,6 +142,16 @@ def items_of(home: Home, session_id: str) -> tuple[list[ReplayItem], Any]:
     finally:
         engine.stop()
     return list(home.replay().items(snap, MAIN_THREAD)), snap
+
+
+def the_session(home: Home) -> SessionSnapshot:
+    """The one session with a transcript in ``home``, read by a fresh engine."""
+    engine = home.caught_up()
+    try:
+        (snap,) = [s for s in engine.sessions() if s.transcript]
+    finally:
+        engine.stop()
+    return snap
 
 
 def by_call(items: list[ReplayItem], call_id: str) -> ReplayItem:
@@ -277,11 +288,7 @@ def test_warmup_sidechains_of_real_claude_2_0_are_helpers(tmp_path: Path) -> Non
     home = make_home(tmp_path, claude=())
     folder = DATA / "recorded" / "claude-2.0.77" / "answer" / "projects"
     shutil.copytree(folder, home.claude / "projects")
-    engine = home.caught_up()
-    try:
-        (snap,) = [s for s in engine.sessions() if s.transcript]
-    finally:
-        engine.stop()
+    snap = the_session(home)
     threads = home.replay().threads(snap)
     assert threads and {t.helper for t in threads} == {"warmup"}
 
@@ -314,11 +321,7 @@ def test_codex_reviewer_and_subagent_records_fold_to_one_line(tmp_path: Path) ->
     ]
     target = home.codex / "sessions" / "2026" / "11" / "29"
     write_lines(target / f"rollout-2026-11-29T10-00-00-{r.session_id}.jsonl", lines)
-    engine = home.caught_up()
-    try:
-        (snap,) = [s for s in engine.sessions() if s.transcript]
-    finally:
-        engine.stop()
+    snap = the_session(home)
     items = list(home.replay().items(snap))
     folded = [i for i in items if i.view is not None and i.view.folded]
     guardian = folded[0].summary or ""
@@ -357,11 +360,7 @@ def test_a_real_question_shows_its_options_and_the_answer_chosen(
 
     home = make_home(tmp_path, claude=())
     shutil.copytree(DATA / "recorded" / version / "ask_tool" / "projects", home.claude / "projects")
-    engine = home.caught_up()
-    try:
-        (snap,) = [s for s in engine.sessions() if s.transcript]
-    finally:
-        engine.stop()
+    snap = the_session(home)
     items = list(home.replay().items(snap))
     ask = next(i for i in items if i.kind is ItemKind.TOOL_CALL and i.name == "AskUserQuestion")
     assert ask.view is not None and ask.view.questions
