@@ -371,3 +371,36 @@ def test_a_real_question_shows_its_options_and_the_answer_chosen(
     assert chosen.question == ask.view.questions[0].question and chosen.answer in options
     md, _, _ = check_exports(home.replay(), snap)
     assert f"  - Answer: **{chosen.answer}**" in md
+
+
+def test_a_bash_mode_command_is_the_persons_prompt_and_its_output_a_note(tmp_path: Path) -> None:
+    home = make_home(tmp_path, claude=())
+    t = ClaudeTranscript("95000000-0000-4000-8000-000000000001", "/work/bash")
+    typed = t._base("user", message={"role": "user", "content": "<bash-input>ls -la</bash-input>"})
+    printed = t._base(
+        "user",
+        message={
+            "role": "user",
+            "content": "<bash-stdout>\x1b[34mREADME\x1b[0m</bash-stdout>"
+            "<bash-stderr></bash-stderr>",
+        },
+    )
+    write_lines(
+        home.claude / "projects" / "-work-bash" / f"{t.session_id}.jsonl",
+        [typed, printed, t.prompt("now explain the files"), t.text("Sure.")],
+    )
+    snap = the_session(home)
+    assert snap.title == "now explain the files"  # a typed prompt names it over a command
+    items = list(home.replay().items(snap))
+    first = items[0].to_json()
+    assert (first["kind"], first["text"], first["command"], first["args"]) == (
+        "user",
+        "! ls -la",
+        "!",
+        "ls -la",
+    )
+    assert (items[1].name, items[1].text, items[1].to_json()["label"]) == (
+        "command_output",
+        "README",
+        "Command output",
+    )
