@@ -317,7 +317,7 @@ def test_codex_reviewer_and_subagent_records_fold_to_one_line(tmp_path: Path) ->
         r.item(
             {"type": "web_search_call", "status": "completed", "action": {"query": "toml spec"}}
         ),
-        r.complete("Done."),
+        r.complete("Done.", duration_ms=754_300),
     ]
     target = home.codex / "sessions" / "2026" / "11" / "29"
     write_lines(target / f"rollout-2026-11-29T10-00-00-{r.session_id}.jsonl", lines)
@@ -333,6 +333,7 @@ def test_codex_reviewer_and_subagent_records_fold_to_one_line(tmp_path: Path) ->
     ]
     assert all(i.kind is ItemKind.NOTE and i.text.startswith("{") for i in folded)  # kept whole
     assert not [i for i in items if i.kind is ItemKind.UNKNOWN]
+    assert [i.text for i in items if i.name == "turn_end"] == ["Turn finished in 12 min 34 s"]
     shell = by_call(items, "call_sh").to_json()
     assert shell["command"] == "git status"
     result = next(i for i in items if i.kind is ItemKind.TOOL_RESULT and i.call_id == "call_sh")
