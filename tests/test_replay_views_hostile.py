@@ -182,3 +182,32 @@ def test_an_edit_too_big_to_match_is_one_correct_hunk() -> None:
     assert [d.text for d in lines if d.kind is DiffKind.DEL] == old[700:1300]
     assert [d.text for d in lines if d.kind is DiffKind.ADD] == new[700:1200]
     assert unified_diff([("\n".join(old), "\n".join(old))], None) == ()
+
+
+def test_a_call_whose_result_never_comes_holds_back_nothing_for_long(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from export_check import LOOSE
+
+    from agentbar.core.replay import export as export_module
+    from agentbar.core.replay.export import Format, export
+
+    home = make_home(tmp_path, claude=())
+    t = ClaudeTranscript("93000000-0000-4000-8000-000000000002", "/w")
+    lines = [t.prompt("go"), t.bash("sleep 1000", "t_slow"), t.bash("echo hi", "t_fast")]
+    lines += [t.tool_result("t_fast", "hi")] + [t.text(f"answer {n}") for n in range(6)]
+    lines += [t.tool_result("t_slow", "finally"), t.bash("never answered", "t_never")]
+    write_lines(home.claude / "projects" / "-w" / f"{t.session_id}.jsonl", lines)
+    engine = home.caught_up()
+    try:
+        snap = snapshot(engine, t.session_id)
+    finally:
+        engine.stop()
+    whole = "".join(export(home.replay(), snap, Format.MARKDOWN))
+    assert LOOSE not in whole and whole.index("finally") < whole.index("echo hi")
+    assert whole.index("never answered") > whole.index("answer 5")  # written at the end
+    monkeypatch.setattr(export_module, "WAITING_ITEMS", 3)
+    md = "".join(export(home.replay(), snap, Format.MARKDOWN))
+    assert md.count(LOOSE) == 1 and md.index("sleep 1000") < md.index("answer 2")
+    for text in ("hi", "finally", *(f"answer {n}" for n in range(6)), "never answered"):
+        assert text in md  # given up on, the late result is still written, alone

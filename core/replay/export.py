@@ -37,7 +37,9 @@ from .model import MAIN_THREAD, ItemKind, ReplayItem, ThreadInfo, note_label
 from .pages import NotFound, Replay
 
 MAX_DEPTH = 4  # sub-agents of sub-agents...
-WAITING_ITEMS = 5000  # items held back behind a call waiting for its result, at most
+# What is held back behind a call waiting for its result, at most (then it goes without).
+WAITING_ITEMS = 5000
+WAITING_CHARS = 16_000_000
 _SHOWN_NOTES = frozenset(
     {"interrupted", "compact_summary", "notification", "turn_failed", "command_output"}
 )
@@ -160,6 +162,10 @@ class _Block:
     links: list[ReplayItem] = field(default_factory=list)
     waiting: bool = False  # a call whose result may still come
 
+    @property
+    def chars(self) -> int:
+        return self.item.chars + sum(i.chars for i in (self.result, *self.links) if i is not None)
+
 
 class _Writer:
     def __init__(self, options: Options) -> None:
@@ -181,6 +187,7 @@ class _Writer:
         waits for its result, up to ``WAITING_ITEMS`` items (then the call goes without)."""
         queue: deque[_Block] = deque()
         waiting: dict[str, _Block] = {}
+        held = 0  # characters of text held back in ``queue``
         for item in _thread_items(replay, snap, thread):
             block = waiting.get(item.call_id or "") if item.call_id else None
             if block is not None and item.kind is ItemKind.TOOL_RESULT:
@@ -195,8 +202,14 @@ class _Writer:
                     waiting[item.call_id or ""] = block
             elif item.kind is ItemKind.SUBAGENT or self.shown(item):
                 queue.append(_Block(item))
-            while queue and (not queue[0].waiting or len(queue) > WAITING_ITEMS):
+            else:
+                continue
+            held += item.chars
+            while queue and (
+                not queue[0].waiting or len(queue) > WAITING_ITEMS or held > WAITING_CHARS
+            ):
                 head = queue.popleft()
+                held -= head.chars
                 if head.waiting:  # given up on: its result, if it comes, is written alone
                     head.waiting = False
                     waiting.pop(head.item.call_id or "", None)
