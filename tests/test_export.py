@@ -170,3 +170,24 @@ def test_tokens_are_input_and_output_with_cache_apart(home: Home):
     md = "".join(export(home.replay(), snap, Format.MARKDOWN))
     assert f"- **Tokens**: `{headline:,} ({usage.input_tokens:,} in, " in md
     assert f"- **Cache**: `{usage.cache_read_tokens:,} read, " in md
+
+
+def test_the_title_is_whole_in_every_export(tmp_path: Path):
+    home = make_home(tmp_path, claude=())
+    long_id = "94000000-0000-4000-8000-000000000001"
+    prompt = "Please " + " ".join(f"word{n}" for n in range(60)) + " end."
+    t = ClaudeTranscript(long_id, "/work/long")
+    write_lines(
+        home.claude / "projects" / "-work-long" / f"{long_id}.jsonl",
+        [t.prompt(prompt + "\nsecond line"), t.text("ok")],
+    )
+    engine = home.caught_up()
+    try:
+        snap = snapshot(engine, long_id)
+    finally:
+        engine.stop()
+    assert snap.title is not None and snap.title.endswith("…") and len(snap.title) == 120
+    md = "".join(export(home.replay(), snap, Format.MARKDOWN))
+    assert md.startswith(f"# {prompt}\n")
+    page = "".join(export(home.replay(), snap, Format.HTML))
+    assert f"<title>{prompt}</title>" in page and f"<h1>{prompt}</h1>" in page

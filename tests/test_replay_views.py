@@ -15,6 +15,7 @@ from replay_rig import Home, make_home, snapshot
 
 from agentbar.core.agents.claude.tools import TOOLS
 from agentbar.core.launch.handoff import brief
+from agentbar.core.model import SessionSnapshot
 from agentbar.core.replay.export import Format, Options, export
 from agentbar.core.replay.model import MAIN_THREAD, ItemKind, ReplayItem
 
@@ -143,6 +144,16 @@ def items_of(home: Home, session_id: str) -> tuple[list[ReplayItem], Any]:
     return list(home.replay().items(snap, MAIN_THREAD)), snap
 
 
+def the_session(home: Home) -> SessionSnapshot:
+    """The one session with a transcript in ``home``, read by a fresh engine."""
+    engine = home.caught_up()
+    try:
+        (snap,) = [s for s in engine.sessions() if s.transcript]
+    finally:
+        engine.stop()
+    return snap
+
+
 def by_call(items: list[ReplayItem], call_id: str) -> ReplayItem:
     return next(i for i in items if i.kind is ItemKind.TOOL_CALL and i.call_id == call_id)
 
@@ -195,7 +206,9 @@ def test_tool_calls_carry_what_a_page_renders(home: Home) -> None:
     out = next(i for i in items if i.kind is ItemKind.TOOL_RESULT and i.call_id == "toolu_sh")
     assert out.text == "3 passed in 0.1s"
     turn = next(i for i in items if i.name == "turn_end")
-    assert turn.text == "Turn finished in 25 min 28 s"
+    assert (
+        turn.text == "Turn finished in 25 min 28 s" and turn.to_json()["label"] == "Turn finished"
+    )
     plain = next(i for i in items if i.kind is ItemKind.ASSISTANT).to_json()
     assert plain["diff"] is None and plain["folded"] is False  # every item has every key
 
@@ -220,6 +233,8 @@ def test_parallel_calls_export_each_result_under_its_call(home: Home) -> None:
         assert result["text"].splitlines()[0] in md[start:end], call["name"]
     # Fenced by what each is: the command's output, the file's language, a diff, JSON only
     # when it parses.
+    assert "**Tool call** `Grep`: `def main in /work/views`" in md
+    assert "**Tool call** `TodoWrite`: `2 todos: 1 done, 1 in progress`" in md
     assert "```console\n$ pytest -q\n```" in md and "```console\n3 passed in 0.1s\n```" in md
     assert "```python\ndef main():" in md
     assert "```diff\n+++ /work/views/app.py\n@@ -1 +1 @@\n-return 1\n+return 2\n```" in md
@@ -273,11 +288,7 @@ def test_warmup_sidechains_of_real_claude_2_0_are_helpers(tmp_path: Path) -> Non
     home = make_home(tmp_path, claude=())
     folder = DATA / "recorded" / "claude-2.0.77" / "answer" / "projects"
     shutil.copytree(folder, home.claude / "projects")
-    engine = home.caught_up()
-    try:
-        (snap,) = [s for s in engine.sessions() if s.transcript]
-    finally:
-        engine.stop()
+    snap = the_session(home)
     threads = home.replay().threads(snap)
     assert threads and {t.helper for t in threads} == {"warmup"}
 
@@ -306,15 +317,11 @@ def test_codex_reviewer_and_subagent_records_fold_to_one_line(tmp_path: Path) ->
         r.item(
             {"type": "web_search_call", "status": "completed", "action": {"query": "toml spec"}}
         ),
-        r.complete("Done."),
+        r.complete("Done.", duration_ms=754_300),
     ]
     target = home.codex / "sessions" / "2026" / "11" / "29"
     write_lines(target / f"rollout-2026-11-29T10-00-00-{r.session_id}.jsonl", lines)
-    engine = home.caught_up()
-    try:
-        (snap,) = [s for s in engine.sessions() if s.transcript]
-    finally:
-        engine.stop()
+    snap = the_session(home)
     items = list(home.replay().items(snap))
     folded = [i for i in items if i.view is not None and i.view.folded]
     guardian = folded[0].summary or ""
@@ -326,6 +333,7 @@ def test_codex_reviewer_and_subagent_records_fold_to_one_line(tmp_path: Path) ->
     ]
     assert all(i.kind is ItemKind.NOTE and i.text.startswith("{") for i in folded)  # kept whole
     assert not [i for i in items if i.kind is ItemKind.UNKNOWN]
+    assert [i.text for i in items if i.name == "turn_end"] == ["Turn finished in 12 min 34 s"]
     shell = by_call(items, "call_sh").to_json()
     assert shell["command"] == "git status"
     result = next(i for i in items if i.kind is ItemKind.TOOL_RESULT and i.call_id == "call_sh")
@@ -341,3 +349,59 @@ def test_codex_reviewer_and_subagent_records_fold_to_one_line(tmp_path: Path) ->
     assert "```diff\n+++ api/conf.py (update)" in md
     every = "".join(export(home.replay(), snap, Format.MARKDOWN, Options(notes=True)))
     assert "<details><summary>Sub agent activity: exploring the repo · scout</summary>" in every
+
+
+@pytest.mark.parametrize("version", ["claude-2.0.77", "claude-2.1.332"])
+def test_a_real_question_shows_its_options_and_the_answer_chosen(
+    tmp_path: Path, version: str
+) -> None:
+    import shutil
+
+    from replay_rig import DATA
+
+    home = make_home(tmp_path, claude=())
+    shutil.copytree(DATA / "recorded" / version / "ask_tool" / "projects", home.claude / "projects")
+    snap = the_session(home)
+    items = list(home.replay().items(snap))
+    ask = next(i for i in items if i.kind is ItemKind.TOOL_CALL and i.name == "AskUserQuestion")
+    assert ask.view is not None and ask.view.questions
+    options = [o.label for o in ask.view.questions[0].options]
+    answer = next(i for i in items if i.kind is ItemKind.TOOL_RESULT and i.call_id == ask.call_id)
+    assert answer.view is not None and answer.view.answers
+    (chosen,) = answer.view.answers
+    assert chosen.question == ask.view.questions[0].question and chosen.answer in options
+    md, _, _ = check_exports(home.replay(), snap)
+    assert f"  - Answer: **{chosen.answer}**" in md
+
+
+def test_a_bash_mode_command_is_the_persons_prompt_and_its_output_a_note(tmp_path: Path) -> None:
+    home = make_home(tmp_path, claude=())
+    t = ClaudeTranscript("95000000-0000-4000-8000-000000000001", "/work/bash")
+    typed = t._base("user", message={"role": "user", "content": "<bash-input>ls -la</bash-input>"})
+    printed = t._base(
+        "user",
+        message={
+            "role": "user",
+            "content": "<bash-stdout>\x1b[34mREADME\x1b[0m</bash-stdout>"
+            "<bash-stderr></bash-stderr>",
+        },
+    )
+    write_lines(
+        home.claude / "projects" / "-work-bash" / f"{t.session_id}.jsonl",
+        [typed, printed, t.prompt("now explain the files"), t.text("Sure.")],
+    )
+    snap = the_session(home)
+    assert snap.title == "now explain the files"  # a typed prompt names it over a command
+    items = list(home.replay().items(snap))
+    first = items[0].to_json()
+    assert (first["kind"], first["text"], first["command"], first["args"]) == (
+        "user",
+        "! ls -la",
+        "!",
+        "ls -la",
+    )
+    assert (items[1].name, items[1].text, items[1].to_json()["label"]) == (
+        "command_output",
+        "README",
+        "Command output",
+    )

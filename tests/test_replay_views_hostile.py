@@ -20,6 +20,7 @@ from agentbar.core.replay.readable import human_duration, plain
 from agentbar.core.replay.views import (
     DIFF_LINES,
     DiffKind,
+    DiffLine,
     answers_of,
     fold_summary,
     patch_view,
@@ -155,3 +156,58 @@ def test_a_deleted_line_that_starts_with_dashes_stays_in_the_diff() -> None:
         (DiffKind.DEL, "-- old comment"),
         (DiffKind.ADD, "++ new"),
     ]
+
+
+def test_note_names_read_as_words() -> None:
+    from agentbar.core.replay.model import note_label
+
+    assert [note_label(n) for n in ("turn_end", "system/stop_hook_summary", None, "", "//")] == [
+        "Turn finished",
+        "Stop hook summary",
+        "Note",
+        "Note",
+        "Note",
+    ]
+
+
+def test_an_edit_too_big_to_match_is_one_correct_hunk() -> None:
+    head = [f"head {n}" for n in range(700)]
+    tail = [f"tail {n}" for n in range(700)]
+    old = head + [f"old {n}" for n in range(600)] + tail
+    new = head + [f"new {n}" for n in range(500)] + tail
+    lines = unified_diff([("\n".join(old), "\n".join(new))], None)
+    assert lines[0] == DiffLine(DiffKind.HUNK, "@@ -698,606 +698,506 @@")
+    kept = [d.text for d in lines if d.kind is DiffKind.CONTEXT]
+    assert kept == head[-3:] + tail[:3]
+    assert [d.text for d in lines if d.kind is DiffKind.DEL] == old[700:1300]
+    assert [d.text for d in lines if d.kind is DiffKind.ADD] == new[700:1200]
+    assert unified_diff([("\n".join(old), "\n".join(old))], None) == ()
+
+
+def test_a_call_whose_result_never_comes_holds_back_nothing_for_long(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from export_check import LOOSE
+
+    from agentbar.core.replay import export as export_module
+    from agentbar.core.replay.export import Format, export
+
+    home = make_home(tmp_path, claude=())
+    t = ClaudeTranscript("93000000-0000-4000-8000-000000000002", "/w")
+    lines = [t.prompt("go"), t.bash("sleep 1000", "t_slow"), t.bash("echo hi", "t_fast")]
+    lines += [t.tool_result("t_fast", "hi")] + [t.text(f"answer {n}") for n in range(6)]
+    lines += [t.tool_result("t_slow", "finally"), t.bash("never answered", "t_never")]
+    write_lines(home.claude / "projects" / "-w" / f"{t.session_id}.jsonl", lines)
+    engine = home.caught_up()
+    try:
+        snap = snapshot(engine, t.session_id)
+    finally:
+        engine.stop()
+    whole = "".join(export(home.replay(), snap, Format.MARKDOWN))
+    assert LOOSE not in whole and whole.index("finally") < whole.index("echo hi")
+    assert whole.index("never answered") > whole.index("answer 5")  # written at the end
+    monkeypatch.setattr(export_module, "WAITING_ITEMS", 3)
+    md = "".join(export(home.replay(), snap, Format.MARKDOWN))
+    assert md.count(LOOSE) == 1 and md.index("sleep 1000") < md.index("answer 2")
+    for text in ("hi", "finally", *(f"answer {n}" for n in range(6)), "never answered"):
+        assert text in md  # given up on, the late result is still written, alone

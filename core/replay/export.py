@@ -33,11 +33,13 @@ from .export_parts import (
     result_parts,
     todo_mark,
 )
-from .model import MAIN_THREAD, ItemKind, ReplayItem, ThreadInfo
+from .model import MAIN_THREAD, ItemKind, ReplayItem, ThreadInfo, note_label
 from .pages import NotFound, Replay
 
 MAX_DEPTH = 4  # sub-agents of sub-agents...
-WAITING_ITEMS = 5000  # items held back behind a call waiting for its result, at most
+# What is held back behind a call waiting for its result, at most (then it goes without).
+WAITING_ITEMS = 5000
+WAITING_CHARS = 16_000_000
 _SHOWN_NOTES = frozenset(
     {"interrupted", "compact_summary", "notification", "turn_failed", "command_output"}
 )
@@ -160,6 +162,10 @@ class _Block:
     links: list[ReplayItem] = field(default_factory=list)
     waiting: bool = False  # a call whose result may still come
 
+    @property
+    def chars(self) -> int:
+        return self.item.chars + sum(i.chars for i in (self.result, *self.links) if i is not None)
+
 
 class _Writer:
     def __init__(self, options: Options) -> None:
@@ -168,7 +174,7 @@ class _Writer:
     def document(
         self, replay: Replay, snap: SessionSnapshot, threads: dict[str, ThreadInfo]
     ) -> Iterator[str]:
-        yield self.header(snap)
+        yield self.header(snap, full_title(replay, snap))
         yield from self.thread(replay, snap, MAIN_THREAD, depth=0, seen={MAIN_THREAD})
         yield self.footer()
 
@@ -181,6 +187,7 @@ class _Writer:
         waits for its result, up to ``WAITING_ITEMS`` items (then the call goes without)."""
         queue: deque[_Block] = deque()
         waiting: dict[str, _Block] = {}
+        held = 0  # characters of text held back in ``queue``
         for item in _thread_items(replay, snap, thread):
             block = waiting.get(item.call_id or "") if item.call_id else None
             if block is not None and item.kind is ItemKind.TOOL_RESULT:
@@ -195,8 +202,14 @@ class _Writer:
                     waiting[item.call_id or ""] = block
             elif item.kind is ItemKind.SUBAGENT or self.shown(item):
                 queue.append(_Block(item))
-            while queue and (not queue[0].waiting or len(queue) > WAITING_ITEMS):
+            else:
+                continue
+            held += item.chars
+            while queue and (
+                not queue[0].waiting or len(queue) > WAITING_ITEMS or held > WAITING_CHARS
+            ):
                 head = queue.popleft()
+                held -= head.chars
                 if head.waiting:  # given up on: its result, if it comes, is written alone
                     head.waiting = False
                     waiting.pop(head.item.call_id or "", None)
@@ -233,7 +246,7 @@ class _Writer:
             return self.options.notes or item.name in _SHOWN_NOTES
         return True
 
-    def header(self, snap: SessionSnapshot) -> str:
+    def header(self, snap: SessionSnapshot, title: str) -> str:
         raise NotImplementedError
 
     def footer(self) -> str:
@@ -290,24 +303,11 @@ _TITLES = {
     ItemKind.UNKNOWN: "Unknown line",
     ItemKind.TOOL_RESULT: "Result of an earlier call",
 }
-# What a note is, in words (never the adapter's internal name).
-_NOTE_TITLES = {
-    "turn_end": "Turn finished",
-    "interrupted": "Interrupted",
-    "compact_summary": "Compaction summary",
-    "notification": "Notification",
-    "turn_failed": "Turn failed",
-    "command_output": "Command output",
-    "title": "Title",
-    "context": "Context",
-    "session_meta": "Session",
-    "oversized": "Line too long to show",
-}
 
 
 def _title_of(item: ReplayItem) -> str:
     if item.kind is ItemKind.NOTE:
-        return _NOTE_TITLES.get(item.name or "", "Note")
+        return note_label(item.name)
     if item.kind is ItemKind.USER and item.view is not None and item.view.command:
         return "User · command"
     return _TITLES[item.kind]
@@ -319,13 +319,31 @@ def _result_label(result: ReplayItem) -> str:
     return "Result (error)" if result.is_error else "Result"
 
 
-def _full_title(snap: SessionSnapshot) -> str:
-    return " ".join((snap.title or "Session " + snap.key.session_id).split())
+TITLE_LOOKAHEAD_ITEMS = 400  # items read from the top for the text a cut title came from
+
+
+def full_title(replay: Replay, snap: SessionSnapshot) -> str:
+    """The session's title whole: the index keeps it cut (``…``), so a cut one is looked up in
+    the first items (the prompt or the title note it was taken from)."""
+    title = " ".join((snap.title or "Session " + snap.key.session_id).split())
+    if not title.endswith("…"):
+        return title
+    stem = title[:-1]
+    for count, item in enumerate(_thread_items(replay, snap, MAIN_THREAD)):
+        if count >= TITLE_LOOKAHEAD_ITEMS:
+            break
+        if item.kind in (ItemKind.USER, ItemKind.NOTE):
+            line = next(
+                (" ".join(raw.split()) for raw in item.text.splitlines() if raw.strip()), ""
+            )
+            if len(line) > len(stem) and line.startswith(stem):
+                return line
+    return title
 
 
 class _Markdown(_Writer):
-    def header(self, snap: SessionSnapshot) -> str:
-        lines = [f"# {_full_title(snap)}", ""]
+    def header(self, snap: SessionSnapshot, title: str) -> str:
+        lines = [f"# {title}", ""]
         lines += [f"- **{k}**: {_code(v)}" for k, v in _facts(snap)]
         return "\n".join(lines) + "\n\n---\n\n"
 
@@ -341,8 +359,7 @@ class _Markdown(_Writer):
         if item.kind is ItemKind.UNKNOWN:
             return f"{heading}\n\n{_fence(output(item.text), 'json')}\n\n"
         if item.kind is ItemKind.TOOL_RESULT:
-            body = self.parts(result_parts(None, item))
-            return f"{heading}\n\n{body}\n"
+            return f"{heading}\n\n{self.parts(result_parts(None, item))}\n\n"
         return f"{heading}\n\n{item.text.strip()}\n\n"
 
     def tool(self, call: ReplayItem, result: ReplayItem | None) -> str:
@@ -355,27 +372,27 @@ class _Markdown(_Writer):
         view = call.view
         if view is not None and view.description and view.description != call.summary:
             head += f"\n\n_{_md_escape(_one_line(view.description))}_"
-        body = head + "\n\n" + self.parts(call_parts(call))
+        body = head + "\n\n"
+        if parts := call_parts(call):
+            body += self.parts(parts) + "\n\n"
         if result is not None:
-            parts = result_parts(call, result)
-            body += _details(_result_label(result), self.parts(parts)) + "\n"
+            body += _details(_result_label(result), self.parts(result_parts(call, result))) + "\n"
         return body
 
     def parts(self, parts: list[Part]) -> str:
         out = []
         for part in parts:
             if isinstance(part, Code):
-                out.append(_fence(part.text, part.lang) + "\n")
+                out.append(_fence(part.text, part.lang))
             elif isinstance(part, Checklist):
                 out.append(
-                    "".join(
-                        f"- [{todo_mark(t)}] {_md_escape(_one_line(t.content))}\n"
-                        for t in part.todos
+                    "\n".join(
+                        f"- [{todo_mark(t)}] {_md_escape(_one_line(t.content))}" for t in part.todos
                     )
                 )
             else:
                 out.append(_md_questions(part))
-        return "\n".join(out) + "\n"
+        return "\n\n".join(out)
 
     def subagent_open(self, item: ReplayItem) -> str:
         return f"<details><summary>Sub-agent: {html.escape(_subagent_title(item))}</summary>\n\n"
@@ -396,7 +413,7 @@ def _md_questions(part: Questions) -> str:
             lines.append(f"  - Answer: **{_md_escape(_one_line(chosen.pop(q.question)))}**")
     for question, answer in chosen.items():
         lines.append(f"- {_md_escape(_one_line(question))}: **{_md_escape(_one_line(answer))}**")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
 def _subagent_title(item: ReplayItem) -> str:
@@ -465,8 +482,7 @@ def _e(text: str) -> str:
 
 
 class _Html(_Writer):
-    def header(self, snap: SessionSnapshot) -> str:
-        title = _full_title(snap)
+    def header(self, snap: SessionSnapshot, title: str) -> str:
         facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in _facts(snap))
         return (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -23,7 +23,7 @@ from ..model import iso
 from ..records import Usage
 from .files import AgentRoots, Line, TranscriptFile
 from .readable import plain
-from .views import EMPTY_VIEW_JSON, ItemView, patch_view, tool_view
+from .views import EMPTY_VIEW_JSON, ItemView, patch_view, tool_view, words_of
 
 MAIN_THREAD = "main"
 INLINE_PREFIX = "inline:"  # thread id of a sub-agent written inline in the main transcript
@@ -107,6 +107,7 @@ class ReplayItem:
             "model": self.model,
             "usage": None if usage is None else usage.to_json(),
             "link": None if self.link is None else self.link.to_json(),
+            "label": note_label(self.name) if self.kind is ItemKind.NOTE else None,
             **(EMPTY_VIEW_JSON if self.view is None else self.view.to_json()),
         }
 
@@ -119,6 +120,35 @@ class ReplayItem:
         if not (cut_text or cut_input or cut_view):
             return self
         return replace(self, text=text, input=value, view=view, truncated=True)
+
+
+# What a note is, in words a person reads (``name`` is the adapter's own word for it).
+_NOTE_LABELS = {
+    "turn_end": "Turn finished",
+    "interrupted": "Interrupted",
+    "compact_summary": "Compaction summary",
+    "compact-summary": "Compaction summary",
+    "notification": "Notification",
+    "turn_failed": "Turn failed",
+    "command_output": "Command output",
+    "title": "Title",
+    "context": "Context",
+    "session_meta": "Session",
+    "oversized": "Line too long to show",
+    "user/meta": "Context",
+    "user/injected": "Injected text",
+}
+
+
+def note_label(name: str | None) -> str:
+    """A note's name in words: ``turn_end`` -> "Turn finished", ``system/stop_hook_summary``
+    -> "Stop hook summary"."""
+    if not name:
+        return "Note"
+    known = _NOTE_LABELS.get(name)
+    if known is not None:
+        return known
+    return words_of(name) or "Note"
 
 
 _OUTPUT_KINDS = frozenset({ItemKind.TOOL_RESULT, ItemKind.UNKNOWN, ItemKind.TOOL_CALL})

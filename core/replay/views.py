@@ -26,6 +26,10 @@ T = TypeVar("T")
 DIFF_LINES = 1500
 DIFF_LINE_CHARS = 2000
 DIFF_INPUT_CHARS = 400_000
+# Lines before x lines after past which difflib's matching (quadratic at worst: 3 s for 5,500
+# lines a side with every third changed) gives way to one hunk between the shared ends.
+DIFF_WORK = 1_000_000
+CONTEXT_LINES = 3
 LIST_ENTRIES = 200  # todos, questions, options, edits of one call
 FIELD_CHARS = 4000  # a command, a pattern, a description, a todo's text
 
@@ -263,7 +267,11 @@ def _diff_lines(old: str, new: str) -> Iterator[DiffLine]:
     if size > DIFF_INPUT_CHARS:
         yield DiffLine(DiffKind.CUT, f"change of {size} characters, too large to diff")
         return
-    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3)
+    before, after = old.splitlines(), new.splitlines()
+    if len(before) * len(after) > DIFF_WORK:
+        yield from _one_hunk(before, after)
+        return
+    lines = difflib.unified_diff(before, after, lineterm="", n=CONTEXT_LINES)
     for number, line in enumerate(lines):
         if number < 2:
             continue  # the "---" and "+++" headers: the path is the diff's first line
@@ -272,6 +280,36 @@ def _diff_lines(old: str, new: str) -> Iterator[DiffLine]:
             continue
         kind = {"+": DiffKind.ADD, "-": DiffKind.DEL}.get(line[:1], DiffKind.CONTEXT)
         yield DiffLine(kind, line[1:][:DIFF_LINE_CHARS])
+
+
+def _one_hunk(before: list[str], after: list[str]) -> Iterator[DiffLine]:
+    """A correct but not minimal diff for edits too big to match line by line in time: the
+    lines both share at the start and at the end kept as they are, everything between them
+    deleted and added (one hunk)."""
+    head = 0
+    while head < min(len(before), len(after)) and before[head] == after[head]:
+        head += 1
+    tail = 0
+    limit = min(len(before), len(after)) - head
+    while tail < limit and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    if head == len(before) == len(after):
+        return
+    start = max(0, head - CONTEXT_LINES)
+    keep = min(tail, CONTEXT_LINES)
+    old_end, new_end = len(before) - tail + keep, len(after) - tail + keep
+    yield DiffLine(
+        DiffKind.HUNK,
+        f"@@ -{start + 1},{old_end - start} +{start + 1},{new_end - start} @@",
+    )
+    for line in before[start:head]:
+        yield DiffLine(DiffKind.CONTEXT, line[:DIFF_LINE_CHARS])
+    for line in before[head : len(before) - tail]:
+        yield DiffLine(DiffKind.DEL, line[:DIFF_LINE_CHARS])
+    for line in after[head : len(after) - tail]:
+        yield DiffLine(DiffKind.ADD, line[:DIFF_LINE_CHARS])
+    for line in after[len(after) - tail : new_end]:
+        yield DiffLine(DiffKind.CONTEXT, line[:DIFF_LINE_CHARS])
 
 
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.*)$")
@@ -381,10 +419,16 @@ _SUMMARY_KEYS = (
 SUMMARY_CHARS = 200
 
 
+def words_of(name: str) -> str:
+    """An adapter's name for a record in words: ``event_msg/guardian_assessment`` ->
+    ``"Guardian assessment"``."""
+    words = " ".join(name.rsplit("/", 1)[-1].replace("_", " ").replace("-", " ").split())
+    return (words[:1].upper() + words[1:])[:80]
+
+
 def fold_summary(kind: str, record: Mapping[str, Any]) -> str:
     """One short line for a noisy record: what it is, in words, and what its few telling
     fields say (``guardian_assessment`` -> ``"Guardian assessment: approved · low"``)."""
-    words = kind.rsplit("/", 1)[-1].replace("_", " ").replace("-", " ").strip()
     told = []
     for key in _SUMMARY_KEYS:
         value = record.get(key)
@@ -394,7 +438,7 @@ def fold_summary(kind: str, record: Mapping[str, Any]) -> str:
             inner = _first(value, "query", "status", "message")
             if inner:
                 told.append(" ".join(inner.split()))
-    line = (words[:1].upper() + words[1:]) or "Record"
+    line = words_of(kind) or "Record"
     if told:
         line += ": " + " · ".join(dict.fromkeys(told))
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"

@@ -54,6 +54,7 @@ from ...sources.base import (
 )
 from .commands import slash_command
 from .fields import line_fields
+from .tools import TODO_TOOL
 
 _BOOKKEEPING_TYPES = frozenset(
     {
@@ -434,6 +435,13 @@ def tool_summary(name: str, args: Mapping[str, Any]) -> str:
         return one_line(label(args.get("question", ""), 4000))
     if name == "ExitPlanMode":
         return one_line(label(args.get("plan", ""), 4000)) or "plan ready"
+    if name == TODO_TOOL:
+        return _todo_summary(args.get("todos"))
+    pattern = args.get("pattern")
+    if isinstance(pattern, str) and pattern.strip():  # Grep, Glob: what is sought, then where
+        where = args.get("path")
+        found_in = f" in {where}" if isinstance(where, str) and where.strip() else ""
+        return one_line(pattern + found_in)
     for key in ("command", "file_path", "notebook_path", "path", "pattern", "url", "query"):
         value = args.get(key)
         if isinstance(value, str) and value.strip():
@@ -445,6 +453,17 @@ def tool_summary(name: str, args: Mapping[str, Any]) -> str:
     if not args:
         return ""
     return one_line(jsonsafe.dumps(args).decode(), 120)
+
+
+def _todo_summary(todos: object) -> str:
+    """``"3 todos: 1 done, 1 in progress"``."""
+    if not isinstance(todos, list):
+        return "todos"
+    statuses = [t.get("status") for t in todos if isinstance(t, dict)]
+    done, doing = statuses.count("completed"), statuses.count("in_progress")
+    parts = [f"{done} done" if done else "", f"{doing} in progress" if doing else ""]
+    told = ", ".join(p for p in parts if p)
+    return f"{len(statuses)} todos" + (f": {told}" if told else "")
 
 
 def _tool_result(

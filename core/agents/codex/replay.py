@@ -23,6 +23,7 @@ from typing import Any
 from ... import records as rec
 from ...replay import model as rm
 from ...replay.files import Line
+from ...replay.readable import human_duration
 from ...replay.views import ItemView, fold_summary
 from ...sources.base import (
     MalformedLine,
@@ -31,6 +32,7 @@ from ...sources.base import (
     load_json_object,
     nonempty_str,
     size_text,
+    small_int,
 )
 from .files import AGENT
 from .rollout import (
@@ -147,7 +149,11 @@ class CodexReplayParser:
             case rec.TurnEnded(error=error) if error:
                 out.add(rm.ItemKind.ERROR, error, name="turn_failed", usage=self._total)
             case rec.TurnEnded():
-                out.add(rm.ItemKind.NOTE, "Turn finished", name="turn_end", usage=self._total)
+                took = small_int(payload.get("duration_ms"))
+                text = "Turn finished" + (
+                    "" if took is None else f" in {human_duration(took / 1000)}"
+                )
+                out.add(rm.ItemKind.NOTE, text, name="turn_end", usage=self._total)
             case rec.TurnAborted(reason=reason):
                 out.add(rm.ItemKind.NOTE, reason, name="interrupted")
             case rec.ApiError(message=message, retrying=retrying):

@@ -135,14 +135,14 @@ def is_history_copy(message: _Json) -> bool:
 def tool_summary(name: str, args: object, description: object = None) -> str:
     """One readable line: the command, the file, the question, or the call's description."""
     if isinstance(args, dict):
-        for key in (
+        for key in (  # a search's pattern says more than the folder it searched
             "command",
+            "pattern",
             "file_path",
             "absolute_path",
             "path",
             "dir_path",
             "url",
-            "pattern",
             "query",
             "prompt",
         ):

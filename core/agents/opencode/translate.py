@@ -60,7 +60,8 @@ CONTINUES = frozenset({"tool-calls", "tool_calls"})  # the step called tools: an
 ABORTED = "MessageAbortedError"
 REJECTED = "rejected permission"  # in the error of a tool call the person refused
 PENDING = frozenset({"pending", "running"})
-TOOL_SUMMARY_KEYS = ("command", "filePath", "file_path", "path", "pattern", "url", "description",
+# A search's pattern says more than the folder it searched.
+TOOL_SUMMARY_KEYS = ("command", "pattern", "filePath", "file_path", "path", "url", "description",
                      "prompt", "query")  # fmt: skip
 
 
