@@ -26,6 +26,8 @@ from . import jsonsafe, limits_text, logs
 from .agents import registry
 from .app import Agentbar
 from .config import Settings
+from .hooks import installer
+from .hooks.errors import HooksFileError
 from .listing import (
     Listing,
     SessionFilter,
@@ -36,7 +38,7 @@ from .listing import (
     parse_since,
     parse_states,
 )
-from .model import Agent, SessionSnapshot, State
+from .model import LOCAL_HOST, Agent, SessionSnapshot, State
 from .progress_bar import ProgressBar
 from .progress_text import progress_json
 from .status_table import render_table
@@ -196,7 +198,7 @@ def status(
         out.write(f"Limits: {'; '.join(limits_text.lines(limits, now, heard))}\n")
     out.flush()
     if first_run and err.isatty():
-        err.write(first_run_line(snapshots) + "\n")
+        err.write(first_run_line(snapshots, unhooked(settings, snapshots)) + "\n")
     return 0
 
 
@@ -269,11 +271,31 @@ def log_input_notes(streams: Iterable[_Counted], ignored: Sequence[str] = ()) ->
         log.info("… and %d more files with odd input", len(odd) - FILES_LOGGED)
 
 
-def first_run_line(snapshots: Sequence[SessionSnapshot]) -> str:
-    """What a first ``status`` found and the next steps, in one line."""
+def first_run_line(snapshots: Sequence[SessionSnapshot], unhooked: Sequence[str]) -> str:
+    """What a first ``status`` found and the next steps, in one line: the hooks for the
+    agents found without them (``unhooked``), and starting with the desktop."""
     waiting = sum(1 for s in snapshots if s.state.state is State.INPUT_REQUIRED)
     found = f"{len(snapshots)} session{'' if len(snapshots) == 1 else 's'}, {waiting} need you"
-    return (
-        f"agentbar: first run: {found}. Next: `agentbar hooks install` for exact approvals, "
-        "`agentbar autostart enable` to start with your desktop."
-    )
+    steps = []
+    if unhooked:
+        steps.append(f"`agentbar hooks install` for exact approvals ({', '.join(unhooked)})")
+    steps.append("`agentbar autostart enable` to start with your desktop")
+    return f"agentbar: first run: {found}. Next: {'; '.join(steps)}."
+
+
+def unhooked(settings: Settings, snapshots: Sequence[SessionSnapshot]) -> list[str]:
+    """The agents with sessions here whose settings lack agentbar's hooks (an agent whose
+    settings cannot be read counts as without)."""
+    found = sorted({str(s.key.agent) for s in snapshots if s.key.host == LOCAL_HOST})
+    hookable = set(map(str, installer.hooked_agents(settings)))
+    missing = []
+    for name in found:
+        if name not in hookable:
+            continue
+        try:
+            installed = installer.status(Agent(name), settings).installed
+        except (HooksFileError, OSError, ValueError):
+            installed = False
+        if not installed:
+            missing.append(name)
+    return missing

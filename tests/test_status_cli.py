@@ -201,10 +201,20 @@ def run_on_a_terminal(env: dict[str, str], *args: str) -> tuple[str, str]:
 def test_the_first_run_says_what_it_found_and_what_next(env: dict[str, str]) -> None:
     worktrees(env)
     _, said = run_on_a_terminal(env, "status")
-    assert "first run: 7 sessions, 0 need you" in said
-    assert "agentbar hooks install" in said and "autostart" in said
+    assert "first run: 7 sessions, 0 need you. Next: `agentbar hooks install` for exact " in said
+    assert "approvals (claude); `agentbar autostart enable` to start with your desktop." in said
     _, said = run_on_a_terminal(env, "status")
     assert "first run" not in said  # once only
+
+
+def test_the_first_run_leaves_out_the_hooks_already_there(env: dict[str, str]) -> None:
+    worktrees(env)
+    installed = agentbar(env, "hooks", "install", "--agent", "claude", "--yes")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    for leftover in Path(env["AGENTBAR_DATA_DIR"]).glob("index.sqlite3*"):
+        leftover.unlink()
+    _, said = run_on_a_terminal(env, "status")
+    assert "first run: 7 sessions" in said and "hooks install" not in said
 
 
 def test_the_first_run_line_stays_off_scripts(env: dict[str, str]) -> None:
