@@ -200,7 +200,7 @@ _NOTES = {
     "unknown_records": (
         "record of unknown type",
         "records of unknown type",
-        "kept as-is (the replay shows them raw)",
+        "kept as-is, shown raw in the replay",
     ),
     "unrepresentable_timestamps": ("impossible timestamp", "impossible timestamps", "read as none"),
     "clamped_numbers": ("out-of-range number", "out-of-range numbers", "clamped"),
@@ -215,7 +215,7 @@ _NOTES = {
 
 def input_notes(counts: dict[str, int]) -> str:
     """``diagnostics``' counts as what became of the input: "17 records of unknown type kept
-    as-is (the replay shows them raw); 1 malformed line skipped"; "" when all are 0."""
+    as-is, shown raw in the replay; 1 malformed line skipped"; "" when all are 0."""
     said = []
     for name, count in counts.items():
         if count and name in _NOTES:

@@ -222,7 +222,7 @@ def notes(
                 f"{ones}: {again}"
             ]
     if limit is not None and shown.total > len(shown.rows):
-        lines.append(f"({len(shown.rows)} of {shown.total} shown; --limit {limit} is the cap)")
+        lines.append(f"({len(shown.rows)} of {shown.total} shown; a larger --limit shows more)")
     if shown.hidden_old:
         were = "session is" if shown.hidden_old == 1 else "sessions are"
         lines.append(f"({shown.hidden_old} older ended {were} not shown; --all lists them)")
@@ -247,28 +247,30 @@ def describe(where: SessionFilter) -> str:
 
 def log_input_notes(streams: Iterable[_Counted], ignored: Sequence[str] = ()) -> None:
     """Name in the log each file the reading noticed odd input in, with its counts, and each
-    transcript it ignored (at most ``FILES_LOGGED`` files of each, then how many more): what
-    the status line points to."""
-    for path in ignored[:FILES_LOGGED]:
-        log.info("%s: names no session in its lines; ignored", path)
-    if len(ignored) > FILES_LOGGED:
-        log.info("… and %d more transcripts naming no session", len(ignored) - FILES_LOGGED)
+    transcript it ignored (at most ``FILES_LOGGED`` files, then how many more): what the
+    status line points to. One record, a line per file (the log lets only a few records of
+    one kind through a minute)."""
     odd = [
         s for s in streams if s.malformed or s.oversized or s.unknown or s.odd_times or s.clamped
     ]
-    for stream in odd[:FILES_LOGGED]:
-        said = input_notes(
-            {
-                "malformed_lines": stream.malformed,
-                "oversized_lines": stream.oversized,
-                "unknown_records": stream.unknown,
-                "unrepresentable_timestamps": stream.odd_times,
-                "clamped_numbers": stream.clamped,
-            }
-        )
-        log.info("%s: %s", stream.path, said)
-    if len(odd) > FILES_LOGGED:
-        log.info("… and %d more files with odd input", len(odd) - FILES_LOGGED)
+    lines = [f"{stream.path}: {input_notes(stream_counts(stream))}" for stream in odd]
+    lines += [f"{path}: names no session in its lines; ignored" for path in ignored]
+    if not lines:
+        return
+    if len(lines) > FILES_LOGGED:
+        lines[FILES_LOGGED:] = [f"… and {len(lines) - FILES_LOGGED} more files"]
+    log.info("odd input, by file:\n  %s", "\n  ".join(lines))
+
+
+def stream_counts(stream: _Counted) -> dict[str, int]:
+    """A stream's counters by ``diagnostics``' names."""
+    return {
+        "malformed_lines": stream.malformed,
+        "oversized_lines": stream.oversized,
+        "unknown_records": stream.unknown,
+        "unrepresentable_timestamps": stream.odd_times,
+        "clamped_numbers": stream.clamped,
+    }
 
 
 def first_run_line(snapshots: Sequence[SessionSnapshot], unhooked: Sequence[str]) -> str:
