@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .engine_messages import EngineStats
 from .model import SessionSnapshot, State
+from .text import home_folder
 
 RECENT_SECONDS = 24 * 3600
 STATE_ORDER = {
@@ -78,6 +79,8 @@ class SessionFilter:
 def _project_matches(project: str | None, wanted: str) -> bool:
     if not project:
         return False
+    if wanted == "~" or wanted.startswith("~/"):  # as status writes it (an API client may too)
+        wanted = (home_folder() or "~") + wanted[1:]
     wanted = wanted.rstrip("/") or "/"
     name = project.rstrip("/").rsplit("/", 1)[-1]
     return name == wanted or wanted in project
