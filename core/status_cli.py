@@ -191,7 +191,7 @@ def status(
     said = input_notes(diagnostics(stats))
     if said:
         where_log = short_path(str(settings.data_dir / logs.LOG_FILE))
-        out.write(f"(reading noticed {said}; the files: {where_log})\n")
+        out.write(f"(noticed while reading: {said}; which files: {where_log})\n")
     for fault in problems:
         out.write(f"({fault.line()})\n")
     if limits or snapshots:  # (nothing at all on disk: no agent to say anything of)
