@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -34,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchlib import REPO, distribution, machine, table, write_json
+from benchlib import REPO, distribution, machine, real_cli_home, table, write_json
 
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "conformance")]
 
@@ -149,17 +148,12 @@ def real_plans(runs: int, url: str) -> dict[str, tuple[Agent, list[Any], dict[st
 
 
 def measure_real(runs: int) -> dict[str, Any]:
-    from agent_terminal import kill_tree_of_home
     from claude_rig import VERSIONS as CLAUDE_VERSIONS
-    from claude_rig import claude_env
-    from claude_rig import write_config as write_claude
     from cli_install import ensure_installed
     from codex_rig import VERSIONS as CODEX_VERSIONS
-    from codex_rig import write_config as write_codex
     from gemini_rig import VERSIONS as GEMINI_VERSIONS
     from gemini_rig import gemini_env
     from gemini_rig import settings as gemini_settings
-    from model_server import ModelServer
     from opencode_rig import VERSIONS as OPENCODE_VERSIONS
     from opencode_rig import opencode_env
     from opencode_rig import write_config as write_opencode
@@ -169,17 +163,8 @@ def measure_real(runs: int) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for name, version in versions.items():
         binary = ensure_installed(version.cli)
-        with tempfile.TemporaryDirectory(prefix="bench-answer-real-") as tmp:
-            root = Path(tmp)
-            home, project, data = root / "home", root / "project", root / "data"
-            for folder in (home, project, data):
-                folder.mkdir()
-            server = ModelServer().start()
-            env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm-256color",
-                   "LANG": "C.UTF-8", "AGENTBAR_DATA_DIR": str(data), "MOCK_API_KEY": "bench",
-                   **claude_env(server.url)}  # fmt: skip
-            write_claude(home, project)
-            write_codex(home / ".codex", server.url, project)
+        with real_cli_home("bench-answer-real-") as rig:
+            home, project, server, env = rig.home, rig.project, rig.server, rig.env
             gemini_env(env, server.url)
             (home / ".gemini").mkdir()
             (home / ".gemini" / "settings.json").write_text(json.dumps(gemini_settings()))
@@ -210,8 +195,6 @@ def measure_real(runs: int) -> dict[str, Any]:
                     clears.append(answered[1])
             finally:
                 manager.shutdown(keep=False)
-                server.stop()
-                kill_tree_of_home(home)
             results[version.label] = {
                 "off_screen": distribution(offs),
                 "cleared": distribution(clears),

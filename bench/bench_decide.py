@@ -33,7 +33,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from benchlib import REPO, distribution, machine, table, write_json
+from benchlib import REPO, distribution, machine, real_cli_home, table, write_json
 
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "conformance")]
 
@@ -164,10 +164,10 @@ def post(origin: str, token: str, request_id: str, body: dict[str, Any]) -> None
 def measure_real(rounds: int) -> dict[str, Any]:
     """One Claude session per version running ``rounds`` commands, each approved from
     agentbar."""
-    from claude_rig import VERSIONS, bash, claude_env, write_config
+    from claude_rig import VERSIONS, bash
     from cli_install import ensure_installed
     from cli_runner import agentbar
-    from model_server import ModelServer, Reply
+    from model_server import Reply
 
     from agentbar.core.hooks.spec import parse_version
 
@@ -176,16 +176,8 @@ def measure_real(rounds: int) -> dict[str, Any]:
         if (parse_version(version.version) or ()) < (2, 0, 45):
             continue
         binary = ensure_installed(version.cli)
-        with tempfile.TemporaryDirectory(prefix="bench-decide-real-") as tmp:
-            root = Path(tmp)
-            home, project, data = root / "home", root / "project", root / "data"
-            for folder in (home, project, data):
-                folder.mkdir()
-            server = ModelServer().start()
-            env = {"HOME": str(home), "PATH": f"{binary.parent}{os.pathsep}{os.environ['PATH']}",
-                   "TERM": "xterm-256color", "LANG": "C.UTF-8", "AGENTBAR_DATA_DIR": str(data),
-                   **claude_env(server.url)}  # fmt: skip
-            write_config(home, project)
+        with real_cli_home("bench-decide-real-", path_first=[binary.parent]) as rig:
+            root, project, data, server, env = rig.root, rig.project, rig.data, rig.server, rig.env
             done = agentbar(env, "hooks", "install", "--agent", "claude", "--yes")
             assert done.returncode == 0, done.stderr
             serve = subprocess.Popen(
@@ -227,7 +219,6 @@ def measure_real(rounds: int) -> dict[str, Any]:
                     term.close()
                 serve.terminate()
                 serve.wait(20)
-                server.stop()
     return results
 
 

@@ -30,7 +30,6 @@ Codex's ``hook`` and ``status`` paths) against the conformance suite's scripted 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import sysconfig
 import tempfile
@@ -39,7 +38,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchlib import REPO, distribution, machine, table, write_json
+from benchlib import REPO, distribution, machine, real_cli_home, table, write_json
 
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "conformance")]
 
@@ -114,12 +113,8 @@ def measure_fake(path: str, runs: int) -> dict[str, Any]:
 def measure_real(runs: int) -> dict[str, Any]:
     """The real CLIs, as the conformance suite runs them."""
     from claude_rig import VERSIONS as CLAUDE_VERSIONS
-    from claude_rig import claude_env
-    from claude_rig import write_config as write_claude
     from cli_install import ensure_installed
     from codex_rig import VERSIONS as CODEX_VERSIONS
-    from codex_rig import write_config as write_codex
-    from model_server import ModelServer
 
     from agentbar.core.config import Settings
 
@@ -132,17 +127,8 @@ def measure_real(runs: int) -> dict[str, Any]:
     claude_bin = ensure_installed(CLAUDE_VERSIONS[0].cli)
     codex_bin = ensure_installed(CODEX_VERSIONS[0].cli)
     for label, agent, path, options in plans:
-        with tempfile.TemporaryDirectory(prefix="bench-launch-real-") as tmp:
-            root = Path(tmp)
-            home, project, data = root / "home", root / "project", root / "data"
-            for folder in (home, project, data):
-                folder.mkdir()
-            server = ModelServer().start()
-            env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm-256color",
-                   "LANG": "C.UTF-8", "AGENTBAR_DATA_DIR": str(data), "MOCK_API_KEY": "bench",
-                   **claude_env(server.url)}  # fmt: skip
-            write_claude(home, project)
-            write_codex(home / ".codex", server.url, project)
+        with real_cli_home("bench-launch-real-") as rig:
+            server, project, env = rig.server, rig.project, rig.env
             programs = {Agent("claude"): (str(claude_bin),), Agent("codex"): (str(codex_bin),)}
             manager = TaskManager(
                 Settings.from_env(env),
@@ -173,10 +159,6 @@ def measure_real(runs: int) -> dict[str, Any]:
                     manager.forget(info.task_id)
             finally:
                 manager.shutdown(keep=False)
-                server.stop()
-                from agent_terminal import kill_tree_of_home
-
-                kill_tree_of_home(home)
             results[label] = distribution(binds)
     return results
 

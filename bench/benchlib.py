@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import cProfile
 import datetime as dt
 import gc
@@ -12,8 +13,10 @@ import pstats
 import resource
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -259,3 +262,48 @@ def generate_corpus_in_child(home: Path, sessions: int, size: int, seed: int, *e
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RealCliHome:
+    """A throwaway HOME for the real agent CLIs (``--real`` benchmarks): its folders, the
+    scripted model server they talk to and the environment that points them at it."""
+
+    root: Path
+    home: Path
+    project: Path
+    data: Path
+    server: Any  # tests/conformance/model_server.ModelServer
+    env: dict[str, str]
+
+
+@contextlib.contextmanager
+def real_cli_home(prefix: str, *, path_first: Sequence[Path] = ()) -> Iterator[RealCliHome]:
+    """HOME, project and agentbar data folders in a temporary directory, a started model
+    server and an environment for the CLIs (``path_first``: folders put ahead of PATH), with
+    Claude's and Codex's configuration written; the server is stopped and every process run
+    from that HOME killed on the way out."""
+    # The conformance rigs: on the path of the --real benchmarks that call this.
+    from agent_terminal import kill_tree_of_home
+    from claude_rig import claude_env
+    from claude_rig import write_config as write_claude
+    from codex_rig import write_config as write_codex
+    from model_server import ModelServer
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        root = Path(tmp)
+        home, project, data = root / "home", root / "project", root / "data"
+        for folder in (home, project, data):
+            folder.mkdir()
+        server = ModelServer().start()
+        try:
+            path = os.pathsep.join([*(str(p) for p in path_first), os.environ["PATH"]])
+            env = {"HOME": str(home), "PATH": path, "TERM": "xterm-256color", "LANG": "C.UTF-8",
+                   "AGENTBAR_DATA_DIR": str(data), "MOCK_API_KEY": "bench",
+                   **claude_env(server.url)}  # fmt: skip
+            write_claude(home, project)
+            write_codex(home / ".codex", server.url, project)
+            yield RealCliHome(root, home, project, data, server, env)
+        finally:
+            server.stop()
+            kill_tree_of_home(home)

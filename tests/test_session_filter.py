@@ -84,11 +84,9 @@ def test_since_spans_days_and_dates() -> None:
     assert parse_since("1w", now=NOW) == NOW - 7 * 86400
     today = parse_since("today", now=NOW)
     assert dt.datetime.fromtimestamp(today).hour == 0 and NOW - 86400 < today <= NOW
-    assert (
-        parse_since("yesterday", now=NOW) == today - 86400
-        or abs(parse_since("yesterday", now=NOW) - (today - 86400)) <= 3600
-    )  # a day with a clock change is 23 or 25 h
-    assert parse_since("2026-11-30T00:00:00+00:00", now=NOW) == 1_795_996_800.0  # that day, UTC
+    # A day with a clock change is 23 or 25 h.
+    assert abs(parse_since("yesterday", now=NOW) - (today - 86400)) <= 3600
+    assert parse_since("2026-11-30T00:00:00+00:00", now=NOW) == 1_795_996_800.0
     with pytest.raises(ValueError, match="cannot read 'soon'"):
         parse_since("soon", now=NOW)
 
