@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .engine_messages import EngineStats
 from .model import SessionSnapshot, State
+from .text import home_folder
 
 RECENT_SECONDS = 24 * 3600
 STATE_ORDER = {
@@ -78,6 +79,8 @@ class SessionFilter:
 def _project_matches(project: str | None, wanted: str) -> bool:
     if not project:
         return False
+    if wanted == "~" or wanted.startswith("~/"):  # as status writes it (an API client may too)
+        wanted = (home_folder() or "~") + wanted[1:]
     wanted = wanted.rstrip("/") or "/"
     name = project.rstrip("/").rsplit("/", 1)[-1]
     return name == wanted or wanted in project
@@ -200,7 +203,7 @@ _NOTES = {
     "unknown_records": (
         "record of unknown type",
         "records of unknown type",
-        "kept as-is (the replay shows them raw)",
+        "kept as-is, shown raw in the replay",
     ),
     "unrepresentable_timestamps": ("impossible timestamp", "impossible timestamps", "read as none"),
     "clamped_numbers": ("out-of-range number", "out-of-range numbers", "clamped"),
@@ -215,7 +218,7 @@ _NOTES = {
 
 def input_notes(counts: dict[str, int]) -> str:
     """``diagnostics``' counts as what became of the input: "17 records of unknown type kept
-    as-is (the replay shows them raw); 1 malformed line skipped"; "" when all are 0."""
+    as-is, shown raw in the replay; 1 malformed line skipped"; "" when all are 0."""
     said = []
     for name, count in counts.items():
         if count and name in _NOTES:

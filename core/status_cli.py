@@ -26,6 +26,8 @@ from . import jsonsafe, limits_text, logs
 from .agents import registry
 from .app import Agentbar
 from .config import Settings
+from .hooks import installer
+from .hooks.errors import HooksFileError
 from .listing import (
     Listing,
     SessionFilter,
@@ -36,7 +38,7 @@ from .listing import (
     parse_since,
     parse_states,
 )
-from .model import Agent, SessionSnapshot, State
+from .model import LOCAL_HOST, Agent, SessionSnapshot, State
 from .progress_bar import ProgressBar
 from .progress_text import progress_json
 from .remote.hosts import HostState
@@ -192,7 +194,7 @@ def status(
     said = input_notes(diagnostics(stats))
     if said:
         where_log = short_path(str(settings.data_dir / logs.LOG_FILE))
-        out.write(f"(reading noticed {said}; the files: {where_log})\n")
+        out.write(f"(noticed while reading: {said}; which files: {where_log})\n")
     for fault in problems:
         out.write(f"({fault.line()})\n")
     for host in hosts:
@@ -202,7 +204,7 @@ def status(
         out.write(f"Limits: {'; '.join(limits_text.lines(limits, now, heard))}\n")
     out.flush()
     if first_run and err.isatty():
-        err.write(first_run_line(snapshots) + "\n")
+        err.write(first_run_line(snapshots, unhooked(settings, snapshots)) + "\n")
     return 0
 
 
@@ -226,7 +228,7 @@ def notes(
                 f"{ones}: {again}"
             ]
     if limit is not None and shown.total > len(shown.rows):
-        lines.append(f"({len(shown.rows)} of {shown.total} shown; --limit {limit} is the cap)")
+        lines.append(f"({len(shown.rows)} of {shown.total} shown; a larger --limit shows more)")
     if shown.hidden_old:
         were = "session is" if shown.hidden_old == 1 else "sessions are"
         lines.append(f"({shown.hidden_old} older ended {were} not shown; --all lists them)")
@@ -251,35 +253,57 @@ def describe(where: SessionFilter) -> str:
 
 def log_input_notes(streams: Iterable[_Counted], ignored: Sequence[str] = ()) -> None:
     """Name in the log each file the reading noticed odd input in, with its counts, and each
-    transcript it ignored (at most ``FILES_LOGGED`` files of each, then how many more): what
-    the status line points to."""
-    for path in ignored[:FILES_LOGGED]:
-        log.info("%s: names no session in its lines; ignored", path)
-    if len(ignored) > FILES_LOGGED:
-        log.info("… and %d more transcripts naming no session", len(ignored) - FILES_LOGGED)
+    transcript it ignored (at most ``FILES_LOGGED`` files, then how many more): what the
+    status line points to. One record, a line per file (the log lets only a few records of
+    one kind through a minute)."""
     odd = [
         s for s in streams if s.malformed or s.oversized or s.unknown or s.odd_times or s.clamped
     ]
-    for stream in odd[:FILES_LOGGED]:
-        said = input_notes(
-            {
-                "malformed_lines": stream.malformed,
-                "oversized_lines": stream.oversized,
-                "unknown_records": stream.unknown,
-                "unrepresentable_timestamps": stream.odd_times,
-                "clamped_numbers": stream.clamped,
-            }
-        )
-        log.info("%s: %s", stream.path, said)
-    if len(odd) > FILES_LOGGED:
-        log.info("… and %d more files with odd input", len(odd) - FILES_LOGGED)
+    lines = [f"{stream.path}: {input_notes(stream_counts(stream))}" for stream in odd]
+    lines += [f"{path}: names no session in its lines; ignored" for path in ignored]
+    if not lines:
+        return
+    if len(lines) > FILES_LOGGED:
+        lines[FILES_LOGGED:] = [f"… and {len(lines) - FILES_LOGGED} more files"]
+    log.info("odd input, by file:\n  %s", "\n  ".join(lines))
 
 
-def first_run_line(snapshots: Sequence[SessionSnapshot]) -> str:
-    """What a first ``status`` found and the next steps, in one line."""
+def stream_counts(stream: _Counted) -> dict[str, int]:
+    """A stream's counters by ``diagnostics``' names."""
+    return {
+        "malformed_lines": stream.malformed,
+        "oversized_lines": stream.oversized,
+        "unknown_records": stream.unknown,
+        "unrepresentable_timestamps": stream.odd_times,
+        "clamped_numbers": stream.clamped,
+    }
+
+
+def first_run_line(snapshots: Sequence[SessionSnapshot], unhooked: Sequence[str]) -> str:
+    """What a first ``status`` found and the next steps, in one line: the hooks for the
+    agents found without them (``unhooked``), and starting with the desktop."""
     waiting = sum(1 for s in snapshots if s.state.state is State.INPUT_REQUIRED)
     found = f"{len(snapshots)} session{'' if len(snapshots) == 1 else 's'}, {waiting} need you"
-    return (
-        f"agentbar: first run: {found}. Next: `agentbar hooks install` for exact approvals, "
-        "`agentbar autostart enable` to start with your desktop."
-    )
+    steps = []
+    if unhooked:
+        steps.append(f"`agentbar hooks install` for exact approvals ({', '.join(unhooked)})")
+    steps.append("`agentbar autostart enable` to start with your desktop")
+    return f"agentbar: first run: {found}. Next: {'; '.join(steps)}."
+
+
+def unhooked(settings: Settings, snapshots: Sequence[SessionSnapshot]) -> list[str]:
+    """The agents with sessions here whose settings lack agentbar's hooks (an agent whose
+    settings cannot be read counts as without)."""
+    found = sorted({str(s.key.agent) for s in snapshots if s.key.host == LOCAL_HOST})
+    hookable = set(map(str, installer.hooked_agents(settings)))
+    missing = []
+    for name in found:
+        if name not in hookable:
+            continue
+        try:
+            installed = installer.status(Agent(name), settings).installed
+        except (HooksFileError, OSError, ValueError):
+            installed = False
+        if not installed:
+            missing.append(name)
+    return missing

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .listing import title_or_fallback
 from .model import LOCAL_HOST, SessionSnapshot
-from .text import ago, cut_path, natural_widths, short_path, table, tokens_text, width_of
+from .text import ago, cut_path, one_cell, short_path, table, tokens_text, width_of
 
 ID_CHARS = 8  # a unique prefix in practice; ``agentbar export`` takes any unique prefix
 GAP = 2  # spaces between columns (``text.table``)
@@ -53,15 +53,18 @@ def render_table(
     columns = [STATE, ID, AGENT, PROJECT, TITLE, DETAIL, TOKENS, ACTIVE]
     if any(s.key.host != LOCAL_HOST for s in rows):
         columns.insert(2, HOST)
-    cells = {id(s): row_cells(s, now=now, home=home) for s in rows}
+    cells = [row_cells(s, now=now, home=home) for s in rows]
+    natural = {
+        c.name: max(width_of(c.name), *(width_of(r[c.name]) for r in cells)) for c in columns
+    }
     for optional in OPTIONAL:
-        if _least_width(columns, rows, cells) <= width:
+        if _least_width(columns, natural) <= width:
             break
         columns.remove(optional)
-    if not any(cells[id(s)][TOKENS.name] for s in rows) and TOKENS in columns:
+    if TOKENS in columns and not any(r[TOKENS.name] for r in cells):
         columns.remove(TOKENS)
-    text_rows = [[cells[id(s)][c.name] for c in columns] for s in rows]
-    widths = fit_widths(columns, text_rows, width)
+    text_rows = [[r[c.name] for c in columns] for r in cells]
+    widths = fit_widths(columns, [natural[c.name] for c in columns], width)
     for i, column in enumerate(columns):
         if column.path:
             for row in text_rows:
@@ -75,7 +78,8 @@ def render_table(
 
 
 def row_cells(s: SessionSnapshot, *, now: float, home: str | None) -> dict[str, str]:
-    return {
+    """A row's cells by column name, each one line of text without controls."""
+    cells = {
         STATE.name: state_label(s),
         ID.name: s.key.session_id[:ID_CHARS],
         AGENT.name: str(s.key.agent),
@@ -86,6 +90,7 @@ def row_cells(s: SessionSnapshot, *, now: float, home: str | None) -> dict[str, 
         TOKENS.name: tokens_text(s.usage, word=False),
         ACTIVE.name: ago(s.last_activity, now),
     }
+    return {name: one_cell(text) for name, text in cells.items()}
 
 
 def state_label(s: SessionSnapshot) -> str:
@@ -94,10 +99,10 @@ def state_label(s: SessionSnapshot) -> str:
     return str(s.state.state)
 
 
-def fit_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int) -> list[int]:
-    """Each column's width: the fixed ones their widest cell; the free ones share the rest by
-    weight (water-filling: a column that needs less than its share gives the rest back)."""
-    natural = natural_widths([c.name for c in columns], rows)
+def fit_widths(columns: Sequence[Column], natural: Sequence[int], width: int) -> list[int]:
+    """Each column's width, given its widest cell's (``natural``): the fixed ones that; the
+    free ones share the rest by weight (water-filling: a column that needs less than its share
+    gives the rest back), none below its least."""
     widths = list(natural)
     free = [i for i, c in enumerate(columns) if c.weight]
     fixed = sum(natural[i] for i in range(len(columns)) if i not in free)
@@ -112,13 +117,8 @@ def fit_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: 
     return widths
 
 
-def _least_width(
-    columns: Sequence[Column], rows: Sequence[SessionSnapshot], cells: dict[int, dict[str, str]]
-) -> int:
+def _least_width(columns: Sequence[Column], natural: dict[str, int]) -> int:
     """The narrowest the table can be with these columns."""
-    natural = natural_widths(
-        [c.name for c in columns], [[cells[id(s)][c.name] for c in columns] for s in rows]
-    )
     return sum(
-        min(n, c.least) if c.weight else n for c, n in zip(columns, natural, strict=True)
+        min(natural[c.name], c.least) if c.weight else natural[c.name] for c in columns
     ) + GAP * (len(columns) - 1)

@@ -4,6 +4,7 @@ counted twice), home-relative paths cut in the middle, ages, token counts and pl
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import unicodedata
@@ -22,6 +23,7 @@ def one_cell(text: str) -> str:
     return _CONTROLS.sub(" ", text)
 
 
+@functools.lru_cache(maxsize=4096)  # titles repeat their characters: look each up once
 def char_width(char: str) -> int:
     """Columns a terminal draws ``char`` in: 2 for East Asian wide and full-width characters,
     0 for combining marks and zero-width ones, else 1."""
@@ -36,7 +38,7 @@ def width_of(text: str) -> int:
     """Columns ``text`` takes on a terminal."""
     if text.isascii():
         return len(text)
-    return sum(char_width(c) for c in text)
+    return sum(map(char_width, text))
 
 
 def _head(text: str, width: int) -> str:

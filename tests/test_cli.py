@@ -138,7 +138,7 @@ def test_status_reports_skipped_input(env: dict[str, str]) -> None:
     with open(path, "ab") as fh:
         fh.write(b"garbage{{{\n")
     result = agentbar(env, "status")
-    assert "reading noticed 1 malformed line skipped; the files: " in result.stdout
+    assert "(noticed while reading: 1 malformed line skipped; which files: " in result.stdout
     assert "agentbar.log" in result.stdout
     log = (Path(env["AGENTBAR_DATA_DIR"]) / "agentbar.log").read_text()
     assert f"{path}: 1 malformed line skipped" in log

@@ -89,3 +89,10 @@ def test_since_spans_days_and_dates() -> None:
     assert parse_since("2026-11-30T00:00:00+00:00", now=NOW) == 1_795_996_800.0
     with pytest.raises(ValueError, match="cannot read 'soon'"):
         parse_since("soon", now=NOW)
+
+
+def test_project_written_from_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/home/u")
+    rows = [snap("a"), snap("b", project="/home/other/projects/alpha")]
+    ids = [s.key.session_id for s in SessionFilter(project="~/projects/alpha").apply(rows)]
+    assert ids == ["a"]

@@ -3,11 +3,13 @@ table, the first run's line. Real subprocesses over real transcripts in a throwa
 
 from __future__ import annotations
 
+import logging
 import os
 import pty
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -16,6 +18,7 @@ from claude_lines import write_lines
 from cli_runner import agentbar
 from engine_harness import new_transcript
 
+from agentbar.core.status_cli import FILES_LOGGED, log_input_notes
 from agentbar.core.text import width_of
 
 IDS = [
@@ -95,7 +98,7 @@ def test_filters(env: dict[str, str]) -> None:
     limited = orjson.loads(agentbar(env, "status", "--json", "--limit", "2").stdout)
     assert limited["total"] == 5
     table = agentbar(env, "status", "--limit", "2").stdout
-    assert "(2 of 5 shown; --limit 2 is the cap)" in table
+    assert "(2 of 5 shown; a larger --limit shows more)" in table
     assert "(2 older ended sessions are not shown; --all lists them)" in table
 
 
@@ -141,7 +144,7 @@ def test_unknown_records_are_said_to_be_kept_and_the_log_names_them(env: dict[st
         fh.write(b'{"type":"brand-new-kind","sessionId":"x","timestamp":"2026-12-01T10:00:00Z"}\n')
     result = agentbar(env, "status")
     line = next(x for x in result.stdout.splitlines() if "unknown type" in x)
-    assert "1 record of unknown type kept as-is (the replay shows them raw)" in line
+    assert "1 record of unknown type kept as-is, shown raw in the replay" in line
     assert "skipped" not in line and "agentbar.log" in line
     log = (Path(env["AGENTBAR_DATA_DIR"]) / "agentbar.log").read_text()
     assert f"{path}: the line at byte " in log and "unknown type 'brand-new-kind'" in log
@@ -201,10 +204,20 @@ def run_on_a_terminal(env: dict[str, str], *args: str) -> tuple[str, str]:
 def test_the_first_run_says_what_it_found_and_what_next(env: dict[str, str]) -> None:
     worktrees(env)
     _, said = run_on_a_terminal(env, "status")
-    assert "first run: 7 sessions, 0 need you" in said
-    assert "agentbar hooks install" in said and "autostart" in said
+    assert "first run: 7 sessions, 0 need you. Next: `agentbar hooks install` for exact " in said
+    assert "approvals (claude); `agentbar autostart enable` to start with your desktop." in said
     _, said = run_on_a_terminal(env, "status")
     assert "first run" not in said  # once only
+
+
+def test_the_first_run_leaves_out_the_hooks_already_there(env: dict[str, str]) -> None:
+    worktrees(env)
+    installed = agentbar(env, "hooks", "install", "--agent", "claude", "--yes")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    for leftover in Path(env["AGENTBAR_DATA_DIR"]).glob("index.sqlite3*"):
+        leftover.unlink()
+    _, said = run_on_a_terminal(env, "status")
+    assert "first run: 7 sessions" in said and "hooks install" not in said
 
 
 def test_the_first_run_line_stays_off_scripts(env: dict[str, str]) -> None:
@@ -227,3 +240,32 @@ def test_version() -> None:
         )
         assert (result.returncode, result.stdout) == (0, f"agentbar {version()}\n")
         assert version() != "unknown"
+
+
+@dataclass
+class Counted:
+    """A stream's counters, as ``log_input_notes`` reads them."""
+
+    path: str
+    malformed: int = 0
+    oversized: int = 0
+    unknown: int = 0
+    odd_times: int = 0
+    clamped: int = 0
+
+
+def test_the_log_names_files_in_one_record_bounded(caplog: pytest.LogCaptureFixture) -> None:
+    streams = [Counted(f"/t/{i}.jsonl", unknown=i + 1) for i in range(24)] + [Counted("/t/ok")]
+    with caplog.at_level(logging.INFO, logger="agentbar.core.status_cli"):
+        log_input_notes(streams, ["/t/nameless.jsonl"])
+    (record,) = caplog.records
+    lines = record.getMessage().splitlines()
+    assert lines[0] == "odd input, by file:"
+    assert lines[1] == "  /t/0.jsonl: 1 record of unknown type kept as-is, shown raw in the replay"
+    assert lines[2].startswith("  /t/1.jsonl: 2 records of unknown type kept as-is")
+    assert len(lines) == 1 + FILES_LOGGED + 1 and lines[-1] == "  … and 5 more files"
+    assert "/t/ok" not in record.getMessage()
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="agentbar.core.status_cli"):
+        log_input_notes([Counted("/t/ok")], [])
+    assert caplog.records == []

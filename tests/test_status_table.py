@@ -162,3 +162,17 @@ def test_tokens_keep_cache_apart() -> None:
     assert [count_compact(n) for n in counts] == [
         "0", "999", "3.8k", "10k", "38k", "1.0M", "1.7M", "2.1B", "5000B"
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("width", [60, 80, 120, 200])
+def test_very_long_paths_titles_and_details_fit(width: int) -> None:
+    deep = "/".join(f"level-{i}-with-a-long-folder-name" for i in range(15))
+    rows = [
+        snap("a1", f"{HOME}/{deep}/the-folder", "t" * 2000, detail="Bash: " + "x" * 3000),
+        snap("b2", "/" + "n" * 500, "short", detail="d"),  # one name longer than any column
+    ]
+    text = render_table(rows, now=NOW, width=width, home=HOME)
+    lines = text.splitlines()
+    assert max(width_of(line) for line in lines) <= width, text
+    assert "/the-folder" in lines[1] and "…" in lines[1]
+    assert "nnnn" in lines[2] and lines[2].count("…") >= 1

@@ -21,7 +21,7 @@ from .. import jsonsafe
 from ..app import Agentbar
 from ..config import Settings
 from ..progress_bar import ProgressBar
-from ..text import cut, short_path
+from ..text import cut, cut_path, natural_widths, one_cell, pad, short_path, width_of
 from . import report as report_mod
 from .prices import shipped
 
@@ -79,7 +79,7 @@ def render(built: report_mod.Report, *, width: int, prices: str) -> str:
     if not built.sessions:
         return "No token usage found.\n"
     text = tables(built, width=width, prices=prices, short=False)
-    if max(len(line) for line in text.splitlines()) > width:
+    if max(width_of(line) for line in text.splitlines()) > width:
         text = tables(built, width=width, prices=prices, short=True)
     return text
 
@@ -132,12 +132,17 @@ def tokens_short(n: int) -> str:
     return str(n)
 
 
+def _cut_cell(column: str, cell: str, width: int) -> str:
+    """A path cut in the middle (its folder's name kept), other text at its end."""
+    return cut_path(cell, width) if column == "PROJECT" else cut(cell, width)
+
+
 def fit(
     header: Sequence[str], rows: Sequence[Sequence[str]], *, free: Sequence[int], width: int
 ) -> str:
     """Columns two spaces apart, numbers right-aligned; the ``free`` (text) columns share what
     the terminal's ``width`` leaves, cut with an ellipsis."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    widths = natural_widths(header, rows)
     fixed = sum(w for i, w in enumerate(widths) if i not in free) + 2 * (len(header) - 1)
     room = max(width - fixed, 6 * len(free))
     for i in free:
@@ -148,7 +153,7 @@ def fit(
         cells = [
             cut(cell, widths[i]).rjust(widths[i])
             if right[i]
-            else cut(cell, widths[i]).ljust(widths[i])
+            else pad(_cut_cell(header[i], one_cell(cell), widths[i]), widths[i])
             for i, cell in enumerate(row)
         ]
         lines.append("  ".join(cells).rstrip())
