@@ -35,6 +35,8 @@ COMPACT = "acompact-5e1f00"
 EDIT_OLD = "def greet(name):\n    print('hi ' + name)\n    return None\n"
 EDIT_NEW = "def greet(name: str) -> None:\n    print(f'hello {name}')\n    return None\n"
 SLASH_ARGS = "src/app.py --strict"
+BIG_OLD = "".join(f"row {i:04d} of a long generated table\n" for i in range(400))  # > 8,000
+BIG_NEW = BIG_OLD.replace("row 0200 of", "row 0200 (changed) of")
 REPEATED = "deploy the zebra service to staging"
 WIDTHS = (1280, 420)
 SCHEMES = ("light", "dark")
@@ -53,6 +55,12 @@ def tools_lines(t: ClaudeTranscript) -> list[dict[str, Any]]:
             "toolu_e1",
         ),
         t.tool_result("toolu_e1", "The file /work/tools/src/app.py has been updated."),
+        t.tool_use(
+            "Edit",
+            {"file_path": "/work/tools/big.txt", "old_string": BIG_OLD, "new_string": BIG_NEW},
+            "toolu_e3",
+        ),
+        t.tool_result("toolu_e3", "The file /work/tools/big.txt has been updated."),
         t.tool_use(
             "MultiEdit",
             {
@@ -221,7 +229,8 @@ def test_tool_calls_are_drawn_for_what_they_do(shot_page: Any, site: World, scre
     assert SLASH_ARGS in slash.locator(".slash-args").inner_text()
 
     # Edit: a line diff with the removed and added lines, numbered.
-    edit = items.locator('.item.kind-tool_call:has(.tool-name:text-is("Edit"))')
+    edits = items.locator('.item.kind-tool_call:has(.tool-name:text-is("Edit"))')
+    edit = edits.filter(has_text="/work/tools/src/app.py")
     removed = edit.locator(".diff-del .diff-text").all_inner_texts()
     added = edit.locator(".diff-add .diff-text").all_inner_texts()
     assert removed == ["def greet(name):", "    print('hi ' + name)"]
@@ -233,6 +242,20 @@ def test_tool_calls_are_drawn_for_what_they_do(shot_page: Any, site: World, scre
     assert [r.split("diff-")[-1] for r in rows] == ["del", "del", "add", "add", "ctx"]
     ctx_numbers = edit.locator(".diff-ctx .diff-num").all_inner_texts()
     assert ctx_numbers == ["3", "3"]
+    # An edit too long for the page: its diff once the whole call is loaded (at once when the
+    # replay model gives the diff itself), never an empty diff of a cut input.
+    big = edits.filter(has_text="/work/tools/big.txt")
+    if big.locator(".diff").count() == 0:
+        big.locator(".tool-view-slot button.show-all").click()
+        big.locator(".diff").wait_for()
+    assert big.locator(".diff-del .diff-text").all_inner_texts() == [
+        "row 0200 of a long generated table"
+    ]
+    assert big.locator(".diff-add .diff-text").all_inner_texts() == [
+        "row 0200 (changed) of a long generated table"
+    ]
+    assert big.locator(".diff-stat").inner_text().split() == ["+1", "−1"]
+
     # MultiEdit: one diff per edit; Write: every line added.
     multi = items.locator('.item.kind-tool_call:has(.tool-name:text-is("MultiEdit"))')
     assert multi.locator(".diff").count() in (1, 2)  # one per edit, or hunks of one diff

@@ -9,6 +9,16 @@ import { h } from './dom.js';
 
 const str = (value) => (typeof value === 'string' ? value : '');
 
+// Tools drawn as a view of their input: a call of one whose input was cut for the page shows
+// the view once the whole call is loaded.
+export const VIEW_TOOLS = new Set([
+  'Edit', 'MultiEdit', 'Write', 'NotebookEdit', 'apply_patch', 'TodoWrite', 'AskUserQuestion',
+]);
+
+function whole(item) {
+  return item.input && typeof item.input === 'object' && !Array.isArray(item.input);
+}
+
 function inputOf(item) {
   return item.input && typeof item.input === 'object' && !Array.isArray(item.input) ? item.input : {};
 }
@@ -184,6 +194,7 @@ export function toolView(item) {
     case 'MultiEdit':
     case 'Write':
     case 'NotebookEdit':
+      if (!whole(item) && !Array.isArray(item.diff)) return { head: null, body: null };
       return { head: null, body: h('div', { class: 'tool-view diffs' }, editDiffs(item, input)) };
     case 'apply_patch': {
       const patch = typeof item.input === 'string' ? item.input : str(input.input) || str(input.patch);
@@ -201,6 +212,7 @@ export function toolView(item) {
       };
     }
     case 'AskUserQuestion': {
+      if (!whole(item) && !Array.isArray(item.questions)) return { head: [], body: null };
       const view = questionsView(item, input);
       return { head: [], body: h('div', { class: 'tool-view' }, view.body), onResult: view.onResult };
     }
