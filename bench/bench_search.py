@@ -1,6 +1,7 @@
 """Measure what search's repeats folding costs: ``Searcher.search`` as it is (reads
-``OVERFETCH`` x ``limit`` rows, folds one session's identical snippets into one hit with a count)
-against a baseline in the same run, the rows of main's search (``limit`` rows, nothing folded),
+``OVERFETCH`` x ``limit`` rows, folds one session's identical texts into one hit with a count,
+makes the kept hits' snippets) against a baseline in the same run, main's query before (``limit``
+rows with their snippets, nothing folded),
 over the 1 GB corpus of ``bench_index.py``, and the project and time filters.
 
 1. Index the corpus once into a temporary data dir (cold ``catch_up()``, then the full-text
@@ -41,7 +42,24 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=OUT_DIR / "bench_search.json")
     args = parser.parse_args()
 
-    from agentbar.core.search import OVERFETCH, Searcher, fts_query
+    from agentbar.core.search import (
+        MARK_END,
+        MARK_START,
+        RANK_WINDOW,
+        SNIPPET_TOKENS,
+        Searcher,
+        fts_query,
+    )
+
+    MAIN_SQL = (
+        "SELECT f.agent, f.session_id, f.thread, d.offset, d.kind, d.ts,"
+        f" snippet(search_text, 0, '{MARK_START}', '{MARK_END}', '…', {SNIPPET_TOKENS}),"
+        " rank, f.path"
+        " FROM search_text JOIN search_docs d ON d.id = search_text.rowid"
+        " JOIN search_files f ON f.id = d.file"
+        " WHERE search_text MATCH ? AND search_text.rowid >= ?"
+        " ORDER BY rank, search_text.rowid DESC LIMIT ?"
+    )
 
     data_dir = Path(tempfile.mkdtemp(prefix="agentbar-bench-search-"))
     result: dict[str, Any] = {"machine": machine(), "corpus": str(args.corpus)}
@@ -60,13 +78,18 @@ def main() -> None:
         searcher.search(queries[0])  # open the connection
 
         def baseline(q: str) -> int:
+            """main's search before repeats were folded: one query of ``limit`` rows with their
+            snippets (the same rank window)."""
             query = fts_query(q)
             if query is None:
                 return 0
-            # main's search: `limit` rows, each a hit (the same reads, without the folding).
-            rows = searcher._rows(
-                query, LIMIT // OVERFETCH, agent=None, session_id=None, since=None, sessions=None
-            )
+            conn = searcher._connection()
+            bound = conn.execute(
+                "SELECT rowid FROM search_text WHERE search_text MATCH ?"
+                " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (query, RANK_WINDOW - 1),
+            ).fetchone()
+            rows = conn.execute(MAIN_SQL, (query, bound[0] if bound else 0, LIMIT)).fetchall()
             return len(rows)
 
         runs: dict[str, list[float]] = {
