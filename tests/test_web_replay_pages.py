@@ -551,3 +551,16 @@ def test_the_terminal_page_follows_the_tokens(tmp_path: Path, browser: Any, scre
                     context.close()
                 assert not errors, errors
         manager.stop(info.task_id)
+
+
+def test_a_bad_filter_in_the_address_says_what_is_wrong(page: Any, site: World):
+    page.goto(site.url("/search?q=zebra&since=someday"))
+    status = page.locator(".search-status")
+    status.filter(has_text="Search failed").wait_for()
+    assert "since" in status.inner_text()
+    assert page.locator(".results .result").count() == 0
+    # The filter is shown as it was given, to be changed; a good one searches again.
+    assert page.locator(".search-filters select[name='since']").input_value() == "someday"
+    page.locator(".search-filters select[name='since']").select_option("")
+    page.wait_for_selector(".results .result-link")
+    assert "since=" not in page.url
