@@ -29,6 +29,7 @@ TOOLS = "c1000000-0000-4000-8000-000000000001"
 REPEAT = "c2000000-0000-4000-8000-000000000002"
 ASK = "2700ca9d-427c-4874-b527-170e92077c86"  # recorded: claude-2.1.332/ask_tool
 EXIT = "80b73429-870c-46e0-a6d2-2a072d519daf"  # recorded: claude-2.0.77/exit (/exit, "Bye!")
+CODEX_ASK = "01a22a43-78d9-7632-8895-fd23e459da89"  # recorded: codex-0.171.0/request_user_input
 SUB = "d00dfeed"
 COMPACT = "acompact-5e1f00"
 
@@ -134,6 +135,11 @@ def build(root: Path) -> World:
     for recorded in ("claude-2.1.332/ask_tool", "claude-2.0.77/exit"):
         shutil.copytree(DATA / "recorded" / recorded / "projects", world.claude / "projects",
                         dirs_exist_ok=True)  # fmt: skip
+    shutil.copytree(
+        DATA / "recorded" / "codex-0.171.0" / "request_user_input" / "sessions",
+        world.codex / "sessions",
+        dirs_exist_ok=True,
+    )
     folder = world.claude / "projects" / "-work-tools"
     t = ClaudeTranscript(TOOLS, "/work/tools", step=2.0)
     write_lines(folder / f"{TOOLS}.jsonl", tools_lines(t))
@@ -168,7 +174,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
         def ready() -> bool:
             sessions = world.sessions()
-            if not {TOOLS, REPEAT, ASK, EXIT} <= sessions.keys():
+            if not {TOOLS, REPEAT, ASK, EXIT, CODEX_ASK} <= sessions.keys():
                 return False
             return (sessions[REPEAT].get("counts") or {}).get("prompt", 0) >= 4
 
@@ -340,6 +346,17 @@ def test_ask_user_question_shows_its_options_and_the_answer(
     assert call.locator(".answer").inner_text() == "Chosen: Blue"
     assert no_overflow(page)
     page.screenshot(path=str(screens / f"replay-ask-{page.label}.png"), full_page=True)
+
+
+def test_codex_request_user_input_shows_its_options_and_the_answer(page: Any, site: World):
+    page.goto(site.url(f"/session/codex/{CODEX_ASK}"))
+    page.wait_for_selector("#app[data-ready='true']")
+    call = page.locator('.item.kind-tool_call:has(.tool-name:text-is("request_user_input"))')
+    assert "Which indentation style do you want?" in call.locator(".question-text").inner_text()
+    options = call.locator(".option")
+    assert options.evaluate_all(
+        "els => els.map(e => [e.dataset.label, e.classList.contains('chosen')])"
+    ) == [["Tabs (Recommended)", True], ["Spaces", False]]
 
 
 def test_a_recorded_slash_command_is_the_persons_prompt(page: Any, site: World):

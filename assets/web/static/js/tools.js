@@ -126,6 +126,24 @@ export function parseAnswers(text) {
   return answers;
 }
 
+// Codex's request_user_input result: {"answers": {"<question id>": {"answers": ["…"]}}}.
+function codexAnswers(text, byId) {
+  if (!text || text.trim()[0] !== '{') return null;
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    return null;
+  }
+  if (!body || typeof body.answers !== 'object' || body.answers === null) return null;
+  const out = new Map();
+  for (const [id, value] of Object.entries(body.answers)) {
+    const list = value && Array.isArray(value.answers) ? value.answers : [value];
+    out.set(byId.get(id) || id, list.map(String).join(', '));
+  }
+  return out;
+}
+
 function questionsView(item, input) {
   const questions = Array.isArray(item.questions) ? item.questions
     : (Array.isArray(input.questions) ? input.questions : []);
@@ -155,7 +173,7 @@ function questionsView(item, input) {
     for (const { q, options, answer } of blocks) {
       const given = answers.get(str(q.question));
       if (given === undefined) continue;
-      const chosen = new Set(q.multiSelect ? given.split(/,\s*/) : [given]);
+      const chosen = new Set([given, ...given.split(/,\s*/)]);
       let matched = false;
       for (const o of options) {
         const hit = chosen.has(o.label);
@@ -168,10 +186,11 @@ function questionsView(item, input) {
     }
   };
   // The result's answers: the replay model's list when it gives one, else read from its text.
+  const byId = new Map(questions.filter((q) => q && q.id).map((q) => [String(q.id), str(q.question)]));
   const answersOf = (result) => (Array.isArray(result.answers)
     ? new Map(result.answers.filter((a) => a && typeof a === 'object')
       .map((a) => [str(a.question), str(a.answer)]))
-    : parseAnswers(result.text));
+    : (codexAnswers(result.text, byId) || parseAnswers(result.text)));
   return { body: box, onResult: (result) => show(answersOf(result)) };
 }
 
@@ -202,8 +221,13 @@ export function toolView(item) {
       if (!views.length && patch) views = patchDiffs(patch);
       return { head: null, body: views.length ? h('div', { class: 'tool-view diffs' }, views) : null };
     }
-    case 'TodoWrite': {
-      const todos = Array.isArray(item.todos) ? item.todos : (Array.isArray(input.todos) ? input.todos : null);
+    case 'TodoWrite':
+    case 'update_plan': {
+      // Codex's plan: {plan: [{step, status}]}, the same checklist.
+      const plan = Array.isArray(input.plan)
+        ? input.plan.filter((p) => p && typeof p === 'object').map((p) => ({ content: str(p.step), status: p.status }))
+        : null;
+      const todos = Array.isArray(item.todos) ? item.todos : (Array.isArray(input.todos) ? input.todos : plan);
       if (!todos) return { head: null, body: null };
       const done = todos.filter((t) => t && t.status === 'completed').length;
       return {
@@ -211,7 +235,8 @@ export function toolView(item) {
         body: h('div', { class: 'tool-view' }, checklist(todos)),
       };
     }
-    case 'AskUserQuestion': {
+    case 'AskUserQuestion':
+    case 'request_user_input': {
       if (!whole(item) && !Array.isArray(item.questions)) return { head: [], body: null };
       const view = questionsView(item, input);
       return { head: [], body: h('div', { class: 'tool-view' }, view.body), onResult: view.onResult };
