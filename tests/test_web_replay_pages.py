@@ -459,6 +459,10 @@ PIECES = """async () => {
     { question: 'Pick?', header: 'P', multiSelect: true,
       options: [{ label: 'A' }, { label: 'B' }, { label: 'C' }] }] });
   ask.onResult({ text: 'whatever', answers: [{ question: 'Pick?', answer: 'A, C' }] });
+  // Codex's apply_patch (its input is the patch text): one diff per file.
+  const patch = toolView({ name: 'apply_patch', input: '*** Begin Patch\\n'
+    + '*** Update File: tests/test_io.py\\n@@\\n-    time.sleep(0.1)\\n+    wait_for(ready)\\n'
+    + '*** Add File: tests/helpers.py\\n+def wait_for(ready):\\n+    ready.wait(5)\\n*** End Patch' }).body;
   const big = Array.from({ length: 3000 }, (_, i) => `line ${i}`).join('\\n');
   const bigger = Array.from({ length: 3000 }, (_, i) => `line ${i * 7}`).join('\\n');
   const t0 = performance.now();
@@ -485,6 +489,8 @@ PIECES = """async () => {
     modelTitle: modelEdit.querySelector('.diff-file').textContent,
     modelRows: [...modelEdit.querySelectorAll('tr')].map(tr => [...tr.children]
       .map(td => td.textContent).join('|')),
+    patchFiles: [...patch.querySelectorAll('.diff-file')].map(e => e.textContent),
+    patchStats: [...patch.querySelectorAll('.diff-stat')].map(e => e.textContent),
     chosen: [...ask.body.querySelectorAll('.option.chosen')].map(o => o.dataset.label),
     answers: [...parseAnswers('answered: "Q one"="A", "Q \\\\"two\\\\""="B, C". Go on').entries()],
   };
@@ -519,6 +525,8 @@ def test_diff_ansi_and_words_on_their_own(page: Any, site: World):
         "⋯|9 more lines",
     ]
     assert got["chosen"] == ["A", "C"]
+    assert got["patchFiles"] == ["tests/test_io.py", "tests/helpers.py"]
+    assert got["patchStats"] == ["+1 −1", "+2 −0"]
     assert got["answers"] == [["Q one", "A"], ['Q \\"two\\"', "B, C"]]
 
 
