@@ -462,7 +462,8 @@ PIECES = """async () => {
   // Codex's apply_patch (its input is the patch text): one diff per file.
   const patch = toolView({ name: 'apply_patch', input: '*** Begin Patch\\n'
     + '*** Update File: tests/test_io.py\\n@@\\n-    time.sleep(0.1)\\n+    wait_for(ready)\\n'
-    + '*** Add File: tests/helpers.py\\n+def wait_for(ready):\\n+    ready.wait(5)\\n*** End Patch' }).body;
+    + '*** Add File: tests/helpers.py\\n+def wait_for(ready):\\n+    ready.wait(5)\\n'
+    + '*** End Patch' }).body;
   const big = Array.from({ length: 3000 }, (_, i) => `line ${i}`).join('\\n');
   const bigger = Array.from({ length: 3000 }, (_, i) => `line ${i * 7}`).join('\\n');
   const t0 = performance.now();
