@@ -1,7 +1,7 @@
 """Measure what search's repeats folding costs: ``Searcher.search`` as it is (reads
-``OVERFETCH`` x ``limit`` rows, folds one session's identical texts into one hit with a count,
-makes the kept hits' snippets) against a baseline in the same run, main's query before (``limit``
-rows with their snippets, nothing folded),
+``OVERFETCH`` x ``limit`` rows with their snippets, folds one session's identical texts into one
+hit with a count) against a baseline in the same run, main's query before (``limit`` rows with
+their snippets, nothing folded),
 over the 1 GB corpus of ``bench_index.py``, and the project and time filters.
 
 1. Index the corpus once into a temporary data dir (cold ``catch_up()``, then the full-text

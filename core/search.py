@@ -10,9 +10,8 @@ words must all match, and the last one also matches as a prefix (search as you t
 best first (bm25), each with a snippet as plain-text segments, the matches marked, for the
 front-end to show without parsing any markup. The same text of one session (a prompt typed
 again, a command run ten times) is one hit with a ``count``, so a page of results is never the
-same line over and over; snippets are made for the hits kept only (they cost the most).
-Filters: the agent, one session, a set of sessions (the server's project filter) and the time
-of the line (``since``).
+same line over and over. Filters: the agent, one session, a set of sessions (the server's
+project filter) and the time of the line (``since``).
 """
 
 from __future__ import annotations
@@ -410,8 +409,6 @@ class Searcher:
                 readable[path] = roots.contains(path)
             rows = [row for row in rows if readable[row[8]]]
         kept = fold_repeats(rows, max(1, min(limit, MAX_LIMIT)))
-        # Snippets of the hits kept only: FTS5 tokenises a row's text again for each one.
-        snippets = self._snippets(query, [row[0] for row, _ in kept])
         return [
             Hit(
                 key=SessionKey(Agent(row[1]), row[2]),
@@ -419,7 +416,7 @@ class Searcher:
                 offset=row[4],
                 kind=row[5],
                 ts=row[6],
-                snippet=snippet_segments(snippets.get(row[0], "")),
+                snippet=snippet_segments(row[9] or ""),
                 score=-float(row[7]),
                 count=count,
             )
@@ -438,7 +435,10 @@ class Searcher:
     ) -> list[Any]:
         limit = max(1, min(limit, MAX_LIMIT))
         sql = (
+            # Snippets in the same query: made apart, by rowid, FTS5 runs the match again for
+            # each (four times slower in all, bench/bench_search.py).
             "SELECT d.id, f.agent, f.session_id, f.thread, d.offset, d.kind, d.ts, rank, f.path,"
+            f" snippet(search_text, 0, '{MARK_START}', '{MARK_END}', '…', {SNIPPET_TOKENS}),"
             " d.text"
             " FROM search_text JOIN search_docs d ON d.id = search_text.rowid"
             " JOIN search_files f ON f.id = d.file"
@@ -484,26 +484,6 @@ class Searcher:
                 if "no such table" in str(exc) or "unable to open" in str(exc):
                     self._reset()
                     return []
-                raise
-
-    def _snippets(self, query: str, ids: list[int]) -> dict[int, str]:
-        """The marked snippet of each of the rows ``ids`` for ``query``."""
-        if not ids:
-            return {}
-        sql = (
-            "SELECT rowid,"
-            f" snippet(search_text, 0, '{MARK_START}', '{MARK_END}', '…', {SNIPPET_TOKENS})"
-            " FROM search_text WHERE search_text MATCH ?"
-            " AND rowid IN (SELECT value FROM json_each(?))"
-        )
-        with self._lock:
-            try:
-                rows = self._connection().execute(sql, (query, orjson.dumps(ids).decode()))
-                return {rowid: snippet or "" for rowid, snippet in rows}
-            except sqlite3.OperationalError as exc:
-                if "no such table" in str(exc) or "unable to open" in str(exc):
-                    self._reset()
-                    return {}
                 raise
 
     def counts(self) -> dict[SessionKey, dict[str, int]]:
