@@ -333,9 +333,9 @@ def test_ask_user_question_shows_its_options_and_the_answer(
     page = shot_page
     open_replay(page, site, ASK)
     call = page.locator('.item.kind-tool_call:has(.tool-name:text-is("AskUserQuestion"))')
-    assert call.locator(".question-text").inner_text().endswith("Which color should the file be?")
-    assert call.locator(".chip").inner_text() == "Color"
-    options = call.locator(".option")
+    assert call.locator(".q-text").inner_text().endswith("Which color should the file be?")
+    assert call.locator(".q-chip").inner_text() == "Color"
+    options = call.locator(".q-option")
     assert options.evaluate_all(
         "els => els.map(e => [e.dataset.label, e.classList.contains('chosen')])"
     ) == [
@@ -343,7 +343,7 @@ def test_ask_user_question_shows_its_options_and_the_answer(
         ["Blue", True],
     ]
     assert "cool" in options.nth(1).inner_text()
-    assert call.locator(".answer").inner_text() == "Chosen: Blue"
+    assert call.locator(".q-answer").inner_text() == "Chosen: Blue"
     assert no_overflow(page)
     page.screenshot(path=str(screens / f"replay-ask-{page.label}.png"), full_page=True)
 
@@ -352,8 +352,8 @@ def test_codex_request_user_input_shows_its_options_and_the_answer(page: Any, si
     page.goto(site.url(f"/session/codex/{CODEX_ASK}"))
     page.wait_for_selector("#app[data-ready='true']")
     call = page.locator('.item.kind-tool_call:has(.tool-name:text-is("request_user_input"))')
-    assert "Which indentation style do you want?" in call.locator(".question-text").inner_text()
-    options = call.locator(".option")
+    assert "Which indentation style do you want?" in call.locator(".q-text").inner_text()
+    options = call.locator(".q-option")
     assert options.evaluate_all(
         "els => els.map(e => [e.dataset.label, e.classList.contains('chosen')])"
     ) == [["Tabs (Recommended)", True], ["Spaces", False]]
@@ -492,7 +492,7 @@ PIECES = """async () => {
       .map(td => td.textContent).join('|')),
     patchFiles: [...patch.querySelectorAll('.diff-file')].map(e => e.textContent),
     patchStats: [...patch.querySelectorAll('.diff-stat')].map(e => e.textContent),
-    chosen: [...ask.body.querySelectorAll('.option.chosen')].map(o => o.dataset.label),
+    chosen: [...ask.body.querySelectorAll('.q-option.chosen')].map(o => o.dataset.label),
     answers: [...parseAnswers('answered: "Q one"="A", "Q \\\\"two\\\\""="B, C". Go on').entries()],
   };
 }"""

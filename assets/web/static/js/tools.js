@@ -148,25 +148,25 @@ function questionsView(item, input) {
   const questions = Array.isArray(item.questions) ? item.questions
     : (Array.isArray(input.questions) ? input.questions : []);
   const blocks = [];
-  const box = h('div', { class: 'questions' });
+  const box = h('div', { class: 'q-list' });
   for (const q of questions) {
     if (!q || typeof q !== 'object') continue;
     const options = (Array.isArray(q.options) ? q.options : []).map((o) => {
       const label = typeof o === 'string' ? o : str(o.label);
       return {
         label,
-        el: h('li', { class: 'option', dataset: { label } },
-          h('span', { class: 'option-label' }, label),
-          typeof o === 'object' && o.description ? h('span', { class: 'option-desc' }, o.description) : null),
+        el: h('li', { class: 'q-option', dataset: { label } },
+          h('span', { class: 'q-option-label' }, label),
+          typeof o === 'object' && o.description ? h('span', { class: 'q-option-desc' }, o.description) : null),
       };
     });
-    const answer = h('p', { class: 'answer', hidden: true });
+    const answer = h('p', { class: 'q-answer', hidden: true });
     blocks.push({ q, options, answer });
-    box.append(h('div', { class: 'question' },
-      h('p', { class: 'question-text' },
-        q.header ? h('span', { class: 'chip' }, q.header) : null, ' ', str(q.question),
+    box.append(h('div', { class: 'q-block' },
+      h('p', { class: 'q-text' },
+        q.header ? h('span', { class: 'q-chip' }, q.header) : null, ' ', str(q.question),
         q.multiSelect ? h('span', { class: 'muted' }, ' (several allowed)') : null),
-      h('ol', { class: 'options' }, options.map((o) => o.el)),
+      h('ol', { class: 'q-options' }, options.map((o) => o.el)),
       answer));
   }
   const show = (answers) => {
@@ -182,7 +182,7 @@ function questionsView(item, input) {
         if (hit) o.el.setAttribute('aria-label', `${o.label} (chosen)`);
       }
       answer.hidden = false;
-      answer.replaceChildren(h('span', { class: 'answer-label' }, matched ? 'Chosen: ' : 'Answered: '), given);
+      answer.replaceChildren(h('span', { class: 'q-answer-label' }, matched ? 'Chosen: ' : 'Answered: '), given);
     }
   };
   // The result's answers: the replay model's list when it gives one, else read from its text.
