@@ -8,7 +8,7 @@ own, so a search never waits for the engine nor holds it up.
 A query is the user's words, never FTS5 syntax: each word is quoted (quotes doubled inside), the
 words must all match, and the last one also matches as a prefix (search as you type). Hits come
 best first (bm25), each with a snippet as plain-text segments, the matches marked, for the
-front-end to show without parsing any markup. The same snippet of one session (a prompt typed
+front-end to show without parsing any markup. The same text of one session (a prompt typed
 again, a command run ten times) is one hit with a ``count``, so a page of results is never the
 same line over and over. Filters: the agent, one session, a set of sessions (the server's
 project filter) and the time of the line (``since``).
@@ -20,7 +20,7 @@ import contextlib
 import re
 import sqlite3
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -324,25 +324,21 @@ class Hit:
             "count": self.count,
         }
 
-    @property
-    def same(self) -> tuple[SessionKey, str]:
-        """What makes two hits the same to a reader: one session, one snippet text."""
-        return self.key, "".join(text for text, _ in self.snippet).strip().casefold()
 
-
-def dedupe(hits: list[Hit], limit: int) -> list[Hit]:
-    """The hits in order, each session's repeated snippet once (counted), at most ``limit``."""
-    first: dict[tuple[SessionKey, str], int] = {}
-    kept: list[Hit] = []
-    for hit in hits:
-        at = first.get(hit.same)
+def fold_repeats(rows: list[Any], limit: int) -> list[tuple[Any, int]]:
+    """Rows in order, each session's repeated text once with how many lines it stands for
+    (``row[1]``, ``row[2]``: agent and session id; ``row[-1]``: the text), at most ``limit``."""
+    first: dict[tuple[str, str, str], int] = {}
+    kept: list[list[Any]] = []
+    for row in rows:
+        same = (row[1], row[2], row[-1])
+        at = first.get(same)
         if at is not None:
-            kept[at] = replace(kept[at], count=kept[at].count + 1)
-            continue
-        if len(kept) < limit:
-            first[hit.same] = len(kept)
-            kept.append(hit)
-    return kept
+            kept[at][1] += 1
+        elif len(kept) < limit:
+            first[same] = len(kept)
+            kept.append([row, 1])
+    return [(row, count) for row, count in kept]
 
 
 def snippet_segments(snippet: str) -> tuple[tuple[str, bool], ...]:
@@ -412,19 +408,20 @@ class Searcher:
             for path in {row[8] for row in rows}:
                 readable[path] = roots.contains(path)
             rows = [row for row in rows if readable[row[8]]]
-        hits = [
+        kept = fold_repeats(rows, max(1, min(limit, MAX_LIMIT)))
+        return [
             Hit(
-                key=SessionKey(Agent(row[0]), row[1]),
-                thread=row[2] or MAIN_THREAD,
-                offset=row[3],
-                kind=row[4],
-                ts=row[5],
-                snippet=snippet_segments(row[6] or ""),
+                key=SessionKey(Agent(row[1]), row[2]),
+                thread=row[3] or MAIN_THREAD,
+                offset=row[4],
+                kind=row[5],
+                ts=row[6],
+                snippet=snippet_segments(row[9] or ""),
                 score=-float(row[7]),
+                count=count,
             )
-            for row in rows
+            for row, count in kept
         ]
-        return dedupe(hits, max(1, min(limit, MAX_LIMIT)))
 
     def _rows(
         self,
@@ -438,9 +435,11 @@ class Searcher:
     ) -> list[Any]:
         limit = max(1, min(limit, MAX_LIMIT))
         sql = (
-            "SELECT f.agent, f.session_id, f.thread, d.offset, d.kind, d.ts,"
+            # Snippets in the same query: made apart, by rowid, FTS5 runs the match again for
+            # each (four times slower in all, bench/bench_search.py).
+            "SELECT d.id, f.agent, f.session_id, f.thread, d.offset, d.kind, d.ts, rank, f.path,"
             f" snippet(search_text, 0, '{MARK_START}', '{MARK_END}', '…', {SNIPPET_TOKENS}),"
-            " rank, f.path"
+            " d.text"
             " FROM search_text JOIN search_docs d ON d.id = search_text.rowid"
             " JOIN search_files f ON f.id = d.file"
             " WHERE search_text MATCH ? AND search_text.rowid >= ?"

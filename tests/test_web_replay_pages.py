@@ -29,12 +29,15 @@ TOOLS = "c1000000-0000-4000-8000-000000000001"
 REPEAT = "c2000000-0000-4000-8000-000000000002"
 ASK = "2700ca9d-427c-4874-b527-170e92077c86"  # recorded: claude-2.1.332/ask_tool
 EXIT = "80b73429-870c-46e0-a6d2-2a072d519daf"  # recorded: claude-2.0.77/exit (/exit, "Bye!")
+CODEX_ASK = "01a22a43-78d9-7632-8895-fd23e459da89"  # recorded: codex-0.171.0/request_user_input
 SUB = "d00dfeed"
 COMPACT = "acompact-5e1f00"
 
 EDIT_OLD = "def greet(name):\n    print('hi ' + name)\n    return None\n"
 EDIT_NEW = "def greet(name: str) -> None:\n    print(f'hello {name}')\n    return None\n"
 SLASH_ARGS = "src/app.py --strict"
+BIG_OLD = "".join(f"row {i:04d} of a long generated table\n" for i in range(400))  # > 8,000
+BIG_NEW = BIG_OLD.replace("row 0200 of", "row 0200 (changed) of")
 REPEATED = "deploy the zebra service to staging"
 WIDTHS = (1280, 420)
 SCHEMES = ("light", "dark")
@@ -53,6 +56,12 @@ def tools_lines(t: ClaudeTranscript) -> list[dict[str, Any]]:
             "toolu_e1",
         ),
         t.tool_result("toolu_e1", "The file /work/tools/src/app.py has been updated."),
+        t.tool_use(
+            "Edit",
+            {"file_path": "/work/tools/big.txt", "old_string": BIG_OLD, "new_string": BIG_NEW},
+            "toolu_e3",
+        ),
+        t.tool_result("toolu_e3", "The file /work/tools/big.txt has been updated."),
         t.tool_use(
             "MultiEdit",
             {
@@ -126,6 +135,11 @@ def build(root: Path) -> World:
     for recorded in ("claude-2.1.332/ask_tool", "claude-2.0.77/exit"):
         shutil.copytree(DATA / "recorded" / recorded / "projects", world.claude / "projects",
                         dirs_exist_ok=True)  # fmt: skip
+    shutil.copytree(
+        DATA / "recorded" / "codex-0.171.0" / "request_user_input" / "sessions",
+        world.codex / "sessions",
+        dirs_exist_ok=True,
+    )
     folder = world.claude / "projects" / "-work-tools"
     t = ClaudeTranscript(TOOLS, "/work/tools", step=2.0)
     write_lines(folder / f"{TOOLS}.jsonl", tools_lines(t))
@@ -160,7 +174,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
         def ready() -> bool:
             sessions = world.sessions()
-            if not {TOOLS, REPEAT, ASK, EXIT} <= sessions.keys():
+            if not {TOOLS, REPEAT, ASK, EXIT, CODEX_ASK} <= sessions.keys():
                 return False
             return (sessions[REPEAT].get("counts") or {}).get("prompt", 0) >= 4
 
@@ -221,7 +235,8 @@ def test_tool_calls_are_drawn_for_what_they_do(shot_page: Any, site: World, scre
     assert SLASH_ARGS in slash.locator(".slash-args").inner_text()
 
     # Edit: a line diff with the removed and added lines, numbered.
-    edit = items.locator('.item.kind-tool_call:has(.tool-name:text-is("Edit"))')
+    edits = items.locator('.item.kind-tool_call:has(.tool-name:text-is("Edit"))')
+    edit = edits.filter(has_text="/work/tools/src/app.py")
     removed = edit.locator(".diff-del .diff-text").all_inner_texts()
     added = edit.locator(".diff-add .diff-text").all_inner_texts()
     assert removed == ["def greet(name):", "    print('hi ' + name)"]
@@ -233,6 +248,20 @@ def test_tool_calls_are_drawn_for_what_they_do(shot_page: Any, site: World, scre
     assert [r.split("diff-")[-1] for r in rows] == ["del", "del", "add", "add", "ctx"]
     ctx_numbers = edit.locator(".diff-ctx .diff-num").all_inner_texts()
     assert ctx_numbers == ["3", "3"]
+    # An edit too long for the page: its diff once the whole call is loaded (at once when the
+    # replay model gives the diff itself), never an empty diff of a cut input.
+    big = edits.filter(has_text="/work/tools/big.txt")
+    if big.locator(".diff").count() == 0:
+        big.locator(".tool-view-slot button.show-all").click()
+        big.locator(".diff").wait_for()
+    assert big.locator(".diff-del .diff-text").all_inner_texts() == [
+        "row 0200 of a long generated table"
+    ]
+    assert big.locator(".diff-add .diff-text").all_inner_texts() == [
+        "row 0200 (changed) of a long generated table"
+    ]
+    assert big.locator(".diff-stat").inner_text().split() == ["+1", "−1"]
+
     # MultiEdit: one diff per edit; Write: every line added.
     multi = items.locator('.item.kind-tool_call:has(.tool-name:text-is("MultiEdit"))')
     assert multi.locator(".diff").count() in (1, 2)  # one per edit, or hunks of one diff
@@ -304,9 +333,9 @@ def test_ask_user_question_shows_its_options_and_the_answer(
     page = shot_page
     open_replay(page, site, ASK)
     call = page.locator('.item.kind-tool_call:has(.tool-name:text-is("AskUserQuestion"))')
-    assert call.locator(".question-text").inner_text().endswith("Which color should the file be?")
-    assert call.locator(".chip").inner_text() == "Color"
-    options = call.locator(".option")
+    assert call.locator(".q-text").inner_text().endswith("Which color should the file be?")
+    assert call.locator(".q-chip").inner_text() == "Color"
+    options = call.locator(".q-option")
     assert options.evaluate_all(
         "els => els.map(e => [e.dataset.label, e.classList.contains('chosen')])"
     ) == [
@@ -314,9 +343,20 @@ def test_ask_user_question_shows_its_options_and_the_answer(
         ["Blue", True],
     ]
     assert "cool" in options.nth(1).inner_text()
-    assert call.locator(".answer").inner_text() == "Chosen: Blue"
+    assert call.locator(".q-answer").inner_text() == "Chosen: Blue"
     assert no_overflow(page)
     page.screenshot(path=str(screens / f"replay-ask-{page.label}.png"), full_page=True)
+
+
+def test_codex_request_user_input_shows_its_options_and_the_answer(page: Any, site: World):
+    page.goto(site.url(f"/session/codex/{CODEX_ASK}"))
+    page.wait_for_selector("#app[data-ready='true']")
+    call = page.locator('.item.kind-tool_call:has(.tool-name:text-is("request_user_input"))')
+    assert "Which indentation style do you want?" in call.locator(".q-text").inner_text()
+    options = call.locator(".q-option")
+    assert options.evaluate_all(
+        "els => els.map(e => [e.dataset.label, e.classList.contains('chosen')])"
+    ) == [["Tabs (Recommended)", True], ["Spaces", False]]
 
 
 def test_a_recorded_slash_command_is_the_persons_prompt(page: Any, site: World):
@@ -419,6 +459,11 @@ PIECES = """async () => {
     { question: 'Pick?', header: 'P', multiSelect: true,
       options: [{ label: 'A' }, { label: 'B' }, { label: 'C' }] }] });
   ask.onResult({ text: 'whatever', answers: [{ question: 'Pick?', answer: 'A, C' }] });
+  // Codex's apply_patch (its input is the patch text): one diff per file.
+  const patch = toolView({ name: 'apply_patch', input: '*** Begin Patch\\n'
+    + '*** Update File: tests/test_io.py\\n@@\\n-    time.sleep(0.1)\\n+    wait_for(ready)\\n'
+    + '*** Add File: tests/helpers.py\\n+def wait_for(ready):\\n+    ready.wait(5)\\n'
+    + '*** End Patch' }).body;
   const big = Array.from({ length: 3000 }, (_, i) => `line ${i}`).join('\\n');
   const bigger = Array.from({ length: 3000 }, (_, i) => `line ${i * 7}`).join('\\n');
   const t0 = performance.now();
@@ -445,7 +490,9 @@ PIECES = """async () => {
     modelTitle: modelEdit.querySelector('.diff-file').textContent,
     modelRows: [...modelEdit.querySelectorAll('tr')].map(tr => [...tr.children]
       .map(td => td.textContent).join('|')),
-    chosen: [...ask.body.querySelectorAll('.option.chosen')].map(o => o.dataset.label),
+    patchFiles: [...patch.querySelectorAll('.diff-file')].map(e => e.textContent),
+    patchStats: [...patch.querySelectorAll('.diff-stat')].map(e => e.textContent),
+    chosen: [...ask.body.querySelectorAll('.q-option.chosen')].map(o => o.dataset.label),
     answers: [...parseAnswers('answered: "Q one"="A", "Q \\\\"two\\\\""="B, C". Go on').entries()],
   };
 }"""
@@ -479,6 +526,8 @@ def test_diff_ansi_and_words_on_their_own(page: Any, site: World):
         "⋯|9 more lines",
     ]
     assert got["chosen"] == ["A", "C"]
+    assert got["patchFiles"] == ["tests/test_io.py", "tests/helpers.py"]
+    assert got["patchStats"] == ["+1 −1", "+2 −0"]
     assert got["answers"] == [["Q one", "A"], ['Q \\"two\\"', "B, C"]]
 
 
@@ -528,3 +577,16 @@ def test_the_terminal_page_follows_the_tokens(tmp_path: Path, browser: Any, scre
                     context.close()
                 assert not errors, errors
         manager.stop(info.task_id)
+
+
+def test_a_bad_filter_in_the_address_says_what_is_wrong(page: Any, site: World):
+    page.goto(site.url("/search?q=zebra&since=someday"))
+    status = page.locator(".search-status")
+    status.filter(has_text="Search failed").wait_for()
+    assert "since" in status.inner_text()
+    assert page.locator(".results .result").count() == 0
+    # The filter is shown as it was given, to be changed; a good one searches again.
+    assert page.locator(".search-filters select[name='since']").input_value() == "someday"
+    page.locator(".search-filters select[name='since']").select_option("")
+    page.wait_for_selector(".results .result-link")
+    assert "since=" not in page.url

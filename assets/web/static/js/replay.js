@@ -15,7 +15,7 @@ import {
 import { ansiFragment, hasAnsi } from './ansi.js';
 import { markWords } from './highlight.js';
 import { renderMarkdown } from './markdown.js';
-import { toolView } from './tools.js';
+import { VIEW_TOOLS, toolView } from './tools.js';
 import {
   humanDurations, isCaveat, localOutput, noteLabel, slashCommand,
 } from './transcript_text.js';
@@ -363,18 +363,31 @@ export class ThreadView {
 
   toolCall(item) {
     const view = toolView(item);
+    const viewSlot = h('div', { class: 'tool-view-slot' }, view.body);
     const inputPre = h('div', { class: 'tool-input-body' }, foldable(inputText(item.input), 'input'));
-    const fill = (whole, all) => inputPre.replaceChildren(
-      foldable(inputText(whole.input), 'input', all));
+    let el = null;
+    const fill = (whole, all) => {
+      inputPre.replaceChildren(foldable(inputText(whole.input), 'input', all));
+      // The whole input: its view drawn again (answers kept when the result is here).
+      const again = toolView(whole);
+      viewSlot.replaceChildren(...(again.body ? [again.body] : []));
+      el.onResult = again.onResult || null;
+      if (el.onResult && el.lastResult) el.onResult(el.lastResult);
+    };
     const input = h('details', { class: 'tool-input' },
       h('summary', null, 'Input'), inputPre, this.wholeButton(item, fill));
+    // A view the cut input could not give: the same "show all" where the view goes.
+    if (!view.body && item.truncated && VIEW_TOOLS.has(item.name)) {
+      viewSlot.append(h('p', { class: 'tool-view muted' }, 'This call is too long for the page. ',
+        this.wholeButton(item, fill)));
+    }
     const slot = h('div', { class: 'tool-result-slot' });
-    const el = this.shell(item, 'tool',
+    el = this.shell(item, 'tool',
       h('div', { class: 'tool-head' },
         h('span', { class: 'tool-name' }, item.name || 'tool'),
         view.head ?? (item.summary ? h('code', { class: 'tool-summary' }, item.summary) : null),
         timeEl(item)),
-      view.body,
+      viewSlot,
       input,
       slot,
       item.usage ? h('div', { class: 'usage line-usage' }, usageText(item.usage)) : null);
@@ -387,6 +400,7 @@ export class ThreadView {
         this.orphans.delete(item.call_id);
         slot.append(orphan);
         orphan.classList.add('attached');
+        el.lastResult = orphan.resultItem || null;
         if (el.onResult && orphan.resultItem) el.onResult(orphan.resultItem);
       }
     }
@@ -408,6 +422,7 @@ export class ThreadView {
     if (call) {
       call.querySelector('.tool-result-slot').append(el);
       el.classList.add('attached');
+      call.lastResult = item;
       if (call.onResult) call.onResult(item);
       return null;
     }

@@ -9,6 +9,16 @@ import { h } from './dom.js';
 
 const str = (value) => (typeof value === 'string' ? value : '');
 
+// Tools drawn as a view of their input: a call of one whose input was cut for the page shows
+// the view once the whole call is loaded.
+export const VIEW_TOOLS = new Set([
+  'Edit', 'MultiEdit', 'Write', 'NotebookEdit', 'apply_patch', 'TodoWrite', 'AskUserQuestion',
+]);
+
+function whole(item) {
+  return item.input && typeof item.input === 'object' && !Array.isArray(item.input);
+}
+
 function inputOf(item) {
   return item.input && typeof item.input === 'object' && !Array.isArray(item.input) ? item.input : {};
 }
@@ -116,36 +126,54 @@ export function parseAnswers(text) {
   return answers;
 }
 
+// Codex's request_user_input result: {"answers": {"<question id>": {"answers": ["…"]}}}.
+function codexAnswers(text, byId) {
+  if (!text || text.trim()[0] !== '{') return null;
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    return null;
+  }
+  if (!body || typeof body.answers !== 'object' || body.answers === null) return null;
+  const out = new Map();
+  for (const [id, value] of Object.entries(body.answers)) {
+    const list = value && Array.isArray(value.answers) ? value.answers : [value];
+    out.set(byId.get(id) || id, list.map(String).join(', '));
+  }
+  return out;
+}
+
 function questionsView(item, input) {
   const questions = Array.isArray(item.questions) ? item.questions
     : (Array.isArray(input.questions) ? input.questions : []);
   const blocks = [];
-  const box = h('div', { class: 'questions' });
+  const box = h('div', { class: 'q-list' });
   for (const q of questions) {
     if (!q || typeof q !== 'object') continue;
     const options = (Array.isArray(q.options) ? q.options : []).map((o) => {
       const label = typeof o === 'string' ? o : str(o.label);
       return {
         label,
-        el: h('li', { class: 'option', dataset: { label } },
-          h('span', { class: 'option-label' }, label),
-          typeof o === 'object' && o.description ? h('span', { class: 'option-desc' }, o.description) : null),
+        el: h('li', { class: 'q-option', dataset: { label } },
+          h('span', { class: 'q-option-label' }, label),
+          typeof o === 'object' && o.description ? h('span', { class: 'q-option-desc' }, o.description) : null),
       };
     });
-    const answer = h('p', { class: 'answer', hidden: true });
+    const answer = h('p', { class: 'q-answer', hidden: true });
     blocks.push({ q, options, answer });
-    box.append(h('div', { class: 'question' },
-      h('p', { class: 'question-text' },
-        q.header ? h('span', { class: 'chip' }, q.header) : null, ' ', str(q.question),
+    box.append(h('div', { class: 'q-block' },
+      h('p', { class: 'q-text' },
+        q.header ? h('span', { class: 'q-chip' }, q.header) : null, ' ', str(q.question),
         q.multiSelect ? h('span', { class: 'muted' }, ' (several allowed)') : null),
-      h('ol', { class: 'options' }, options.map((o) => o.el)),
+      h('ol', { class: 'q-options' }, options.map((o) => o.el)),
       answer));
   }
   const show = (answers) => {
     for (const { q, options, answer } of blocks) {
       const given = answers.get(str(q.question));
       if (given === undefined) continue;
-      const chosen = new Set(q.multiSelect ? given.split(/,\s*/) : [given]);
+      const chosen = new Set([given, ...given.split(/,\s*/)]);
       let matched = false;
       for (const o of options) {
         const hit = chosen.has(o.label);
@@ -154,14 +182,15 @@ function questionsView(item, input) {
         if (hit) o.el.setAttribute('aria-label', `${o.label} (chosen)`);
       }
       answer.hidden = false;
-      answer.replaceChildren(h('span', { class: 'answer-label' }, matched ? 'Chosen: ' : 'Answered: '), given);
+      answer.replaceChildren(h('span', { class: 'q-answer-label' }, matched ? 'Chosen: ' : 'Answered: '), given);
     }
   };
   // The result's answers: the replay model's list when it gives one, else read from its text.
+  const byId = new Map(questions.filter((q) => q && q.id).map((q) => [String(q.id), str(q.question)]));
   const answersOf = (result) => (Array.isArray(result.answers)
     ? new Map(result.answers.filter((a) => a && typeof a === 'object')
       .map((a) => [str(a.question), str(a.answer)]))
-    : parseAnswers(result.text));
+    : (codexAnswers(result.text, byId) || parseAnswers(result.text)));
   return { body: box, onResult: (result) => show(answersOf(result)) };
 }
 
@@ -184,6 +213,7 @@ export function toolView(item) {
     case 'MultiEdit':
     case 'Write':
     case 'NotebookEdit':
+      if (!whole(item) && !Array.isArray(item.diff)) return { head: null, body: null };
       return { head: null, body: h('div', { class: 'tool-view diffs' }, editDiffs(item, input)) };
     case 'apply_patch': {
       const patch = typeof item.input === 'string' ? item.input : str(input.input) || str(input.patch);
@@ -191,8 +221,13 @@ export function toolView(item) {
       if (!views.length && patch) views = patchDiffs(patch);
       return { head: null, body: views.length ? h('div', { class: 'tool-view diffs' }, views) : null };
     }
-    case 'TodoWrite': {
-      const todos = Array.isArray(item.todos) ? item.todos : (Array.isArray(input.todos) ? input.todos : null);
+    case 'TodoWrite':
+    case 'update_plan': {
+      // Codex's plan: {plan: [{step, status}]}, the same checklist.
+      const plan = Array.isArray(input.plan)
+        ? input.plan.filter((p) => p && typeof p === 'object').map((p) => ({ content: str(p.step), status: p.status }))
+        : null;
+      const todos = Array.isArray(item.todos) ? item.todos : (Array.isArray(input.todos) ? input.todos : plan);
       if (!todos) return { head: null, body: null };
       const done = todos.filter((t) => t && t.status === 'completed').length;
       return {
@@ -200,7 +235,9 @@ export function toolView(item) {
         body: h('div', { class: 'tool-view' }, checklist(todos)),
       };
     }
-    case 'AskUserQuestion': {
+    case 'AskUserQuestion':
+    case 'request_user_input': {
+      if (!whole(item) && !Array.isArray(item.questions)) return { head: [], body: null };
       const view = questionsView(item, input);
       return { head: [], body: h('div', { class: 'tool-view' }, view.body), onResult: view.onResult };
     }
