@@ -1,30 +1,36 @@
 """Measure the board in Chromium at scale: how soon it paints and draws its list, and how smooth
-scrolling it is, with 5,000 sessions against a baseline of 500 in the same run.
+scrolling it is, with 5,000 sessions, against 500 sessions and against main's board over the
+same 5,000, in the same run.
 
-1. Two temporary HOMEs written by ``corpus.py`` (small Claude and Codex sessions, ages spread
-   over a month, a project per five sessions): ``--sessions`` (5,000) and ``--baseline`` (500).
-   The real engine reads each (``FakeProcessTable``: all ended), the real loopback server
-   serves it, in this process, one at a time.
-2. Debian's Chromium (Playwright, headless, the tests' flags) opens ``/`` ``--runs`` times per
-   HOME in one tab (a fresh document each time). From the Performance API, relative to the
+1. Generated HOMEs (``corpus.py``: small Claude and Codex sessions, ages spread over a month, a
+   project per five sessions, the same seed each time): ``--baseline`` (500) and ``--sessions``
+   (5,000). The real engine reads each (``FakeProcessTable``: all ended), the real loopback
+   server serves it, in this process, one at a time; main's board is main's ``assets/web``
+   (``git archive --main``) served by the same server code, at ``/`` (its default: ended
+   sessions of the last 24 hours) and ``/?all=1`` (every session).
+2. Debian's Chromium (Playwright, headless, the tests' flags) opens the board ``--runs`` times
+   per case in one tab (a fresh document each time). From the Performance API, relative to the
    navigation start:
    - ``first-contentful-paint``: the page's first paint;
-   - ``agentbar:board-drawn``: the board's list is in the DOM (``board.js`` marks its first
-     render with sessions), and two animation frames later, painted;
+   - the list received: ``agentbar:sessions-received`` (this board only), the WebSocket's
+     first list of sessions;
+   - the list drawn: the first ``.card`` in the DOM (a MutationObserver set before the page's
+     scripts run: the same measure for both boards), and painted two animation frames later;
    - the longest main-thread task during the load (``longtask`` entries).
 3. Scrolling: the page scrolled from top to bottom in 60 steps, one per animation frame, then
-   "Show more" pressed in every section and scrolled again; the time between animation frames
-   is the frame time (16.7 ms at 60 Hz; a long one is a visible stutter): median and p99.
+   "Show more" pressed in every section and scrolled again (every fifth load); the time between
+   animation frames is the frame time (16.7 ms at 60 Hz; a long one is a visible stutter).
 
 Nothing passes or fails; the goal is first paint under 300 ms at 5,000 sessions.
 
-    python bench/bench_board.py [--runs 30] [--sessions 5000] [--baseline 500] [--json PATH]
+    python bench/bench_board.py [--runs 20] [--sessions 5000] [--baseline 500] [--main main]
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,16 +41,26 @@ import corpus
 from bench_web import CHROMIUM, CHROMIUM_ARGS, WATCH_LONG_TASKS, start_server
 from benchlib import OUT_DIR, distribution, machine, table, write_json
 
+# Set before the page's scripts run: when the first card enters the DOM (the same measure for
+# this board and main's, which marks nothing).
+WATCH_FIRST_CARD = """
+new MutationObserver((records, observer) => {
+  if (document.querySelector('.card')) {
+    window.__firstCard = performance.now();
+    observer.disconnect();
+  }
+}).observe(document, { childList: true, subtree: true });
+"""
+
 READ_TIMINGS = """async () => {
-  const drawn = () => performance.getEntriesByName('agentbar:board-drawn').length > 0;
-  while (!drawn()) await new Promise((resolve) => setTimeout(resolve, 5));
+  while (window.__firstCard === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
   await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
   const painted = performance.now();
   const paint = (name) => performance.getEntriesByType('paint')
     .find((e) => e.name === name)?.startTime ?? null;
   return {
     fcp: paint('first-contentful-paint'),
-    drawn: performance.getEntriesByName('agentbar:board-drawn')[0].startTime,
+    drawn: window.__firstCard,
     received: performance.getEntriesByName('agentbar:sessions-received')[0]?.startTime ?? null,
     drawn_painted: painted,
     longest_task: Math.max(0, ...(window.__longTasks || [])),
@@ -94,14 +110,26 @@ def measure(page: Any, url: str, runs: int, warmup: int, steps: int) -> dict[str
     return {"loads": loads, "frames": frames, "more": more}
 
 
-def serve(root: Path, sessions: int, seed: int) -> tuple[Any, Any, float, float]:
+def serve(
+    root: Path, sessions: int, seed: int, static: Path | None
+) -> tuple[Any, Any, float, float]:
     home, data = root / "home", root / "data"
     t0 = time.perf_counter()
     corpus.generate(home, sessions, sessions * 3 * corpus.KB, seed=seed)
     made = time.perf_counter() - t0
     t0 = time.perf_counter()
-    service, server = start_server(home, data)
+    service, server = start_server(home, data, static)
     return service, server, made, time.perf_counter() - t0
+
+
+def main_web(rev: str, into: Path) -> Path:
+    """Main's web UI files (``git archive``), to serve the board as it was."""
+    repo = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(
+        ["git", "-C", str(repo), "archive", rev, "assets/web"], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into / "assets" / "web"
 
 
 def summary(label: str, sessions: int, got: dict[str, Any]) -> dict[str, Any]:
@@ -125,39 +153,50 @@ def summary(label: str, sessions: int, got: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--sessions", type=int, default=5000)
     parser.add_argument("--baseline", type=int, default=500)
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--seed", type=int, default=18)
+    parser.add_argument("--main", default="main", help="the git rev whose board is the baseline")
     parser.add_argument("--json", type=Path, default=OUT_DIR / "board.json")
     args = parser.parse_args(argv)
 
     from playwright.sync_api import sync_playwright
 
     result: dict[str, Any] = {"machine": machine(), "runs": args.runs, "cases": []}
+    old = Path(tempfile.mkdtemp(prefix="agentbar-bench-board-main-"))
+    main_dir = main_web(args.main, old)
+    cases = [
+        ("this board", args.baseline, None, "/"),
+        ("this board", args.sessions, None, "/"),
+        (f"{args.main}'s board", args.sessions, main_dir, "/"),
+        (f"{args.main}'s board, ?all=1", args.sessions, main_dir, "/?all=1"),
+    ]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        for label, count in (("baseline", args.baseline), ("board", args.sessions)):
+        for label, count, static, path in cases:
             root = Path(tempfile.mkdtemp(prefix=f"agentbar-bench-board-{count}-"))
-            print(f"{count} sessions: writing and reading {root} ...", file=sys.stderr)
-            service, server, made, read = serve(root, count, args.seed)
+            print(f"{label}, {count} sessions: writing and reading {root} ...", file=sys.stderr)
+            service, server, made, read = serve(root, count, args.seed, static)
             try:
                 context = browser.new_context(viewport={"width": 1280, "height": 900})
                 context.add_init_script(WATCH_LONG_TASKS)
+                context.add_init_script(WATCH_FIRST_CARD)
                 page = context.new_page()
                 page.goto(server.open_url())  # the one-time code becomes a cookie
                 page.wait_for_selector("#app[data-ready='true']", timeout=120_000)
-                got = measure(page, server.origin + "/", args.runs, args.warmup, args.steps)
+                got = measure(page, server.origin + path, args.runs, args.warmup, args.steps)
                 context.close()
             finally:
                 server.stop()
                 service.close()
                 shutil.rmtree(root, ignore_errors=True)
             case = summary(label, count, got)
-            case["corpus_s"], case["engine_read_s"] = made, read
+            case["path"], case["corpus_s"], case["engine_read_s"] = path, made, read
             result["cases"].append(case)
+    shutil.rmtree(old, ignore_errors=True)
 
     def spread(case: dict[str, Any], key: str, digits: int = 0) -> str:
         return f"{case[key]['p50_ms']:.{digits}f} / {case[key]['p99_ms']:.{digits}f}"
@@ -176,9 +215,12 @@ def main(argv: list[str] | None = None) -> int:
         ]
         for case in result["cases"]
     ]
-    base, board = result["cases"][0], result["cases"][1]
+    base, board, before = result["cases"][0], result["cases"][1], result["cases"][2]
     result["ratio_drawn_painted_median"] = (
         board["drawn_painted_ms"]["p50_ms"] / base["drawn_painted_ms"]["p50_ms"]
+    )
+    result["ratio_vs_main_drawn_painted_median"] = (
+        board["drawn_painted_ms"]["p50_ms"] / before["drawn_painted_ms"]["p50_ms"]
     )
     print(
         table(
@@ -197,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     print(f"ratio list drawn, {board['sessions']:,} vs {base['sessions']:,}: "
-          f"{result['ratio_drawn_painted_median']:.2f}")  # fmt: skip
+          f"{result['ratio_drawn_painted_median']:.2f}; against {args.main}'s board: "
+          f"{result['ratio_vs_main_drawn_painted_median']:.2f}")  # fmt: skip
     write_json(args.json, result)
     return 0
 

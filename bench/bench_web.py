@@ -113,7 +113,9 @@ def write_sessions(home: Path, sizes: dict[str, int], seed: int) -> dict[str, tu
     return written
 
 
-def start_server(home: Path, data: Path) -> tuple[Any, Any]:
+def start_server(home: Path, data: Path, static: Path | None = None) -> tuple[Any, Any]:
+    """The engine caught up with ``home`` and the loopback server, started; ``static``: another
+    copy of the web UI's files to serve (bench_board.py serves main's)."""
     from agentbar.core.config import Settings
     from agentbar.core.engine import Engine
     from agentbar.core.index import Index
@@ -138,6 +140,7 @@ def start_server(home: Path, data: Path) -> tuple[Any, Any]:
         AgentRoots(settings.agent_roots),
         kits=settings.kits,
         searcher=Searcher(settings.index_path),
+        static=static,
     )
     server.start()
     return service, server

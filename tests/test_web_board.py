@@ -16,7 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_harness import APPROVE, APPROVE_COMMAND, QUESTION, QUESTION_TEXT, RUNNING, World
+from web_harness import (
+    APPROVE,
+    APPROVE_COMMAND,
+    HIT_WORD,
+    QUESTION,
+    QUESTION_TEXT,
+    RICH,
+    RUNNING,
+    World,
+)
 
 from agentbar.core.decisions import (
     BookChange,
@@ -208,8 +217,9 @@ def test_filters_live_in_the_address_through_reload_back_and_forward(
 
     page.go_back()
     page.wait_for_url("**/?state=running")
-    page.wait_for_function("() => document.querySelectorAll('.card').length > 1")
-    assert page.locator("select[name='project']").input_value() == ""
+    page.wait_for_function("() => document.querySelector('select[name=project]')?.value === ''")
+    running = [s for s in world.sessions().values() if s["state"] == "running"]
+    page.wait_for_function(f"() => document.querySelectorAll('.card').length === {len(running)}")
     page.go_back()
     page.wait_for_function("() => !location.search")
     page.wait_for_selector("section[data-group='needs']")
@@ -280,6 +290,68 @@ def test_narrow_board_with_filters_and_launch_open_does_not_scroll_sideways(
     board(page, world, "?state=running,done,failed&since=30d")
     assert page.evaluate(NO_SIDEWAYS_SCROLL)
     page.screenshot(path=str(shots / "board-420-filtered.png"), full_page=True)
+
+
+def test_a_session_from_another_host_groups_the_board_by_host(
+    browser: Any, world: World, open_pages: list[Any]
+) -> None:
+    """Remote sessions come over the same events stream as local ones (issue 13): one arriving
+    makes every section group its projects by host. The change message is made here, as the
+    server would send it for a remote's session; the page's own code takes it in."""
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    board(page, world)
+    assert page.locator(".host-badge").count() == 0
+    running = world.sessions()[RUNNING]
+    remote = {**running, "host": "build-box", "session_id": "c1000000-0000-4000-8000-000000000001"}
+    page.evaluate(
+        "(s) => window.agentbarApp.events.receive(JSON.stringify({type: 'change', session: s}))",
+        remote,
+    )
+    group = page.locator("section[data-group='running']")
+    group.locator(".project[data-host='build-box'] .host-badge").wait_for()
+    assert group.locator(".project[data-host='build-box'] .host-badge").inner_text() == "build-box"
+    assert group.locator(".project[data-host='local'] .host-badge").first.inner_text() == (
+        "this computer"
+    )
+    # The host menu shows up, and filters by host through the address.
+    page.locator("select[name='host']").select_option("build-box")
+    page.wait_for_function("() => location.search === '?host=build-box'")
+    keys = page.locator(".card").evaluate_all("els => els.map((e) => e.dataset.key)")
+    assert keys == [f"claude:{remote['session_id']}"]
+
+
+OTHER_PAGES = {
+    "replay": f"/session/claude/{RICH}",
+    "search": f"/search?q={HIT_WORD}",
+}
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("name", OTHER_PAGES)
+def test_every_page_has_screenshots_in_light_and_dark(
+    browser: Any,
+    world: World,
+    shots: Path,
+    open_pages: list[Any],
+    name: str,
+    size: str,
+    scheme: str,
+) -> None:
+    """The other pages on the same tokens, kept as artefacts beside the board's."""
+    page = new_page(browser, SIZES[size], scheme)
+    open_pages.append(page)
+    page.goto(world.url(OTHER_PAGES[name]))
+    page.wait_for_selector("#app[data-ready='true']")
+    if name == "search":
+        page.wait_for_selector(".result-link")
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    rgb = [int(x) for x in background[background.index("(") + 1 : -1].split(",")[:3]]
+    assert (sum(rgb) / 3 > 128) == (scheme == "light"), background
+    header = page.locator(".site-header").evaluate("el => el.getBoundingClientRect().right")
+    assert header <= SIZES[size] + 0.5
+    page.screenshot(path=str(shots / f"{name}-{SIZES[size]}-{scheme}.png"))
 
 
 # -- 5,000 sessions ---------------------------------------------------------------------------

@@ -147,7 +147,7 @@ def test_resume_fork_and_hand_off_from_the_replay(site: Site, page: Any):
 
 
 def test_the_board_lists_launched_agents_and_launches_one(
-    site: Site, page: Any, monkeypatch: pytest.MonkeyPatch
+    site: Site, page: Any, monkeypatch: pytest.MonkeyPatch, artifacts: Path
 ):
     # `~` is the server's user's home: here the rig's HOME, with the project in it.
     monkeypatch.setenv("HOME", str(site.rig.root))
@@ -161,6 +161,14 @@ def test_the_board_lists_launched_agents_and_launches_one(
     option.wait_for()
     option.locator("button.pin").dispatch_event("mousedown")
     form.locator(".folder-heading", has_text="Pinned").wait_for()
+    page.screenshot(path=str(artifacts / "launch-1200.png"))
+    # At 420 px the control wraps: nothing runs off the side, the list included.
+    page.set_viewport_size({"width": 420, "height": 900})
+    assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth")
+    right = form.locator(".folder-list").evaluate("el => el.getBoundingClientRect().right")
+    assert right <= 420
+    page.screenshot(path=str(artifacts / "launch-420.png"))
+    page.set_viewport_size({"width": 1200, "height": 900})
     assert page.evaluate("localStorage.getItem('agentbar.launch.pinned')") == json.dumps(
         [str(site.rig.project)]
     )

@@ -4,6 +4,7 @@
 import { Events, getJSON, ApiError } from './api.js';
 import { BoardView, needsCount } from './board.js';
 import { h } from './dom.js';
+import { setHome } from './format.js';
 import { ReplayView } from './replay.js';
 import { SearchView } from './search.js';
 
@@ -39,7 +40,8 @@ class App {
 
   async checkAccess() {
     try {
-      await getJSON('/api/health');
+      const health = await getJSON('/api/health');
+      setHome(health && health.home); // `~` for the server's user's home, and no other
     } catch (err) {
       if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
         this.main.replaceChildren(h('section', { class: 'notice' },

@@ -11,7 +11,7 @@ import { h } from './dom.js';
 import { BoardFilter } from './filters.js';
 import { FilterBar } from './filter_bar.js';
 import {
-  ago, cacheText, dollars, epoch, readingText, sessionHref, sessionKey, sessionTitle,
+  ago, cacheText, count, dollars, epoch, readingText, sessionHref, sessionKey, sessionTitle,
   setHome, shortPath, stateLabel, tokensText, usageText,
 } from './format.js';
 import { HostsLine } from './hosts.js';
@@ -283,7 +283,7 @@ export class BoardView {
     return h('section', { class: `group group-${group.id}`, 'aria-labelledby': headingId, dataset: { group: group.id } },
       h('h2', { id: headingId, class: 'group-title' },
         h('span', { class: 'group-name' }, group.title), ' ',
-        h('span', { class: 'count' }, members.length.toLocaleString())),
+        h('span', { class: 'count' }, count(members.length))),
       blocks,
       hidden > 0 ? h('button', {
         type: 'button', class: 'button show-more', dataset: { group: group.id },
@@ -291,7 +291,7 @@ export class BoardView {
           this.pages.set(group.id, limit + PAGE);
           this.render();
         },
-      }, `Show ${Math.min(PAGE, hidden)} more`, h('span', { class: 'muted' }, ` of ${hidden.toLocaleString()} left`)) : null);
+      }, `Show ${Math.min(PAGE, hidden)} more`, h('span', { class: 'muted' }, ` of ${count(hidden)} left`)) : null);
   }
 
   collapsedCount(group, projects, multiHost) {
@@ -313,7 +313,7 @@ export class BoardView {
         toggle,
         multiHost ? h('span', { class: `host-badge${entry.host === 'local' ? ' local' : ''}` }, entry.host === 'local' ? 'this computer' : entry.host) : null,
         h('span', { class: 'project-path', title: entry.project }, shortPath(entry.project, 60)),
-        h('span', { class: 'project-count' }, entry.list.length.toLocaleString())),
+        h('span', { class: 'project-count' }, count(entry.list.length))),
       shown.length ? h('ul', { class: 'cards' }, shown.map((s) => h('li', null, this.card(s, now), this.answers(s)))) : null);
   }
 

@@ -4,7 +4,7 @@
 
 import { h } from './dom.js';
 import { BoardFilter, SPANS, STATES } from './filters.js';
-import { epoch, shortPath } from './format.js';
+import { count, epoch, shortPath } from './format.js';
 
 function menu(name, label, onchange) {
   const select = h('select', { name, class: 'select', 'aria-label': label, onchange });
@@ -75,6 +75,6 @@ export class FilterBar {
     this.host.select.hidden = hosts.size < 2 && !filter.host;
     this.clear.hidden = !filter.active;
     this.count.textContent = filter.active
-      ? `${kept.toLocaleString()} of ${total.toLocaleString()}` : `${total.toLocaleString()} sessions`;
+      ? `${count(kept)} of ${count(total)}` : `${count(total)} sessions`;
   }
 }

@@ -153,6 +153,12 @@ export function subUsage(a, b) {
   return out;
 }
 
+// `5,000`: one formatter made once (toLocaleString makes one per call: slow on a big board).
+const COUNT = new Intl.NumberFormat();
+export function count(n) {
+  return COUNT.format(n);
+}
+
 export function plural(n, one, many) {
   return `${n} ${n === 1 ? one : (many || `${one}s`)}`;
 }
