@@ -52,6 +52,15 @@ def test_a_big_screen_gets_the_designed_size_and_a_small_one_the_smallest() -> N
     assert second_monitor.contains(fit(second_monitor))
 
 
+def test_a_work_area_over_two_monitors_is_cut_to_the_primary_one() -> None:
+    # Panels of 32 px at the top of both monitors: _NET_WORKAREA is one box over both.
+    both = Area(0, 32, 1920 + 1280, 1024 - 32)
+    primary = Area(1920, 0, 1280, 1024)
+    assert work_area.clip(both, primary) == Area(1920, 32, 1280, 992)
+    assert primary.contains(fit(work_area.clip(both, primary)))
+    assert work_area.clip(Area(0, 0, 100, 100), primary) == primary  # they do not meet
+
+
 def test_the_current_desktops_work_area_is_read_from_the_list() -> None:
     values = [0, 0, 1280, 800, 0, 28, 1280, 732]
     assert workarea_of_desktop(values, 1) == Area(0, 28, 1280, 732)
