@@ -41,6 +41,7 @@ DATA_FILES = (
     "agentbar.log",
     "serve.log",
     "notifications-paused.json",
+    "welcomed",  # the tray's first start was told (tray/welcome.py)
 )
 DATA_FOLDERS = ("events", "tasks", "hooks")  # agentbar's alone, all the way down
 

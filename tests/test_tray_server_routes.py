@@ -166,3 +166,12 @@ def test_a_page_asked_of_a_window_that_went_stale_is_dropped() -> None:
     now[0] += STALE_SECONDS + 1
     assert link.open("/search") is False
     assert link.report("w1", "/", False) is None  # back, but the old ask is gone
+
+
+def test_an_opener_whose_window_is_gone_says_so() -> None:
+    link = WindowLink()
+    link.set_opener(lambda path: False)  # the window of ``agentbar window`` found no backend
+    assert link.open("/") is False
+    shown: list[str] = []
+    link.set_opener(shown.append)  # the tray's: it queues, and says nothing
+    assert link.open("/search") is True and shown == ["/search"]

@@ -244,7 +244,10 @@ def test_a_window_of_its_own_can_launch_agents_and_they_outlive_it(
         def __init__(self, *, probe: Path | None = None) -> None:
             pass
 
-        def send(self, message: object) -> bool:
+        def point(self, url: str, token: str) -> None:
+            pass
+
+        def send(self, url: str) -> bool:
             return True
 
         def close(self) -> None:

@@ -52,6 +52,15 @@ def test_a_big_screen_gets_the_designed_size_and_a_small_one_the_smallest() -> N
     assert second_monitor.contains(fit(second_monitor))
 
 
+def test_a_work_area_over_two_monitors_is_cut_to_the_primary_one() -> None:
+    # Panels of 32 px at the top of both monitors: _NET_WORKAREA is one box over both.
+    both = Area(0, 32, 1920 + 1280, 1024 - 32)
+    primary = Area(1920, 0, 1280, 1024)
+    assert work_area.clip(both, primary) == Area(1920, 32, 1280, 992)
+    assert primary.contains(fit(work_area.clip(both, primary)))
+    assert work_area.clip(Area(0, 0, 100, 100), primary) == primary  # they do not meet
+
+
 def test_the_current_desktops_work_area_is_read_from_the_list() -> None:
     values = [0, 0, 1280, 800, 0, 28, 1280, 732]
     assert workarea_of_desktop(values, 1) == Area(0, 28, 1280, 732)
@@ -204,3 +213,42 @@ def test_the_window_opens_inside_the_work_area_and_a_second_open_reuses_it(
     assert status in (0, 130)
     assert not (data / "server.json").exists()
     wait_for(lambda: not shown_windows(env), 20, "the window to close")
+
+
+def test_the_window_shows_a_light_loading_page_until_it_has_an_address(
+    screen: dict[str, str], artifacts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window's child started with no address yet (as ``agentbar window`` starts it while
+    its engine and server start): the loading page fills the window placed in the work area;
+    closing before any address ends the child and the window."""
+    from agentbar.tray import window
+
+    for key, value in screen.items():
+        monkeypatch.setenv(key, value)  # the spawned child takes the environment from here
+    started = window.StartedWindow()
+    try:
+        kind, backend = window.first_report(started.reports, started.child)
+        assert (kind, backend) == ("ok", "GTK")
+        (shown,) = wait_for(lambda: shown_windows(screen), WINDOW_TIMEOUT, "the window")
+        assert shown == fit(WORK)
+        shot = artifacts / "loading-page.png"
+
+        def light() -> bool:
+            subprocess.run(
+                ["import", "-window", "root", str(shot)], env=screen, check=True, timeout=30
+            )
+            from PIL import Image
+
+            image = Image.open(shot).convert("RGB")
+            box = (shown.x, shown.y, shown.x + shown.width, shown.y + shown.height)
+            colours = image.crop(box).getcolors(maxcolors=1 << 20) or []
+            most = max(colours)[1]
+            # The loading page's light ground fills most of the window, with its line of text.
+            return most == (0xF6, 0xF7, 0xF9) and len(colours) > 2
+
+        wait_for(light, 60, "the loading page", step=0.5)
+        assert started.child.is_alive()
+    finally:
+        started.close()
+    assert not started.child.is_alive()
+    wait_for(lambda: not shown_windows(screen), 20, "the window to close")

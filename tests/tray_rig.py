@@ -358,6 +358,10 @@ def tray_on(desktop: Desktop, tmp_path: Path) -> Iterator[Tray]:
     settings = tmp_path / "config" / "settings.toml"
     settings.write_text(f'[launch]\npinned_projects = ["{tmp_path / "project"}"]\n')
     settings.chmod(0o600)
+    # Not agentbar's first start here (tests/test_tray_welcome.py has that): no welcome notice
+    # among the notices these tests count.
+    (tmp_path / "data").mkdir(mode=0o700)
+    (tmp_path / "data" / "welcomed").touch(mode=0o600)
     desktop.clear_notifications()
     t = Tray(desktop=desktop, root=tmp_path, env=env)
     try:

@@ -27,7 +27,7 @@ from ..core.config import Settings
 from ..core.launch.client import ApiError, Client, NoServer
 from ..core.launch.manager import still_running
 from ..core.server.runner import LoopbackServer
-from . import autostart, host, instance, preferences, window
+from . import autostart, host, instance, preferences, welcome, window
 from .actions import KEEP_TASKS, OPEN, STOP_TASKS, Action
 from .answers import TrayAnswers
 from .icons import Icon, NoIcon, open_icon
@@ -64,6 +64,7 @@ def _run_owner(settings: Settings, err: TextIO) -> int:
     no_icon = host.no_icon_reason() or ""
     can_open = window.display_problem() is None
     take_over_from_serve(settings, err)
+    first = welcome.first_start(settings)  # before the engine makes its index
     app = Agentbar.open(settings)
     quit_app = _Quit()
     listening = False
@@ -72,7 +73,7 @@ def _run_owner(settings: Settings, err: TextIO) -> int:
             listening = True
             return _serve(
                 app, server, prefs=prefs, no_icon=no_icon, can_open=can_open, err=err,
-                quit_app=quit_app,
+                quit_app=quit_app, first=first,
             )  # fmt: skip
     except OSError as exc:
         if listening:
@@ -93,9 +94,11 @@ def _serve(
     can_open: bool,
     err: TextIO,
     quit_app: _Quit,
+    first: bool = False,
 ) -> int:
     """Run the tray over ``app`` (serving as ``server``) until quit. ``no_icon``: why no icon
-    can show here ("" when one may)."""
+    can show here ("" when one may); ``first``: agentbar's first start here (it says what it
+    found and what to do next)."""
     tasks = app.tasks
     assert tasks is not None  # the tray's app launches agents
     link = app.windows
@@ -124,6 +127,14 @@ def _serve(
         tell=lambda fault: worker.report(fault, lasting=False),
         asking=lambda task_id: bool(app.decisions.for_session(task_id)),
     )
+    starts_at_login = autostart.for_platform()
+    welcomed = welcome.Welcome(
+        app.settings.data_dir,
+        first=first,
+        sessions=app.engine.sessions,
+        send=notifier.send,
+        autostart=starts_at_login.status,
+    )
     answers = TrayAnswers(
         app.decisions,
         lambda fault: worker.report(fault, lasting=False),
@@ -139,15 +150,16 @@ def _serve(
         names=app.settings.display_names(),
         in_front=link.in_front,
         open_page=windows.open if windows is not None else None,
-        autostart=autostart.for_platform(),
+        autostart=starts_at_login,
         quit=quit_app,
-        extra_entries=launched.entries,
+        extra_entries=lambda: (*welcomed.entries(), *launched.entries()),
         buttons=launched.buttons,
         tasks_running=launched.tasks_running,
         decisions=app.decisions,
         hosts=app.hosts,
     )
     launched.register(worker.router)
+    welcomed.register(worker.router)
     answers.register(worker.router)
     # A task that starts, binds, asks or exits changes the menu: have the worker look again.
     tasks.subscribe(lambda _info: worker.wake())
@@ -161,6 +173,7 @@ def _serve(
     try:
         app.start()  # the task manager takes back the agents an earlier agentbar kept running
         worker.start()
+        welcomed.start(app.engine.ready, worker.post)
         trimmer.start()
         if icon is None:
             running = (

@@ -389,7 +389,9 @@ def serve_and_open(
                 lambda page, seconds: server.open_url(page, seconds=seconds), server.token
             )
             if started is not None:
-                # A second ``agentbar window`` brings this window to the front on its page.
+                # Its first page before anything else, then a second ``agentbar window``
+                # brings it to the front on its page.
+                started.point(pages.url_for(path, DEFAULT_SECONDS), pages.token)
                 window_started = started
                 app.windows.set_opener(
                     lambda page: _hand(window_started, pages.url_for(page, DEFAULT_SECONDS))
@@ -406,9 +408,9 @@ def serve_and_open(
         app.close(keep_tasks=True)
 
 
-def _hand(started: StartedWindow, url: str) -> None:
-    if not started.send(url):
-        log.info("the window no longer listens; %s not shown", url)
+def _hand(started: StartedWindow, url: str) -> bool:
+    """The opener of a window of one's own: False once it is gone (no backend, or closed)."""
+    return started.child.is_alive() and started.send(url)
 
 
 # -- the window process ------------------------------------------------------------------------
@@ -440,9 +442,24 @@ class StartedWindow:
         their_reports.close()
         their_commands.close()
         self._lock = threading.Lock()
+        self._pointed = False
 
-    def send(self, message: str | tuple[str, str]) -> bool:
-        """Hand the window an address; False when it no longer listens."""
+    def point(self, url: str, token: str) -> None:
+        """Its first page, and the token it reports with (once: later calls do nothing)."""
+        with self._lock:
+            if self._pointed:
+                return
+            self._pointed = True
+        self._send((url, token))
+
+    def send(self, url: str) -> bool:
+        """Show ``url`` in the window, in front (after ``point``); False when it no longer
+        listens."""
+        with self._lock:
+            pointed = self._pointed
+        return pointed and self._send(url)
+
+    def _send(self, message: str | tuple[str, str]) -> bool:
         with self._lock:
             try:
                 self._commands.send(message)
@@ -474,7 +491,7 @@ def open_window(
     ``on_open(backend)`` once the window is on its way."""
     started = started or StartedWindow(probe=probe, title=title)
     child = started.child
-    started.send((url, token))
+    started.point(url, token)
     try:
         kind, detail = first_report(started.reports, child)
         if kind != "ok":

@@ -85,12 +85,10 @@ def x11_work_area(display: str | None = None) -> Area | None:
         area = workarea_of_desktop(
             _cardinals(d, root, "_NET_WORKAREA", X), desktop[0] if desktop else 0
         )
-        if area is None:
-            geometry = root.get_geometry()
-            area = Area(0, 0, geometry.width, geometry.height)
         screen = Area(0, 0, d.screen().width_in_pixels, d.screen().height_in_pixels)
-        # A work area that spans several monitors is cut to the first screen's size.
-        return _clip(area, screen)
+        # _NET_WORKAREA spans every monitor: the window goes on the primary one.
+        monitor = _primary_monitor(d, root) or screen
+        return clip(area or monitor, monitor)
     finally:
         with contextlib.suppress(Exception):
             d.close()
@@ -103,7 +101,22 @@ def _cardinals(d: Any, root: Any, name: str, x: Any) -> list[int]:
     return [int(v) for v in prop.value]
 
 
-def _clip(area: Area, screen: Area) -> Area:
+def _primary_monitor(d: Any, root: Any) -> Area | None:
+    """The primary monitor (else the first) as RandR 1.5 lists them; None without RandR."""
+    try:
+        if not d.has_extension("RANDR"):
+            return None
+        monitors = root.xrandr_get_monitors().monitors
+    except Exception:  # an X server without RandR 1.5, or one that refuses the request
+        return None
+    chosen = next((m for m in monitors if m.primary), monitors[0] if monitors else None)
+    if chosen is None or chosen.width_in_pixels <= 0 or chosen.height_in_pixels <= 0:
+        return None
+    return Area(chosen.x, chosen.y, chosen.width_in_pixels, chosen.height_in_pixels)
+
+
+def clip(area: Area, screen: Area) -> Area:
+    """The part of ``area`` on ``screen``; ``screen`` itself when they do not meet."""
     x, y = max(area.x, screen.x), max(area.y, screen.y)
     right = min(area.x + area.width, screen.x + screen.width)
     bottom = min(area.y + area.height, screen.y + screen.height)

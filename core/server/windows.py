@@ -29,7 +29,8 @@ WINDOW_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 STALE_SECONDS = 15.0
 MAX_WINDOWS = 32
 
-Opener = Callable[[str], None]
+# Shows a page in a window (it only queues the request); False: it cannot (its window is gone).
+Opener = Callable[[str], bool | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,5 +105,4 @@ class WindowLink:
                 latest = max(self._shown.values(), key=lambda s: s.at)
                 self._asked[latest.window] = path
                 return True
-        opener(path)
-        return True
+        return opener(path) is not False
