@@ -42,7 +42,7 @@ def _encode(value: Any) -> Any:
     cls = type(value)
     if cls in _SCALARS:
         return value
-    names = _field_names(cls)
+    names = _field_names(cast(Hashable, cls))
     if names is not None:
         return {name: _encode(getattr(value, name)) for name in names}
     if isinstance(value, Enum):
@@ -59,7 +59,7 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 @cache
-def _field_names(cls: type) -> tuple[str, ...] | None:
+def _field_names(cls: Any) -> tuple[str, ...] | None:
     """A dataclass's field names, in order; None for any other type. (Asking ``dataclasses``
     per value was most of the cost of saving a large index: one call per nested value.)"""
     if not dataclasses.is_dataclass(cls):
