@@ -39,8 +39,12 @@ def loads(cls: type[T], data: bytes | str) -> T:
 
 
 def _encode(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    cls = type(value)
+    if cls in _SCALARS:
+        return value
+    names = _field_names(cast(Hashable, cls))
+    if names is not None:
+        return {name: _encode(getattr(value, name)) for name in names}
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, tuple | list):
@@ -48,6 +52,19 @@ def _encode(value: Any) -> Any:
     if isinstance(value, frozenset | set):
         return sorted(_encode(v) for v in value)
     return value
+
+
+# Values written as they are, by exact type (an enum or any subclass takes the checks above).
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+@cache
+def _field_names(cls: Any) -> tuple[str, ...] | None:
+    """A dataclass's field names, in order; None for any other type. (Asking ``dataclasses``
+    per value was most of the cost of saving a large index: one call per nested value.)"""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 Decoder = Callable[[Any], Any]

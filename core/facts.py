@@ -108,10 +108,14 @@ class _Draft:
         self.project, self.title, self.title_rank = f.project, f.title, f.title_rank
         self.model, self.cli_version, self.forked_from = f.model, f.cli_version, f.forked_from
         self.started_at, self.last_activity = f.started_at, f.last_activity
+        # The usage sum as plain integers, capped once when frozen: every delta a session adds
+        # is at least zero, so the sum only grows and capping it once equals capping each step
+        # (``Usage.__add__``); a negative delta, should one come, is added as before.
         self.summed = f.summed_usage
+        self.sums: list[int] | None = None  # the sum as it grows (``ledger.add_counts``)
         self.recent = list(f.recent_usage)
         self.models = dict(f.thread_models)
-        self.lines = {(line.day, line.model): line for line in f.ledger}
+        self.ledger = ledger_mod.Tally(f.ledger)
         self.limits = f.limits
         # The ``LimitsSeen`` of this batch, newest last: only the newest with windows counts,
         # so they are read into windows once, at the end (a rollout has one per response).
@@ -136,10 +140,10 @@ class _Draft:
             forked_from=self.forked_from,
             started_at=self.started_at,
             last_activity=self.last_activity,
-            summed_usage=self.summed,
+            summed_usage=self.summed if self.sums is None else ledger_mod.capped(self.sums),
             recent_usage=tuple(self.recent),
             thread_models=tuple(sorted(self.models.items())),
-            ledger=tuple(self.lines[k] for k in sorted(self.lines)),
+            ledger=self.ledger.lines(),
             limits=self.limits,
         )
 
@@ -179,9 +183,11 @@ class _Draft:
     def _add_split_usage(self, record: Record, usage: Usage, key: str | None) -> None:
         delta = split_usage_delta(self.recent, usage, key)
         if delta is not NO_USAGE:
-            self.summed = self.summed + delta
+            if self.sums is None:
+                self.sums = ledger_mod.counts(self.summed)
+            ledger_mod.add_counts(self.sums, delta)
             model = self.models.get(record.agent_id or "") or self.models.get("")
-            ledger_mod.add(self.lines, shipped(), ts=record.ts, model=model, usage=delta)
+            self.ledger.add(shipped(), ts=record.ts, model=model, usage=delta)
 
 
 def _retitles(rank: int, current: int, title: str | None) -> bool:

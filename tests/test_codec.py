@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+from enum import Enum
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentbar.core import codec
+from agentbar.core import codec, jsonsafe
 from agentbar.core.facts import SessionFacts
 from agentbar.core.records import Asks, Usage
+from agentbar.core.state.hooks import HookState
 from agentbar.core.state.turns import PendingCall, Phase, SubagentStatus, TurnState
 from agentbar.core.usage.ledger import UsageLine
 
@@ -108,3 +112,22 @@ def test_rows_that_do_not_fit_are_refused(data: bytes) -> None:
 
 def test_missing_fields_take_their_defaults() -> None:
     assert codec.loads(TurnState, b'{"phase": "done"}') == TurnState(phase=Phase.DONE)
+
+
+def _walk(value: object) -> object:
+    """The encoding as a walk asking ``dataclasses`` per value (what ``codec`` caches)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _walk(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, tuple | list):
+        return [_walk(v) for v in value]
+    if isinstance(value, frozenset | set):
+        return sorted(_walk(v) for v in value)  # type: ignore[type-var]
+    return value
+
+
+@given(turn_states, facts)
+def test_the_cached_encoding_equals_the_walk(state: TurnState, value: SessionFacts) -> None:
+    for item in (state, value, HookState()):
+        assert codec.dumps(item) == jsonsafe.dumps(_walk(item))

@@ -23,7 +23,15 @@ import pytest
 
 from agentbar.core import facts
 from agentbar.core.facts import SessionFacts
-from agentbar.core.records import Prompt, Record, ToolResult
+from agentbar.core.records import (
+    TOKEN_LIMIT,
+    ModelSeen,
+    Prompt,
+    Record,
+    ToolResult,
+    Usage,
+    UsageReport,
+)
 from agentbar.core.state import turns
 from agentbar.core.state.turns import TurnState
 
@@ -161,3 +169,23 @@ def test_only_the_newest_limits_with_windows_count(tmp_path: Path) -> None:
     batch = [seen[0], empty]
     assert facts.fold_all(SessionFacts(), batch) == reference(batch)[0]
     assert facts.fold_all(SessionFacts(), batch).limits == seen[0].windows()
+
+
+def test_usage_sums_at_the_cap_and_below_zero() -> None:
+    """The sums capped once equal the sums capped each step: at the token cap, and with a
+    negative count (no adapter makes one; added step by step all the same)."""
+    big = Usage(input_tokens=TOKEN_LIMIT - 5, output_tokens=3, cache_read_tokens=TOKEN_LIMIT)
+    odd = Usage(input_tokens=-7, output_tokens=2, cache_creation_tokens=-1)
+    records: list[Record] = [ModelSeen(model="claude-opus-4-5-20251101", ts=1_796_000_000.0)]
+    for n, usage in enumerate((big, big, odd, big, Usage(output_tokens=1), odd)):
+        records.append(UsageReport(usage=usage, key=None, ts=1_796_000_000.0 + n * 40_000))
+    for at in range(len(records) + 1):
+        for batch in (records[:at], records[at:]):
+            assert fast(batch, random.Random(at)) == reference(batch)
+    folded = facts.fold_all(SessionFacts(), records)
+    assert folded == reference(records)[0]
+    assert folded.summed_usage.cache_read_tokens == TOKEN_LIMIT
+    assert len(folded.ledger) > 1  # several days
+    # Facts whose sum is past the cap (an index written elsewhere) keep it when no usage comes.
+    past = SessionFacts(summed_usage=Usage(input_tokens=TOKEN_LIMIT + 9))
+    assert facts.fold_all(past, [Prompt(text="hi")]).summed_usage is past.summed_usage

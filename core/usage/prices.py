@@ -85,11 +85,11 @@ class PriceTable:
         (``anthropic/``) and a date suffix; None when the table does not know it."""
         if not model:
             return None
+        found = self.models.get(model)
+        if found is not None:
+            return found  # (the usual case: no prefix to cut, no date to drop)
         name = model.rsplit("/", 1)[-1]
-        for candidate in (model, name, _DATED.sub("", name)):
-            if (found := self.models.get(candidate)) is not None:
-                return found
-        return None
+        return self.models.get(name) or self.models.get(_DATED.sub("", name))
 
     def cost(self, model: str | None, usage: Usage) -> float | None:
         """What ``usage`` costs on ``model``: 0 for no tokens, None when the model is unpriced."""
