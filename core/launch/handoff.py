@@ -6,8 +6,8 @@ last answer is the assistant text of the last turn after its last tool call (Cla
 answer as several lines: they are joined); the brief gives the goal (the first prompt, a slash
 command such as ``/init`` included, one that only tends the session such as ``/clear`` left
 out), the decisions along the way (the person's later prompts, the calls they refused), the
-files the session changed and the todos still open (as the agent's ``ToolVocabulary`` reads its calls:
-Claude's Edit or TodoWrite, Codex's apply_patch or update_plan) and the last answer.
+files the session changed and the todos still open (as the agent's ``ToolVocabulary`` reads its
+calls: Claude's Edit or TodoWrite, Codex's apply_patch or update_plan) and the last answer.
 """
 
 from __future__ import annotations
