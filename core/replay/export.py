@@ -471,6 +471,7 @@ details>summary{cursor:pointer;color:#34405a}
 .subagent{margin:.8rem 0 .8rem 1.2rem;border-left:2px dashed #9aa5b8;padding-left:.8rem}
 .diff .add{background:#e6ffec;display:block}.diff .del{background:#ffebe9;display:block}
 .diff .hunk{color:#6a737d;display:block}.diff .file{font-weight:600;display:block}
+.diff .context,.diff .cut{display:block}.diff .cut{color:#6a737d;font-style:italic}
 .todos{list-style:none;padding-left:.5rem}
 .todos .completed{color:#5b6475;text-decoration:line-through}
 .about{color:#5b6475;font-size:.85rem}.answer{font-weight:600;color:#1b7a46}
@@ -565,7 +566,9 @@ class _Html(_Writer):
 def _html_code(part: Code) -> str:
     lang = f' data-lang="{_e(part.lang)}"' if part.lang else ""
     if not part.diff:
-        return f'<pre class="{_e(part.label.lower())}"{lang}>{_e(part.text)}</pre>'
+        pre = f'<pre class="{_e(part.label.lower())}"{lang}>{_e(part.text)}</pre>'
+        # A call's whole input is there to look up, not to read first: collapsed.
+        return f"<details><summary>Input</summary>{pre}</details>" if part.label == "Input" else pre
     rows, size = [], 0
     for number, line in enumerate(part.diff):
         text = diff_line_text(line)
@@ -574,7 +577,8 @@ def _html_code(part: Code) -> str:
             rows.append(f'<span class="cut">… {len(part.diff) - number} more lines</span>')
             break
         rows.append(f'<span class="{line.kind}">{_e(text)}</span>')
-    return f'<pre class="diff"{lang}>' + "\n".join(rows) + "</pre>"
+    # Each line is a block of its own (its colour across the width): no newline between them.
+    return f'<pre class="diff"{lang}>' + "".join(rows) + "</pre>"
 
 
 def _html_questions(part: Questions) -> str:
