@@ -373,7 +373,7 @@ class _Markdown(_Writer):
         if view is not None and view.description and view.description != call.summary:
             head += f"\n\n_{_md_escape(_one_line(view.description))}_"
         body = head + "\n\n"
-        if parts := call_parts(call):
+        if parts := call_parts(call, result):
             body += self.parts(parts) + "\n\n"
         if result is not None:
             body += _details(_result_label(result), self.parts(result_parts(call, result))) + "\n"
@@ -531,7 +531,7 @@ class _Html(_Writer):
         view = call.view
         if view is not None and view.description and view.description != call.summary:
             body += f'<div class="about">{_e(view.description)}</div>'
-        body += self.parts(call_parts(call))
+        body += self.parts(call_parts(call, result))
         if result is not None:
             css = ' class="failed"' if result.is_error else ""
             body += (
