@@ -12,8 +12,9 @@ import json
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from .diffs import DiffKind, DiffLine
 from .model import ItemKind, ReplayItem, cut_text_to, json_text
-from .views import Answer, DiffKind, DiffLine, ItemView, Question, Todo
+from .views import Answer, ItemView, Question, Todo
 
 EXPORT_OUTPUT_CHARS = 20_000  # tool inputs and outputs in Markdown and HTML; JSON has them whole
 _JSON_PARSE_CHARS = 2_000_000  # longer outputs are not tried as JSON
