@@ -181,7 +181,7 @@ def test_a_call_whose_result_never_comes_holds_back_nothing_for_long(
 ) -> None:
     from export_check import LOOSE
 
-    from agentbar.core.replay import export as export_module
+    from agentbar.core.replay import export_writer as export_module
     from agentbar.core.replay.export import Format, export
 
     home = make_home(tmp_path, claude=())
