@@ -174,6 +174,8 @@ def test_slash_commands_are_prompts_with_name_and_arguments(home: Home) -> None:
     assert only_snap.title == "/init"
     goal = brief(only_snap, only, TOOLS)
     assert "## Goal\n\n/init\n" in goal
+    rich = brief(snap, items, TOOLS)  # /exit tends the session: neither goal nor decision
+    assert "## Goal\n\n/review:pr 42 --strict\n" in rich and "/exit" not in rich
 
 
 def test_tool_calls_carry_what_a_page_renders(home: Home) -> None:

@@ -15,18 +15,10 @@ from replay_rig import Home, make_home, snapshot
 
 from agentbar.core import jsonsafe
 from agentbar.core.agents.claude.commands import command_output, slash_command
+from agentbar.core.replay.diffs import DIFF_LINES, DiffKind, DiffLine, unified_diff
 from agentbar.core.replay.model import MAIN_THREAD, VIEW_CHARS, ItemKind
 from agentbar.core.replay.readable import human_duration, plain
-from agentbar.core.replay.views import (
-    DIFF_LINES,
-    DiffKind,
-    DiffLine,
-    answers_of,
-    fold_summary,
-    patch_view,
-    tool_view,
-    unified_diff,
-)
+from agentbar.core.replay.views import answers_of, fold_summary, patch_view, tool_view
 
 HOSTILE = "93000000-0000-4000-8000-000000000001"
 ODD_INPUTS: list[Any] = [
@@ -189,7 +181,7 @@ def test_a_call_whose_result_never_comes_holds_back_nothing_for_long(
 ) -> None:
     from export_check import LOOSE
 
-    from agentbar.core.replay import export as export_module
+    from agentbar.core.replay import export_writer as export_module
     from agentbar.core.replay.export import Format, export
 
     home = make_home(tmp_path, claude=())

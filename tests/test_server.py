@@ -41,6 +41,24 @@ async def get_json(client: aiohttp.ClientSession, url: str, status: int = 200) -
         return await response.json()
 
 
+def test_the_compaction_helper_is_no_sub_agent_of_the_session(home: Home):
+    folder = home.claude / "projects" / "-work-new" / V21 / "subagents"
+    helper = ClaudeTranscript(V21, "/work/new", sidechain=True, agent_id="acompact-77aa")
+    write_lines(folder / "agent-acompact-77aa.jsonl", [helper.prompt("Summarise the chat.")])
+    with serving(home) as running:
+        base = running.origin
+
+        async def test(client: aiohttp.ClientSession) -> None:
+            one = (await get_json(client, f"{base}/api/sessions/{V21}"))["session"]
+            assert [t["thread"] for t in one["thread_info"]] == ["a4c2d9"]
+            (kept,) = one["helper_threads"]
+            assert (kept["thread"], kept["helper"]) == ("acompact-77aa", "compaction")
+            page = await get_json(client, f"{base}/api/sessions/{V21}/items?thread=acompact-77aa")
+            assert page["items"]  # still readable: left out of the list, not of the session
+
+        call(running, test)
+
+
 def test_health_sessions_and_one_session(home: Home):
     with serving(home) as running:
         base = running.origin

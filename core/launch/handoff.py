@@ -3,10 +3,11 @@
 
 Both come from the transcript the agent wrote (``Replay``), never from a terminal's screen: the
 last answer is the assistant text of the last turn after its last tool call (Claude writes one
-answer as several lines: they are joined); the brief gives the goal (the first prompt), the
-decisions along the way (the person's later prompts, the calls they refused), the files the
-session changed and the todos still open (as the agent's ``ToolVocabulary`` reads its calls:
-Claude's Edit or TodoWrite, Codex's apply_patch or update_plan) and the last answer.
+answer as several lines: they are joined); the brief gives the goal (the first prompt, a slash
+command such as ``/init`` included, one that only tends the session such as ``/clear`` left
+out), the decisions along the way (the person's later prompts, the calls they refused), the
+files the session changed and the todos still open (as the agent's ``ToolVocabulary`` reads its
+calls: Claude's Edit or TodoWrite, Codex's apply_patch or update_plan) and the last answer.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def brief(
 def _take(digest: _Digest, item: ReplayItem, tools: ToolVocabulary | None) -> None:
     match item.kind:
         case ItemKind.USER:
-            if item.text.strip():
+            if item.text.strip() and not _housekeeping(item):
                 digest.prompts.append(item.text.strip())
             _close_answer(digest)
         case ItemKind.ASSISTANT:
@@ -112,6 +113,20 @@ def _take(digest: _Digest, item: ReplayItem, tools: ToolVocabulary | None) -> No
                 digest.refused.append(digest.calls.get(item.call_id or "", "a tool call"))
         case _:
             pass
+
+
+# Slash commands that tend the session rather than ask for work: no goal, no decision. Any
+# other command counts as a prompt (``/init``, ``/review 42``, a plugin's).
+_HOUSEKEEPING_COMMANDS = frozenset(
+    {"/clear", "/exit", "/quit", "/model", "/resume", "/compact", "/cost", "/status", "/config",
+     "/help", "/login", "/logout", "/doctor", "/permissions", "/context", "/usage", "/memory",
+     "/hooks", "/mcp", "/agents", "/ide", "/theme", "/vim", "/export", "/rewind"}
+)  # fmt: skip
+
+
+def _housekeeping(item: ReplayItem) -> bool:
+    view = item.view
+    return view is not None and view.command in _HOUSEKEEPING_COMMANDS and not view.args
 
 
 def _close_answer(digest: _Digest) -> None:

@@ -12,8 +12,9 @@ import json
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from .diffs import DiffKind, DiffLine
 from .model import ItemKind, ReplayItem, cut_text_to, json_text
-from .views import Answer, DiffKind, DiffLine, ItemView, Question, Todo
+from .views import Answer, ItemView, Question, Todo
 
 EXPORT_OUTPUT_CHARS = 20_000  # tool inputs and outputs in Markdown and HTML; JSON has them whole
 _JSON_PARSE_CHARS = 2_000_000  # longer outputs are not tried as JSON
@@ -61,9 +62,10 @@ def output(text: str) -> str:
     return shown + (f"\n… ({len(text) - len(shown)} more characters)" if cut else "")
 
 
-def call_parts(call: ReplayItem) -> list[Part]:
-    """A call's input as a person reads it: its diff, command, checklist or questions, and its
-    whole input as JSON when those do not say everything."""
+def call_parts(call: ReplayItem, result: ReplayItem | None = None) -> list[Part]:
+    """A call's input as a person reads it: its diff, command, checklist or questions (with
+    the answers its ``result`` gives), and its whole input as JSON when those do not say
+    everything."""
     view = call.view or ItemView()
     parts: list[Part] = []
     if view.command and call.kind is ItemKind.TOOL_CALL:
@@ -73,7 +75,8 @@ def call_parts(call: ReplayItem) -> list[Part]:
     if view.todos:
         parts.append(Checklist(view.todos))
     if view.questions:
-        parts.append(Questions(view.questions, ()))
+        answers = result.view.answers if result is not None and result.view else None
+        parts.append(Questions(view.questions, answers or ()))
     if not parts and call.input is not None:
         text = call.input if isinstance(call.input, str) else json_text(call.input)
         parts.append(Code("Input", output(text), "" if isinstance(call.input, str) else "json"))
@@ -81,12 +84,12 @@ def call_parts(call: ReplayItem) -> list[Part]:
 
 
 def result_parts(call: ReplayItem | None, result: ReplayItem) -> list[Part]:
-    """A result fenced by what it is; a question tool's answers next to its questions."""
+    """A result fenced by what it is; answers its call's questions do not show already."""
     parts: list[Part] = []
     view = result.view or ItemView()
-    if view.answers:
-        asked = call.view.questions if call is not None and call.view else None
-        parts.append(Questions(asked or (), view.answers))
+    asked = call is not None and call.view is not None and bool(call.view.questions)
+    if view.answers and not asked:
+        parts.append(Questions((), view.answers))
     parts.append(Code("Result", output(result.text), result_language(call, result.text)))
     return parts
 
