@@ -110,12 +110,14 @@ def test_watch_into_head_ends_at_its_next_line(env: dict[str, str]) -> None:
         sid = "cccccccc-0000-4000-8000-000000000003"
         path = Path(env["HOME"]) / ".claude" / "projects" / "-w-gamma" / f"{sid}.jsonl"
         t = new_transcript(sid, "/w/gamma", start=time.time())
-        lines = [t.prompt("one")]
+        lines = []
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
-            lines.append(t.prompt("more"))  # each a change: the second one meets no reader
-            write_lines(path, lines)
-            time.sleep(0.5)
+            # A turn begun, then ended: two changes each time; the second meets no reader.
+            for line in (t.prompt("more"), t.text("ok", stop_reason="end_turn")):
+                lines.append(line)
+                write_lines(path, lines)
+                time.sleep(0.5)
         assert proc.wait(timeout=30) == 0
         quiet(proc.stderr.read())
     finally:
