@@ -88,10 +88,12 @@ def test_a_reader_gone_before_the_first_write(env: dict[str, str], args: tuple[s
     quiet(result.stderr)
 
 
-def test_status_into_head(env: dict[str, str]) -> None:
-    result = piped(env, "status --all", "head -1")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("STATE")
+@pytest.mark.parametrize("args", ["status --all", "status --all --json", "usage"])
+def test_into_a_reader_that_reads_nothing(env: dict[str, str], args: str) -> None:
+    """``| head -c 0`` ends before the command writes (its start takes longer): the first
+    write, or the one at exit, meets no reader."""
+    result = piped(env, args, "head -c 0")
+    assert (result.returncode, result.stdout) == (0, ""), result.stderr
     quiet(result.stderr)
 
 
