@@ -1,5 +1,7 @@
-"""``agentbar status`` and ``agentbar watch``: what the engine knows, for people and scripts
-(main thread; ``watch`` prints from the engine thread through its subscription).
+"""The headless commands' parser and dispatch, and ``agentbar watch``: what the engine knows,
+for people and scripts (main thread; ``watch`` prints from the engine thread through its
+subscription). ``agentbar status`` is ``status_cli.py``; a reader of standard output that goes
+away ends any command quietly (``closed_pipe.py``).
 """
 
 from __future__ import annotations

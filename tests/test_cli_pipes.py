@@ -88,10 +88,12 @@ def test_a_reader_gone_before_the_first_write(env: dict[str, str], args: tuple[s
     quiet(result.stderr)
 
 
-def test_status_into_head(env: dict[str, str]) -> None:
-    result = piped(env, "status --all", "head -1")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("STATE")
+@pytest.mark.parametrize("args", ["status --all", "status --all --json", "usage"])
+def test_into_a_reader_that_reads_nothing(env: dict[str, str], args: str) -> None:
+    """``| head -c 0`` ends before the command writes (its start takes longer): the first
+    write, or the one at exit, meets no reader."""
+    result = piped(env, args, "head -c 0")
+    assert (result.returncode, result.stdout) == (0, ""), result.stderr
     quiet(result.stderr)
 
 
@@ -110,12 +112,14 @@ def test_watch_into_head_ends_at_its_next_line(env: dict[str, str]) -> None:
         sid = "cccccccc-0000-4000-8000-000000000003"
         path = Path(env["HOME"]) / ".claude" / "projects" / "-w-gamma" / f"{sid}.jsonl"
         t = new_transcript(sid, "/w/gamma", start=time.time())
-        lines = [t.prompt("one")]
+        lines = []
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
-            lines.append(t.prompt("more"))  # each a change: the second one meets no reader
-            write_lines(path, lines)
-            time.sleep(0.5)
+            # A turn begun, then ended: two changes each time; the second meets no reader.
+            for line in (t.prompt("more"), t.text("ok", stop_reason="end_turn")):
+                lines.append(line)
+                write_lines(path, lines)
+                time.sleep(0.5)
         assert proc.wait(timeout=30) == 0
         quiet(proc.stderr.read())
     finally:
