@@ -186,7 +186,9 @@ function questionsView(item, input) {
     }
   };
   // The result's answers: the replay model's list when it gives one, else read from its text.
-  const byId = new Map(questions.filter((q) => q && q.id).map((q) => [String(q.id), str(q.question)]));
+  // Codex names answers by question id: the input has the ids (the model's questions may not).
+  const withIds = Array.isArray(input.questions) ? input.questions : questions;
+  const byId = new Map(withIds.filter((q) => q && q.id).map((q) => [String(q.id), str(q.question)]));
   const answersOf = (result) => (Array.isArray(result.answers)
     ? new Map(result.answers.filter((a) => a && typeof a === 'object')
       .map((a) => [str(a.question), str(a.answer)]))
