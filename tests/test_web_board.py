@@ -321,6 +321,35 @@ def test_a_session_from_another_host_groups_the_board_by_host(
     assert keys == [f"claude:{remote['session_id']}"]
 
 
+def test_the_filters_ask_the_server_and_match_what_it_keeps(
+    browser: Any, world: World, open_pages: list[Any]
+) -> None:
+    """querySessions: the server's filters when it has them (its reply says ``total``), the
+    same filters applied in the page when it does not; either way the sessions the filter
+    keeps, counted."""
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    board(page, world)
+    got = page.evaluate(
+        """async () => {
+          const { BoardFilter, querySessions } = await import('/static/js/filters.js');
+          const filter = new BoardFilter(
+            { states: ['running', 'input_required'], project: 'alpha' });
+          const all = await querySessions(filter);
+          const page = await querySessions(filter, { limit: 1, offset: 1 });
+          return { all: all.sessions.map((s) => s.session_id).sort(), total: all.total,
+                   page: page.sessions.length, pageTotal: page.total };
+        }"""
+    )
+    wanted = sorted(
+        s["session_id"]
+        for s in world.sessions().values()
+        if s["state"] in ("running", "input_required") and "alpha" in (s["project"] or "")
+    )
+    assert got["all"] == wanted and got["total"] == len(wanted) >= 2
+    assert got["page"] == 1 and got["pageTotal"] == len(wanted)
+
+
 OTHER_PAGES = {
     "replay": f"/session/claude/{RICH}",
     "search": f"/search?q={HIT_WORD}",
