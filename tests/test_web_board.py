@@ -208,6 +208,40 @@ def test_filters_live_in_the_address_through_reload_back_and_forward(
     page.wait_for_function("() => !location.search")
 
 
+def test_odd_addresses_and_storage_give_a_working_board(
+    browser: Any, world: World, open_pages: list[Any]
+) -> None:
+    """What the address or the browser's storage says that makes no sense is ignored, not
+    obeyed or crashed on: unknown states and spans, a collapsed list that is not a list."""
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    page.goto(world.url("/"))
+    page.wait_for_selector("#app[data-ready='true'] .card")
+    page.evaluate("localStorage.setItem('agentbar.board.collapsed', '{not json')")
+    page.evaluate("localStorage.setItem('agentbar.launch.pinned', '42')")
+    page.goto(world.origin + "/?state=bogus,running,%3Cb%3E&since=forever&project=")
+    page.wait_for_selector("#app[data-ready='true'] .card")
+    pressed = page.locator(".chip[aria-pressed='true']").evaluate_all(
+        "els => els.map((e) => e.dataset.state)"
+    )
+    assert pressed == ["running"]
+    assert page.locator("select[name='since']").input_value() == ""
+    states = page.locator(".card").evaluate_all("els => els.map((e) => e.dataset.state)")
+    assert set(states) == {"running"}
+    # A filter nothing matches: said so, with a way out.
+    page.goto(world.origin + "/?agent=nobody")
+    page.wait_for_selector(".empty-state:not([hidden])")
+    assert "No session matches these filters." in page.locator(".empty-state").inner_text()
+    page.locator(".empty-state button", has_text="Clear filters").click()
+    page.wait_for_function("() => !location.search")
+    page.wait_for_selector("#app[data-ready='true'] .card")
+    # Only the last week: nothing older than seven days, and the span in the address.
+    page.locator("select[name='since']").select_option("7d")
+    page.wait_for_function("() => location.search === '?since=7d'")
+    assert page.locator("section[data-group='older']").count() == 0
+    assert page.locator("section[data-group='running']").count() == 1
+
+
 def test_a_collapsed_project_stays_collapsed(
     browser: Any, world: World, open_pages: list[Any]
 ) -> None:

@@ -29,13 +29,12 @@ export const SECTIONS = [
   { id: 'older', title: 'Older' },
 ];
 
-// Where the recency sections start: local midnight today, and six midnights before it.
+// Where the recency sections start: local midnight today, and seven days ago (the same week
+// as the "Last 7 days" filter, so that filter never shows "Older").
 export function recencyBounds(now = Date.now()) {
   const midnight = new Date(now);
   midnight.setHours(0, 0, 0, 0);
-  const week = new Date(midnight);
-  week.setDate(week.getDate() - 6);
-  return { today: midnight.getTime(), week: week.getTime() };
+  return { today: midnight.getTime(), week: Math.min(midnight.getTime(), now - 7 * 86400000) };
 }
 
 // `t`: the session's last activity in ms (null when unknown).
