@@ -131,6 +131,9 @@ def test_needs_you_comes_first_and_its_buttons_answer_the_book(
     )
     assert order[0] == "board-needs"
     page.screenshot(path=str(shots / "board-needs-you.png"))
+    source = world.sessions()[APPROVE]["source"]  # the fixture's registry file says waiting
+    signal = first.locator(f'.card[data-key="claude:{APPROVE}"] .card-signal').inner_text()
+    assert signal == f"via {'session registry' if source == 'registry' else source}"
     box.locator("button", has_text="Approve").click()
     assert answered(book, "b18allow", world) == Decision("b18allow", Verdict.ALLOW, "window")
     box.wait_for(state="detached")
@@ -287,7 +290,8 @@ def test_cards_count_tokens_without_the_cache(
     assert card.locator(".card-tokens").inner_text() == f"{words[0]} tokens"
     assert words[1] not in card.locator(".card-tokens").inner_text()
     assert card.locator(".card-cache").inner_text().endswith("cached")
-    # Never the raw id as the title.
+    # Never the raw id as the title; the state says what told agentbar so.
+    assert card.locator(".state-badge").get_attribute("data-source") == s["source"]
     assert s["session_id"] not in card.locator(".card-title").inner_text()
 
 
