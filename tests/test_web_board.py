@@ -25,6 +25,7 @@ from web_harness import (
     RICH,
     RUNNING,
     World,
+    answered,
 )
 
 from agentbar.core.decisions import (
@@ -71,32 +72,26 @@ def open_pages(browser: Any) -> Iterator[list[Any]]:
         assert not errors, f"errors in the page: {errors}"
 
 
-@pytest.fixture
-def book(world: World) -> Iterator[list[BookChange]]:
-    changes: list[BookChange] = []
-    unsubscribe = world.decisions.subscribe(changes.append)
-    try:
-        yield changes
-    finally:
-        unsubscribe()
-        for request in world.decisions.pending():
-            world.decisions.withdraw(request.request_id, "the test ended")
-
-
-def answered(changes: list[BookChange], request_id: str, world: World) -> Decision:
-    world.wait_for(
-        f"{request_id} answered",
-        lambda: any(c.request.request_id == request_id and c.decision for c in changes),
-        timeout=15,
-    )
-    found = next(c.decision for c in changes if c.request.request_id == request_id and c.decision)
-    assert found is not None
-    return found
+def approval(request_id: str, opened_at: float) -> PendingRequest:
+    return PendingRequest(
+        request_id=request_id, agent="claude", session_id=APPROVE, kind=RequestKind.APPROVAL,
+        route=Route.HOOK, tool="Bash", summary=APPROVE_COMMAND, opened_at=opened_at,
+    )  # fmt: skip
 
 
 def board(page: Any, world: World, query: str = "") -> None:
     page.goto(world.url(f"/{query}"))
     page.wait_for_selector("#app[data-ready='true'] section.group .card")
+
+
+def board_page(
+    browser: Any, world: World, pages: list[Any], width: int = 1280, query: str = ""
+) -> Any:
+    """A new page (closed and checked after the test) showing the board."""
+    page = new_page(browser, width)
+    pages.append(page)
+    board(page, world, query)
+    return page
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -122,17 +117,9 @@ def test_board_screenshots_fit_the_width_in_light_and_dark(
 def test_needs_you_comes_first_and_its_buttons_answer_the_book(
     browser: Any, world: World, book: list[BookChange], open_pages: list[Any], shots: Path
 ) -> None:
-    page = new_page(browser, 1280)
-    open_pages.append(page)
-    board(page, world)
+    page = board_page(browser, world, open_pages, 1280)
     stamp = time.time()
-    world.decisions.open(
-        PendingRequest(
-            request_id="b18allow", agent="claude", session_id=APPROVE,
-            kind=RequestKind.APPROVAL, route=Route.HOOK, tool="Bash", summary=APPROVE_COMMAND,
-            opened_at=stamp,
-        )
-    )  # fmt: skip
+    world.decisions.open(approval("b18allow", stamp))
     first = page.locator("section.group").first
     assert first.get_attribute("data-group") == "needs"
     box = first.locator(f'.card-decisions[data-key="claude:{APPROVE}"] .decision')
@@ -144,17 +131,14 @@ def test_needs_you_comes_first_and_its_buttons_answer_the_book(
     )
     assert order[0] == "board-needs"
     page.screenshot(path=str(shots / "board-needs-you.png"))
+    source = world.sessions()[APPROVE]["source"]  # the fixture's registry file says waiting
+    signal = first.locator(f'.card[data-key="claude:{APPROVE}"] .card-signal').inner_text()
+    assert signal == f"via {'session registry' if source == 'registry' else source}"
     box.locator("button", has_text="Approve").click()
     assert answered(book, "b18allow", world) == Decision("b18allow", Verdict.ALLOW, "window")
     box.wait_for(state="detached")
 
-    world.decisions.open(
-        PendingRequest(
-            request_id="b18deny", agent="claude", session_id=APPROVE,
-            kind=RequestKind.APPROVAL, route=Route.HOOK, tool="Bash", summary=APPROVE_COMMAND,
-            opened_at=stamp + 1,
-        )
-    )  # fmt: skip
+    world.decisions.open(approval("b18deny", stamp + 1))
     box.wait_for()
     box.locator("button", has_text="Deny").click()
     assert answered(book, "b18deny", world) == Decision("b18deny", Verdict.DENY, "window")
@@ -176,9 +160,7 @@ def test_needs_you_comes_first_and_its_buttons_answer_the_book(
 
 
 def test_sections_are_named_by_recency(browser: Any, world: World, open_pages: list[Any]):
-    page = new_page(browser, 1280)
-    open_pages.append(page)
-    board(page, world)
+    page = board_page(browser, world, open_pages, 1280)
     names = page.eval_on_selector_all(
         "section.group .group-name", "els => els.map((e) => e.textContent)"
     )
@@ -196,9 +178,7 @@ def test_sections_are_named_by_recency(browser: Any, world: World, open_pages: l
 def test_filters_live_in_the_address_through_reload_back_and_forward(
     browser: Any, world: World, open_pages: list[Any]
 ) -> None:
-    page = new_page(browser, 1280)
-    open_pages.append(page)
-    board(page, world)
+    page = board_page(browser, world, open_pages, 1280)
     page.locator(".chip[data-state='running']").click()
     page.wait_for_url("**/?state=running")
     states = page.locator(".card").evaluate_all("els => els.map((e) => e.dataset.state)")
@@ -231,12 +211,44 @@ def test_filters_live_in_the_address_through_reload_back_and_forward(
     page.wait_for_function("() => !location.search")
 
 
+def test_odd_addresses_and_storage_give_a_working_board(
+    browser: Any, world: World, open_pages: list[Any]
+) -> None:
+    """What the address or the browser's storage says that makes no sense is ignored, not
+    obeyed or crashed on: unknown states and spans, a collapsed list that is not a list."""
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    page.goto(world.url("/"))
+    page.wait_for_selector("#app[data-ready='true'] .card")
+    page.evaluate("localStorage.setItem('agentbar.board.collapsed', '{not json')")
+    page.evaluate("localStorage.setItem('agentbar.launch.pinned', '42')")
+    page.goto(world.origin + "/?state=bogus,running,%3Cb%3E&since=forever&project=")
+    page.wait_for_selector("#app[data-ready='true'] .card")
+    pressed = page.locator(".chip[aria-pressed='true']").evaluate_all(
+        "els => els.map((e) => e.dataset.state)"
+    )
+    assert pressed == ["running"]
+    assert page.locator("select[name='since']").input_value() == ""
+    states = page.locator(".card").evaluate_all("els => els.map((e) => e.dataset.state)")
+    assert set(states) == {"running"}
+    # A filter nothing matches: said so, with a way out.
+    page.goto(world.origin + "/?agent=nobody")
+    page.wait_for_selector(".empty-state:not([hidden])")
+    assert "No session matches these filters." in page.locator(".empty-state").inner_text()
+    page.locator(".empty-state button", has_text="Clear filters").click()
+    page.wait_for_function("() => !location.search")
+    page.wait_for_selector("#app[data-ready='true'] .card")
+    # Only the last week: nothing older than seven days, and the span in the address.
+    page.locator("select[name='since']").select_option("7d")
+    page.wait_for_function("() => location.search === '?since=7d'")
+    assert page.locator("section[data-group='older']").count() == 0
+    assert page.locator("section[data-group='running']").count() == 1
+
+
 def test_a_collapsed_project_stays_collapsed(
     browser: Any, world: World, open_pages: list[Any]
 ) -> None:
-    page = new_page(browser, 1280)
-    open_pages.append(page)
-    board(page, world)
+    page = board_page(browser, world, open_pages, 1280)
     project = page.locator("section[data-group='older'] .project").first
     name = project.get_attribute("data-project")
     assert project.locator(".card").count() > 0
@@ -263,9 +275,9 @@ def test_cards_count_tokens_without_the_cache(
     ]
     assert cached, "the fixtures have sessions with cache reads"
     s = max(cached, key=lambda s: s["usage"]["cache_read_tokens"])
-    page = new_page(browser, 1280)
-    open_pages.append(page)
-    board(page, world, f"?agent={s['agent']}&project={s['project']}")
+    page = board_page(
+        browser, world, open_pages, 1280, f"?agent={s['agent']}&project={s['project']}"
+    )
     card = page.locator(f'.card[data-key="{s["agent"]}:{s["session_id"]}"]')
     usage = s["usage"]
     spent = usage["input_tokens"] + usage["output_tokens"]
@@ -278,16 +290,15 @@ def test_cards_count_tokens_without_the_cache(
     assert card.locator(".card-tokens").inner_text() == f"{words[0]} tokens"
     assert words[1] not in card.locator(".card-tokens").inner_text()
     assert card.locator(".card-cache").inner_text().endswith("cached")
-    # Never the raw id as the title.
+    # Never the raw id as the title; the state says what told agentbar so.
+    assert card.locator(".state-badge").get_attribute("data-source") == s["source"]
     assert s["session_id"] not in card.locator(".card-title").inner_text()
 
 
 def test_narrow_board_with_filters_and_launch_open_does_not_scroll_sideways(
     browser: Any, world: World, open_pages: list[Any], shots: Path
 ) -> None:
-    page = new_page(browser, 420)
-    open_pages.append(page)
-    board(page, world, "?state=running,done,failed&since=30d")
+    page = board_page(browser, world, open_pages, 420, "?state=running,done,failed&since=30d")
     assert page.evaluate(NO_SIDEWAYS_SCROLL)
     page.screenshot(path=str(shots / "board-420-filtered.png"), full_page=True)
 
@@ -298,9 +309,7 @@ def test_a_session_from_another_host_groups_the_board_by_host(
     """Remote sessions come over the same events stream as local ones (issue 13): one arriving
     makes every section group its projects by host. The change message is made here, as the
     server would send it for a remote's session; the page's own code takes it in."""
-    page = new_page(browser, 1280)
-    open_pages.append(page)
-    board(page, world)
+    page = board_page(browser, world, open_pages, 1280)
     assert page.locator(".host-badge").count() == 0
     running = world.sessions()[RUNNING]
     remote = {**running, "host": "build-box", "session_id": "c1000000-0000-4000-8000-000000000001"}
@@ -319,6 +328,33 @@ def test_a_session_from_another_host_groups_the_board_by_host(
     page.wait_for_function("() => location.search === '?host=build-box'")
     keys = page.locator(".card").evaluate_all("els => els.map((e) => e.dataset.key)")
     assert keys == [f"claude:{remote['session_id']}"]
+
+
+def test_the_filters_ask_the_server_and_match_what_it_keeps(
+    browser: Any, world: World, open_pages: list[Any]
+) -> None:
+    """querySessions: the server's filters when it has them (its reply says ``total``), the
+    same filters applied in the page when it does not; either way the sessions the filter
+    keeps, counted."""
+    page = board_page(browser, world, open_pages, 1280)
+    got = page.evaluate(
+        """async () => {
+          const { BoardFilter, querySessions } = await import('/static/js/filters.js');
+          const filter = new BoardFilter(
+            { states: ['running', 'input_required'], project: 'alpha' });
+          const all = await querySessions(filter);
+          const page = await querySessions(filter, { limit: 1, offset: 1 });
+          return { all: all.sessions.map((s) => s.session_id).sort(), total: all.total,
+                   page: page.sessions.length, pageTotal: page.total };
+        }"""
+    )
+    wanted = sorted(
+        s["session_id"]
+        for s in world.sessions().values()
+        if s["state"] in ("running", "input_required") and "alpha" in (s["project"] or "")
+    )
+    assert got["all"] == wanted and got["total"] == len(wanted) >= 2
+    assert got["page"] == 1 and got["pageTotal"] == len(wanted)
 
 
 OTHER_PAGES = {

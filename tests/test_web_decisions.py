@@ -21,6 +21,7 @@ from web_harness import (
     QUESTION,
     QUESTION_TEXT,
     World,
+    answered,
     open_replay,
 )
 
@@ -54,19 +55,6 @@ def narrow_or_wide(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any
     assert not errors, f"errors in the page: {errors}"
 
 
-@pytest.fixture
-def book(world: World) -> Iterator[list[BookChange]]:
-    """The world's book, heard; whatever a test left open is withdrawn after it."""
-    changes: list[BookChange] = []
-    unsubscribe = world.decisions.subscribe(changes.append)
-    try:
-        yield changes
-    finally:
-        unsubscribe()
-        for request in world.decisions.pending():
-            world.decisions.withdraw(request.request_id, "the test ended")
-
-
 def approval(request_id: str, *, rule: str | None = RULE) -> PendingRequest:
     return PendingRequest(
         request_id=request_id, agent="claude", session_id=APPROVE, kind=RequestKind.APPROVAL,
@@ -95,17 +83,6 @@ def codex_questions(request_id: str) -> PendingRequest:
 
 def board_box(session_id: str, agent: str = "claude") -> str:
     return f'.card-decisions[data-key="{agent}:{session_id}"] .decision'
-
-
-def answered(changes: list[BookChange], request_id: str, world: World) -> Decision:
-    world.wait_for(
-        f"{request_id} answered",
-        lambda: any(c.request.request_id == request_id and c.decision for c in changes),
-        timeout=15,
-    )
-    found = next(c.decision for c in changes if c.request.request_id == request_id and c.decision)
-    assert found is not None
-    return found
 
 
 def fits(page: Any, selector: str) -> bool:

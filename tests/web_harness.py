@@ -28,7 +28,7 @@ from codex_lines import CodexRollout
 from polling import end_process
 
 from agentbar.core.config import Settings
-from agentbar.core.decisions import DecisionBook
+from agentbar.core.decisions import BookChange, Decision, DecisionBook
 from agentbar.core.engine import Engine
 from agentbar.core.index import Index
 from agentbar.core.limits_claude import ClaudeStatusLineRecord, record_path
@@ -487,6 +487,34 @@ def running_world(root: Path) -> Iterator[World]:
         yield world
     finally:
         world.close()
+
+
+# -- the decision book, heard ---------------------------------------------------------------
+
+
+@pytest.fixture
+def book(world: World) -> Iterator[list[BookChange]]:
+    """The world's book, heard; whatever a test left open is withdrawn after it."""
+    changes: list[BookChange] = []
+    unsubscribe = world.decisions.subscribe(changes.append)
+    try:
+        yield changes
+    finally:
+        unsubscribe()
+        for request in world.decisions.pending():
+            world.decisions.withdraw(request.request_id, "the test ended")
+
+
+def answered(changes: list[BookChange], request_id: str, world: World) -> Decision:
+    """The decision ``request_id`` got (waited for: the page's click reaches the book)."""
+    world.wait_for(
+        f"{request_id} answered",
+        lambda: any(c.request.request_id == request_id and c.decision for c in changes),
+        timeout=15,
+    )
+    found = next(c.decision for c in changes if c.request.request_id == request_id and c.decision)
+    assert found is not None
+    return found
 
 
 # -- Playwright -------------------------------------------------------------------------------

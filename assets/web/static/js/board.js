@@ -18,6 +18,12 @@ import { HostsLine } from './hosts.js';
 import { LimitsLine } from './limits.js';
 import { ProblemsLine } from './problems.js';
 
+// What told agentbar a session's state (its `source`), in words.
+const SIGNALS = {
+  hook: 'hook', registry: 'session registry', pty: 'terminal', transcript: 'transcript',
+  process: 'process',
+};
+
 export const PAGE = 30; // cards a section draws at first, and each "Show more" adds
 const COLLAPSED_KEY = 'agentbar.board.collapsed';
 
@@ -29,13 +35,12 @@ export const SECTIONS = [
   { id: 'older', title: 'Older' },
 ];
 
-// Where the recency sections start: local midnight today, and six midnights before it.
+// Where the recency sections start: local midnight today, and seven days ago (the same week
+// as the "Last 7 days" filter, so that filter never shows "Older").
 export function recencyBounds(now = Date.now()) {
   const midnight = new Date(now);
   midnight.setHours(0, 0, 0, 0);
-  const week = new Date(midnight);
-  week.setDate(week.getDate() - 6);
-  return { today: midnight.getTime(), week: week.getTime() };
+  return { today: midnight.getTime(), week: Math.min(midnight.getTime(), now - 7 * 86400000) };
 }
 
 // `t`: the session's last activity in ms (null when unknown).
@@ -363,10 +368,17 @@ export class BoardView {
     h('div', { class: 'card-top' },
       h('span', { class: 'state-dot', 'aria-hidden': 'true' }),
       h('span', { class: 'card-title', title: s.title || '' }, sessionTitle(s)),
-      h('span', { class: `state-badge state-${s.state}` }, stateLabel(s))),
+      h('span', {
+        class: `state-badge state-${s.state}`,
+        title: s.source ? `${stateLabel(s)}: from the agent's ${SIGNALS[s.source] || s.source}` : null,
+        dataset: { source: s.source || '' },
+      }, stateLabel(s))),
     detailEl,
     h('p', { class: 'card-meta' },
       h('span', { class: `agent agent-${s.agent}` }, s.agent),
+      (s.state === 'running' || s.state === 'input_required') && s.source
+        ? h('span', { class: 'card-signal', title: 'What told agentbar this state' }, `via ${SIGNALS[s.source] || s.source}`)
+        : null,
       h('span', { class: 'card-project', title: s.project || '' }, shortPath(s.project, 36)),
       h('time', { datetime: s.last_activity || '', title: s.last_activity || '' }, ago(s.last_activity, now)),
       tokens ? h('span', { class: 'card-tokens', title: usageText(s.usage) }, tokens) : null,

@@ -75,6 +75,6 @@ export class FilterBar {
     this.host.select.hidden = hosts.size < 2 && !filter.host;
     this.clear.hidden = !filter.active;
     this.count.textContent = filter.active
-      ? `${count(kept)} of ${count(total)}` : `${count(total)} sessions`;
+      ? `${count(kept)} of ${count(total)}` : `${count(total)} session${total === 1 ? '' : 's'}`;
   }
 }

@@ -3,7 +3,7 @@
 // then groups its projects by host. Hidden while every session is this computer's. A server
 // without /api/hosts (404) is one without remotes: the line stays away.
 
-import { getJSON } from './api.js';
+import { ApiError, getJSON } from './api.js';
 import { h } from './dom.js';
 import { ago } from './format.js';
 
@@ -40,7 +40,9 @@ export class HostsLine {
     try {
       body = await getJSON('/api/hosts');
     } catch (err) {
-      return; // no remotes on this server, or it is away
+      // A server without /api/hosts has no remotes: asking again every few seconds is noise.
+      if (err instanceof ApiError && err.status === 404) window.clearInterval(this.timer);
+      return; // or it is away for now
     }
     this.hosts = Array.isArray(body.hosts) ? body.hosts : [];
     this.onchange();
