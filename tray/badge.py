@@ -125,8 +125,9 @@ def _number(draw: ImageDraw.ImageDraw, big: int, halo: int, text: str) -> None:
     width = sum(right - left for left, _, right, _ in boxes) + gap * (len(text) - 1)
     top = min(box[1] for box in boxes)
     bottom = max(box[3] for box in boxes)
-    baseline = (big - (bottom - top)) / 2 - top
-    x = (big - width) / 2
+    # Centred, the ink's top-left corner on a pixel of the final size.
+    baseline = _on_pixel((big - (bottom - top)) / 2) - top
+    x = _on_pixel((big - width) / 2)
     for char, (left, _, right, _) in zip(text, boxes, strict=True):
         draw.text(
             (x - left, baseline), char, font=font, anchor="ls", fill=INK,
@@ -138,22 +139,57 @@ def _number(draw: ImageDraw.ImageDraw, big: int, halo: int, text: str) -> None:
 Box = tuple[float, float, float, float]
 
 
+def _on_pixel(at: float) -> float:
+    return round(at / SUPERSAMPLE) * SUPERSAMPLE
+
+
 @functools.lru_cache(maxsize=64)
 def _fitted(
     text: str, height: float, width: float, stroke: float
 ) -> tuple[ImageFont.FreeTypeFont, list[Box]]:
     """The bundled font at the largest size whose ink for ``text``, set a stroke apart, fits
-    ``width`` x ``height``; and each character's ink box on the baseline."""
-    size = max(4.0, height * 1.6)
+    ``width`` x ``height``; and each character's ink box on the baseline. The ink grows with
+    the size: one measure gives the size, a few smaller steps absorb the rounding."""
+    reference = _font(REFERENCE_SIZE)
+    wide, high = _ink(reference, text, stroke)
+    size = max(4.0, REFERENCE_SIZE * min(height / high, width / wide))
     while True:
-        font = ImageFont.load_default(size=size)
-        assert isinstance(font, ImageFont.FreeTypeFont)  # Pillow >= 10.1 with FreeType
-        boxes = [font.getbbox(c, stroke_width=stroke, anchor="ls") for c in text]
-        wide = sum(box[2] - box[0] for box in boxes) + stroke * (len(text) - 1)
-        high = max(box[3] for box in boxes) - min(box[1] for box in boxes)
+        font = _font(size)
+        wide, high = _ink(font, text, stroke)
         if (wide <= width and high <= height) or size <= 4:
-            return font, boxes
-        size = max(4.0, size * 0.96)
+            break
+        size = max(4.0, size * 0.97)
+    # Whole pixels high at the final size: the top and bottom edges fall on pixel boundaries
+    # (sharp, as hinting would make them), never taller than what fitted.
+    whole = (high // SUPERSAMPLE) * SUPERSAMPLE
+    while whole >= SUPERSAMPLE and high > whole and size > 4:
+        size = max(4.0, size * min(0.995, whole / high))
+        font = _font(size)
+        wide, high = _ink(font, text, stroke)
+    return font, [font.getbbox(c, stroke_width=stroke, anchor="ls") for c in text]
+
+
+REFERENCE_SIZE = 100.0
+
+
+def _ink(font: ImageFont.FreeTypeFont, text: str, stroke: float) -> tuple[float, float]:
+    """The width and height of ``text``'s ink set one character a stroke apart."""
+    boxes = [font.getbbox(c, stroke_width=stroke, anchor="ls") for c in text]
+    wide = sum(box[2] - box[0] for box in boxes) + stroke * (len(text) - 1)
+    high = max(box[3] for box in boxes) - min(box[1] for box in boxes)
+    return max(wide, 1.0), max(high, 1.0)
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled() -> ImageFont.FreeTypeFont:
+    """Pillow's bundled scalable font, decoded once (later sizes are variants of it)."""
+    font = ImageFont.load_default(size=REFERENCE_SIZE)
+    assert isinstance(font, ImageFont.FreeTypeFont)  # Pillow >= 10.1 with FreeType
+    return font
+
+
+def _font(size: float) -> ImageFont.FreeTypeFont:
+    return _bundled().font_variant(size=size)
 
 
 def _exclamation(draw: ImageDraw.ImageDraw, big: int) -> None:
