@@ -409,8 +409,11 @@ class Link:
         with contextlib.suppress(RemoteError):
             self._send_call(op, args, keep=False)
 
-    def stream(self, op: str, args: dict[str, Any], timeout: float = CALL_SECONDS) -> Iterator[str]:
-        """The chunks of a call that answers in parts (an export), as they come."""
+    def stream(
+        self, op: str, args: dict[str, Any], timeout: float | None = CALL_SECONDS
+    ) -> Iterator[str]:
+        """The chunks of a call that answers in parts (an export, an attached terminal: no
+        ``timeout``), as they come."""
         call_id, call = self._send_call(op, args, chunks=True)
         assert call.chunks is not None and call.more is not None
         try:
