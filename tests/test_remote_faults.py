@@ -73,6 +73,29 @@ def test_faulty_far_ends_are_unreachable_each_with_its_reason(tmp_path: Path) ->
         hub.stop()
 
 
+def test_frames_that_do_not_read_are_skipped_and_the_link_stays(tmp_path: Path) -> None:
+    odd = [
+        '{"t":"sessions","sessions":"x","last":true,"seq":"zz"}',
+        '{"t":"change","seq":"y","session":5}',
+        '{"t":"update","session":{"agent":"claude"}}',
+        '{"t":"decision","opened":true,"request":{"request_id":"r"}}',
+        '{"t":"reply","id":"nope"}',
+    ]
+    lines = "; ".join(f"echo '{line}'" for line in odd)
+    script = f"echo '{HELLO}'; echo '{LIST}'; {lines}; echo '{LIST}'; echo '{HELLO}'; sleep 30"
+    book = DecisionBook()
+    hub = Hub([scripted("odd", script)], book)
+    hub.start()
+    try:
+        wait_for(lambda: hub.links["odd"].connected, 20, "the link")
+        time.sleep(1.0)
+        status = hub.hosts()[0]
+        assert status.state is HostState.CONNECTED, status
+        assert hub.sessions() == [] and book.pending() == ()
+    finally:
+        hub.stop()
+
+
 def test_a_far_end_that_says_nothing_times_out(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(link_module, "HELLO_SECONDS", 1.0)
     hub = Hub([scripted("mute", "sleep 30")], DecisionBook())

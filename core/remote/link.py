@@ -200,7 +200,11 @@ class Link:
         backoff = FIRST_BACKOFF
         while not self._stop.is_set():
             started = self._clock()
-            detail = self._connect_once()
+            try:
+                detail = self._connect_once()
+            except Exception as exc:  # never the end of the link: it says so and tries again
+                log.exception("remote %s: the link failed", self.name)
+                detail = f"the link failed ({type(exc).__name__})"
             if self._stop.is_set():
                 break
             if self._clock() - started > MAX_BACKOFF:  # it had been up a while: try again soon
@@ -323,8 +327,8 @@ class Link:
                     self._listener.decision(self.name, frame)
                 elif kind in ("reply", "chunk"):
                     self._take_reply(frame)
-            except WireError as exc:
-                log.warning("remote %s: %s", self.name, exc)
+            except (WireError, ValueError, TypeError, KeyError) as exc:  # one frame: skipped
+                log.warning("remote %s: a %s frame that does not read: %s", self.name, kind, exc)
 
     def _snapshots(self, docs: object) -> list[SessionSnapshot]:
         if not isinstance(docs, list):
