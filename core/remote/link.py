@@ -224,7 +224,13 @@ class Link:
         self._process = process
         assert process.stdin is not None and process.stdout is not None
         errors = _ErrorTail(process.stderr)
-        timer = threading.Timer(HELLO_SECONDS, self._hello_late, (process,))
+        late = threading.Event()  # set when the hello did not come in time
+
+        def give_up() -> None:
+            late.set()
+            _kill(process)
+
+        timer = threading.Timer(HELLO_SECONDS, give_up)
         timer.start()
         try:
             try:
@@ -241,7 +247,7 @@ class Link:
         except Closed:
             code = _wait(process)
             errors.join()
-            if getattr(process, "late", False):
+            if late.is_set():
                 return f"timed out (no answer in {HELLO_SECONDS:.0f} s)"
             if self.status().state is HostState.CONNECTED:
                 return "connection dropped" + (f" (exit {code})" if code else "")
@@ -251,10 +257,6 @@ class Link:
         finally:
             self._lost()
             self._end_process()
-
-    def _hello_late(self, process: subprocess.Popen[bytes]) -> None:
-        process.late = True  # type: ignore[attr-defined]
-        _kill(process)
 
     def _check_hello(self, hello: dict[str, Any]) -> str:
         if hello.get("protocol") != PROTOCOL:
@@ -459,10 +461,14 @@ class Link:
         return call_id, call
 
     def _take_reply(self, frame: dict[str, Any]) -> None:
+        call_id = frame.get("id")
         with self._lock:
-            call = self._calls.get(frame.get("id"))  # type: ignore[arg-type]
-            if call is not None and frame["t"] == "reply":
-                del self._calls[frame["id"]]
+            if not isinstance(call_id, int):
+                call = None
+            elif frame["t"] == "reply":
+                call = self._calls.pop(call_id, None)
+            else:
+                call = self._calls.get(call_id)
         if call is None:
             if frame["t"] == "reply" and "error" in frame:
                 log.info("remote %s: call %s: %s", self.name, frame.get("id"), frame["error"])
