@@ -273,10 +273,26 @@ def test_the_app_and_its_server_show_every_host(far: FarHome, tmp_path: Path) ->
             local = get(server, f"/api/sessions/{LOCAL}/items")
             assert local["host"] == "local"
             assert get(server, f"/api/sessions/{A}/items?host=elsewhere", status=404)
-            # A launch on the host is refused, never run here instead.
-            body = {"agent": "claude", "project": "/srv", "host": "box"}
-            launched = post(server, "/api/tasks", body, status=501)
-            assert launched["error"]["code"] == "not_supported"
+            # A launch on the host runs there (the far side's fake claude), never here.
+            project = far.root / "project"
+            project.mkdir()
+            body = {"agent": "claude", "project": str(project), "prompt": "hi", "host": "box"}
+            launched = post(server, "/api/tasks", body, status=201)["task"]
+            assert launched["host"] == "box"
+            task_id = launched["task_id"]
+            hosts_of_task = lambda: {s.key.host for s in app.sessions() if s.task_id == task_id}  # noqa: E731
+            wait_for(hosts_of_task, SLOW, "the launched session there")
+            assert hosts_of_task() == {"box"}
+            # Its terminal through the channel: the scrollback, typing, the end.
+            seen = terminal_session(server, task_id, "box", ["/exit\r"])
+            assert "Fake Claude Code" in seen, seen[-500:]
+            missing = get(server, "/api/tasks/abc/terminal?host=box", status=404)
+            assert missing["error"]["message"] == "no task 'abc'"
+            unknown = post(server, "/api/tasks", {**body, "host": "elsewhere"}, status=404)
+            assert unknown["error"]["code"] == "not_found"
+            # A hand-off of a remote session is refused, never read from a local file.
+            handoff = get(server, f"/api/sessions/{A}/handoff?host=box", status=501)
+            assert handoff["error"]["code"] == "not_supported"
             # The board's stream says how the hosts are, and when one changes.
             stream = Stream(server)
             hello = stream.next()
@@ -317,6 +333,41 @@ def post(server: Any, path: str, body: dict[str, Any], status: int) -> Any:
         ):
             assert response.status == status, (path, response.status, await response.text())
             return await response.json()
+
+    return asyncio.run(main())
+
+
+def terminal_session(server: Any, task_id: str, host: str, typed: list[str]) -> str:
+    """A terminal client of a remote task: reads its scrollback, types ``typed`` once it shows,
+    then reads until the task ends (the socket closes); what it showed."""
+
+    async def main() -> str:
+        headers = {"Authorization": f"Bearer {server.token}", "Origin": server.origin}
+        shown = b""
+        url = f"{server.origin}/api/tasks/{task_id}/terminal?host={host}"
+        async with (
+            aiohttp.ClientSession(headers=headers) as client,
+            client.ws_connect(url) as ws,
+        ):
+            await ws.send_str(orjson.dumps({"type": "resize", "rows": 30, "cols": 100}).decode())
+            deadline = time.monotonic() + 30
+            sent = False
+            while time.monotonic() < deadline:
+                try:
+                    message = await ws.receive(timeout=1)
+                except TimeoutError:
+                    continue
+                if message.type == aiohttp.WSMsgType.BINARY:
+                    shown += message.data
+                    if not sent and b"> " in shown:
+                        for text in typed:
+                            await ws.send_str(
+                                orjson.dumps({"type": "input", "data": text}).decode()
+                            )
+                        sent = True
+                elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+                    break
+        return shown.decode("utf-8", "replace")
 
     return asyncio.run(main())
 

@@ -29,8 +29,10 @@ from ..model import Agent, SessionKey, SessionSnapshot, StateChange
 from ..replay.export import Format, Options, export
 from ..replay.model import MAIN_THREAD
 from ..replay.pages import PAGE_ITEMS
+from ..search import hits_json
 from . import frames
 from .frames import CHUNK_CHARS, PROTOCOL, Closed, FrameError, Writer
+from .terminal import Terminals
 from .wire import request_to_wire, snapshot_to_wire
 
 if TYPE_CHECKING:
@@ -62,6 +64,7 @@ class FarSide:
         self._listed = threading.Event()
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="agentbar-channel-call")
+        self.terminals = Terminals(app.tasks, self._send)
         self._ops: dict[str, Callable[[dict[str, Any]], Any]] = {
             "ping": lambda _args: {"at": time.time()},
             "resync": self._resync,
@@ -70,6 +73,10 @@ class FarSide:
             "item": self._item,
             "search": self._search,
             "decide": self._decide,
+            "launch": self._launch,
+            "detach": self.terminals.detach,
+            "term_input": self.terminals.type_in,
+            "term_resize": self.terminals.resize,
         }
 
     # -- out ---------------------------------------------------------------------------------
@@ -170,7 +177,12 @@ class FarSide:
                 except FrameError as exc:
                     log.warning("channel: %s", exc)
                     continue
-                if frame.get("t") == "call":
+                if frame.get("t") == "call" and frame.get("op") == "attach":
+                    # An attached terminal waits as long as it is watched: a thread each, so
+                    # the pool's workers stay free for calls.
+                    threading.Thread(target=self._answer, args=(frame,), daemon=True,
+                                     name="agentbar-channel-terminal").start()  # fmt: skip
+                elif frame.get("t") == "call":
                     self._pool.submit(self._answer, frame)
         except Closed:
             pass
@@ -195,6 +207,9 @@ class FarSide:
         if not isinstance(call_id, int) or not isinstance(args, dict):
             return
         try:
+            if frame.get("op") == "attach":
+                self.terminals.attach(call_id, args)
+                return
             if frame.get("op") == "export":
                 for text in self._export(args):
                     self._send({"t": "chunk", "id": call_id, "text": text})
@@ -203,11 +218,13 @@ class FarSide:
             if op is None:
                 raise CallError(f"unknown call {frame.get('op')!r}")
             self._send({"t": "reply", "id": call_id, "result": op(args)})
-        except (AgentbarError, ValueError, KeyError, TypeError) as exc:
+        except (AgentbarError, ValueError, LookupError, TypeError) as exc:
             kind = (
                 "stale"
                 if isinstance(exc, StaleRequest)
-                else ("not_found" if isinstance(exc, ReplayError | CallError) else "bad")
+                else (
+                    "not_found" if isinstance(exc, ReplayError | CallError | LookupError) else "bad"
+                )
             )
             self._send({"t": "reply", "id": call_id, "error": {"kind": kind,
                         "message": str(exc)}})  # fmt: skip
@@ -269,15 +286,7 @@ class FarSide:
             agent=None if agent is None else Agent(str(agent)),
             session_id=None if session is None else str(session),
         )
-        known = {s.key: s for s in self.app.sessions()}
-        results = []
-        for hit in hits:
-            doc = hit.to_json()
-            snap = known.get(hit.key)
-            doc["title"] = None if snap is None else snap.title
-            doc["project"] = None if snap is None else snap.project
-            results.append(doc)
-        return results
+        return hits_json(hits, self.app.sessions())
 
     def _export(self, args: dict[str, Any]) -> Iterator[str]:
         snap = self._session(args)
@@ -298,6 +307,22 @@ class FarSide:
             size += len(rest)
         if buffer:
             yield "".join(buffer)
+
+    def _launch(self, args: dict[str, Any]) -> dict[str, Any]:
+        """An agent started in a project of this machine, as ``POST /api/tasks`` would."""
+        from ..launch.request import LaunchRequest  # noqa: PLC0415 - launching only
+
+        tasks = self.app.tasks
+        if tasks is None:
+            raise CallError("this agentbar launches no agents")
+        prompt = args.get("prompt")
+        request = LaunchRequest(
+            self.app.settings.kit(str(args.get("agent"))).agent,
+            str(args.get("project")),
+            prompt=None if prompt is None else str(prompt),
+        )
+        doc: dict[str, Any] = tasks.launch(request).to_json()
+        return doc
 
     def _decide(self, args: dict[str, Any]) -> dict[str, Any]:
         replies = args.get("replies") or []

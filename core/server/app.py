@@ -33,7 +33,7 @@ from ..remote.hosts import HostStatus
 from ..replay.export import MEDIA_TYPES, Format, Options, export, filename
 from ..replay.model import MAIN_THREAD
 from ..replay.pages import PAGE_ITEMS, NotFound
-from ..search import DEFAULT_LIMIT
+from ..search import DEFAULT_LIMIT, hits_json
 from ..text import home_folder
 from . import decision_routes, hook_routes, remote_routes, task_routes, window_routes
 from .codes import DEFAULT_SECONDS, MAX_SECONDS
@@ -323,15 +323,7 @@ async def search(request: web.Request) -> web.Response:
             sessions=filters.sessions,
         )
     )
-    known = {s.key: s for s in snapshots}
-    results = []
-    for hit in hits:
-        doc = hit.to_json()
-        snap = known.get(hit.key)
-        doc["title"] = None if snap is None else snap.title
-        doc["project"] = None if snap is None else snap.project
-        doc["host"] = hit.key.host
-        results.append(doc)
+    results = hits_json(hits, snapshots)
     if session_id is None and request.query.get("host") != "local":  # and the remotes' hits
         results += await remote_routes.search(ctx, text, limit, agent)
     return json_reply({"query": text, "hits": results})

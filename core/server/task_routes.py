@@ -11,10 +11,14 @@ own PTY.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import itertools
 import logging
 import re
-from collections.abc import Callable
+import secrets
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +31,9 @@ from ..launch.projects import recent_projects
 from ..launch.request import BadLaunch, LaunchRequest, Mode
 from ..launch.task import TaskInfo
 from ..model import LOCAL_HOST, Agent, SessionKey, SessionSnapshot
+from ..remote.link import Link, RemoteError
 from .context import Context, find_session, session_json
+from .remote_routes import refused as remote_refusal
 from .replies import Refused, guarded, json_reply, read_object
 
 log = logging.getLogger(__name__)
@@ -140,7 +146,14 @@ class _Handlers:
         return task_id
 
     def _session(self, request: web.Request) -> SessionSnapshot:
-        return find_session(request)
+        """A session of this machine to resume, fork or hand off (a remote host's is refused:
+        its files and its agent are over there)."""
+        snap = find_session(request)
+        if snap.key.host != LOCAL_HOST:
+            raise Refused(
+                501, "not_supported", f"this is not possible yet for a session on {snap.key.host}"
+            )
+        return snap
 
     # -- tasks -----------------------------------------------------------------------------
 
@@ -152,8 +165,8 @@ class _Handlers:
     async def launch(self, request: web.Request) -> web.StreamResponse:
         body = await read_object(request)
         host = body.get("host", LOCAL_HOST)
-        if host not in (None, LOCAL_HOST):  # never launched here in a remote's place
-            raise Refused(501, "not_supported", "launching on a remote host is not supported yet")
+        if host not in (None, LOCAL_HOST):  # launched there, never here in its place
+            return await self._launch_there(request, body, str(host))
         tasks = self._tasks(request)
         agent = self._agent(request, body.get("agent"))
         project = launch_folder(body.get("project"))
@@ -259,6 +272,28 @@ class _Handlers:
         info = await self._call(request, lambda: tasks.launch_from(snap, mode, prompt=prompt))
         return json_reply({"task": self._task_doc(request, info)}, status=201)
 
+    async def _launch_there(
+        self, request: web.Request, body: dict[str, Any], host: str
+    ) -> web.StreamResponse:
+        """A launch on a configured remote host, through its channel (its terminal is not
+        streamed here yet: its session, replay and approvals are)."""
+        ctx = self._ctx_of(request)
+        if ctx.hub is None or host not in ctx.hub.links:
+            raise Refused(404, "not_found", f"no remote host named {host!r}")
+        agent = self._agent(request, body.get("agent"))
+        project = body.get("project")
+        if not isinstance(project, str) or not project.startswith("/"):
+            raise Refused(400, "bad_request", "project must be an absolute folder on that host")
+        args = {"agent": str(agent), "project": project, "prompt": _optional_text(body, "prompt")}
+        link = ctx.hub.link(host)
+        try:
+            doc = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: link.call("launch", args)
+            )
+        except RemoteError as exc:
+            raise remote_refusal(exc) from None
+        return json_reply({"task": {**doc, "host": host, "session": None}}, status=201)
+
     def _what(self, value: object) -> What:
         try:
             return What(str(value or "brief"))
@@ -333,6 +368,9 @@ class _Handlers:
         """The task's scrollback, then its output as it comes (binary frames); the client
         sends ``{"type": "input", "data": "..."}`` and ``{"type": "resize", "rows", "cols"}``
         (text frames)."""
+        host = request.query.get("host") or LOCAL_HOST
+        if host != LOCAL_HOST:
+            return await self._terminal_there(request, host, self._task_id(request))
         tasks, task_id = self._tasks(request), self._task_id(request)
         try:
             task = tasks.task(task_id)
@@ -377,6 +415,51 @@ class _Handlers:
             detach()
             with contextlib.suppress(ValueError):
                 unsubscribe()
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sender
+        return ws
+
+    async def _terminal_there(
+        self, request: web.Request, host: str, task_id: str
+    ) -> web.StreamResponse:
+        """A task launched on a remote host: its output through the channel (``attach``), the
+        client's input and size sent back the same way."""
+        ctx = self._ctx_of(request)
+        if ctx.hub is None or host not in ctx.hub.links:
+            raise Refused(404, "not_found", f"no remote host named {host!r}")
+        link = ctx.hub.link(host)
+        watch = secrets.token_hex(8)
+        chunks = link.stream("attach", {"task_id": task_id, "watch": watch}, timeout=None)
+        first = await asyncio.get_running_loop().run_in_executor(None, _first, chunks)
+        if isinstance(first, RemoteError):
+            raise remote_refusal(first)
+        ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=1 << 20)
+        await ws.prepare(request)
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+        def pump() -> None:  # a thread of its own: the stream blocks between outputs
+            try:
+                for text in itertools.chain([first] if first else [], chunks):
+                    if text:
+                        loop.call_soon_threadsafe(queue.put_nowait, base64.b64decode(text))
+            except (RemoteError, ValueError):
+                pass
+            finally:
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(queue.put_nowait, None)
+
+        threading.Thread(target=pump, daemon=True, name="agentbar-remote-terminal").start()
+        sender = asyncio.create_task(_send_remote_output(ws, queue))
+        try:
+            async for message in ws:
+                if message.type is WSMsgType.TEXT:
+                    _terminal_there_message(link, task_id, message.data)
+                elif message.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
+                    break
+        finally:
+            link.call_later("detach", {"watch": watch})
             sender.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sender
@@ -433,6 +516,45 @@ class _Handlers:
                     await loop.run_in_executor(None, tasks.resize, task_id, rows, cols)
         except (NoSuchTask, NotRunning, ProcessLookupError, OSError):
             pass  # the task went: the sender closes the socket
+
+
+def _first(chunks: Iterator[str]) -> str | RemoteError | None:
+    """The first chunk of an attached terminal (its scrollback; None: it ended at once), or
+    the error the far side answered (no such task)."""
+    try:
+        return next(chunks, None)
+    except RemoteError as exc:
+        return exc
+
+
+async def _send_remote_output(
+    ws: web.WebSocketResponse, queue: asyncio.Queue[bytes | None]
+) -> None:
+    while True:
+        data = await queue.get()
+        if data is None:
+            await ws.close()
+            return
+        await ws.send_bytes(data)
+
+
+def _terminal_there_message(link: Link, task_id: str, raw: str) -> None:
+    """A terminal client's text frame (input, resize) sent on to the far side's task."""
+    try:
+        message = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return
+    if not isinstance(message, dict):
+        return
+    kind = message.get("type")
+    if kind == "input" and isinstance(message.get("data"), str):
+        data = _TERMINAL_REPORTS.sub("", message["data"][:MAX_INPUT_CHARS])
+        if data:
+            link.call_later("term_input", {"task_id": task_id, "data": data})
+    elif kind == "resize":
+        rows, cols = message.get("rows"), message.get("cols")
+        if isinstance(rows, int) and isinstance(cols, int):
+            link.call_later("term_resize", {"task_id": task_id, "rows": rows, "cols": cols})
 
 
 def _optional_text(body: dict[str, Any], name: str) -> str | None:
