@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -605,3 +606,54 @@ def test_the_tray_notifies_a_far_approval_naming_the_host(
     shown = tray.desktop.wait_notification(lambda n: "api" in n["summary"], SECONDS)
     assert shown["summary"] == f"Claude Code in api on {HOST} needs your approval", shown
     assert "make deploy" in shown["body"]
+
+
+def test_a_host_that_never_answers_says_so_in_one_line(ssh_rig: SshRig, near: Near) -> None:
+    """A port that takes the connection and says nothing (a hung machine, a firewall that
+    swallows): ssh's own timeout ends the wait, the remote test says so in one line."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        near.add_remote(HOST, [*ssh_rig.command[:-1], "-p", str(port), "rig"], ssh_rig.agentbar)
+        started = time.monotonic()
+        tested = near.run("remote", "test", HOST)
+        took = time.monotonic() - started
+    assert tested.returncode == 1
+    assert tested.stderr.count("\n") == 1, tested.stderr
+    assert tested.stderr.startswith(f"agentbar: {HOST}: "), tested.stderr
+    assert "timed out" in tested.stderr, tested.stderr
+    assert took < 40, took  # ssh's ConnectTimeout (5 s) or the channel's hello wait (20 s)
+
+
+def test_a_dropped_connection_comes_back_by_itself_with_nothing_told_twice(
+    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
+) -> None:
+    """The connection breaks (its sshd processes end) while the server stays up: the link
+    reconnects at its first backoff and tells only what changed meanwhile."""
+    claude = FarClaude(ssh_rig.far, SID, "/srv/api")
+    probe = FarClaude(ssh_rig.far, OTHER, "/srv/probe")
+    far_claudes += [claude, probe]
+    claude.ask("make deploy")
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    near.start()
+    near.wait_state(SID, "input_required")
+    watch = Watch.start(near)
+    try:
+        watch.wait_live(probe)
+        probe_heard = len(watch.of(OTHER))
+        connected_since = near.host()["since"]
+        assert ssh_rig.sshd is not None
+        listener = ssh_rig.sshd.pid
+        for proc in ssh_rig.serving_processes():
+            if proc.pid != listener:
+                proc.kill()
+        claude.approved()
+        near.wait_state(SID, "running")
+        wait_for(lambda: watch.of(SID, "running"), SECONDS, "the watch to hear it again")
+        again = near.wait_host("connected")
+        assert again["since"] != connected_since, "the connection was never dropped"
+        assert [c["state"] for c in watch.of(SID)] == ["running"], watch.heard
+        assert len(watch.of(OTHER)) == probe_heard, watch.heard
+    finally:
+        watch.stop()
