@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from . import jsonsafe
-from .model import Agent, SessionKey, iso
+from .model import Agent, SessionKey, SessionSnapshot, iso
 from .records import AssistantText, Prompt, Record, ToolCall
 
 if TYPE_CHECKING:
@@ -315,6 +315,20 @@ class Hit:
             "snippet": [{"text": text, "mark": mark} for text, mark in self.snippet],
             "score": round(self.score, 4),
         }
+
+
+def hits_json(hits: list[Hit], sessions: list[SessionSnapshot]) -> list[dict[str, Any]]:
+    """Hits as the API sends them: each with its session's title, project and host."""
+    known = {s.key: s for s in sessions}
+    results = []
+    for hit in hits:
+        doc = hit.to_json()
+        snap = known.get(hit.key)
+        doc["title"] = None if snap is None else snap.title
+        doc["project"] = None if snap is None else snap.project
+        doc["host"] = hit.key.host
+        results.append(doc)
+    return results
 
 
 def snippet_segments(snippet: str) -> tuple[tuple[str, bool], ...]:

@@ -277,6 +277,9 @@ def test_the_app_and_its_server_show_every_host(far: FarHome, tmp_path: Path) ->
             body = {"agent": "claude", "project": "/srv", "host": "box"}
             launched = post(server, "/api/tasks", body, status=501)
             assert launched["error"]["code"] == "not_supported"
+            # A hand-off of a remote session is refused, never read from a local file.
+            handoff = get(server, f"/api/sessions/{A}/handoff?host=box", status=501)
+            assert handoff["error"]["code"] == "not_supported"
             # The board's stream says how the hosts are, and when one changes.
             stream = Stream(server)
             hello = stream.next()

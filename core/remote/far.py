@@ -29,6 +29,7 @@ from ..model import Agent, SessionKey, SessionSnapshot, StateChange
 from ..replay.export import Format, Options, export
 from ..replay.model import MAIN_THREAD
 from ..replay.pages import PAGE_ITEMS
+from ..search import hits_json
 from . import frames
 from .frames import CHUNK_CHARS, PROTOCOL, Closed, FrameError, Writer
 from .wire import request_to_wire, snapshot_to_wire
@@ -269,15 +270,7 @@ class FarSide:
             agent=None if agent is None else Agent(str(agent)),
             session_id=None if session is None else str(session),
         )
-        known = {s.key: s for s in self.app.sessions()}
-        results = []
-        for hit in hits:
-            doc = hit.to_json()
-            snap = known.get(hit.key)
-            doc["title"] = None if snap is None else snap.title
-            doc["project"] = None if snap is None else snap.project
-            results.append(doc)
-        return results
+        return hits_json(hits, self.app.sessions())
 
     def _export(self, args: dict[str, Any]) -> Iterator[str]:
         snap = self._session(args)

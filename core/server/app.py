@@ -33,7 +33,7 @@ from ..remote.hosts import HostStatus
 from ..replay.export import MEDIA_TYPES, Format, Options, export, filename
 from ..replay.model import MAIN_THREAD
 from ..replay.pages import PAGE_ITEMS, NotFound
-from ..search import DEFAULT_LIMIT
+from ..search import DEFAULT_LIMIT, hits_json
 from . import decision_routes, hook_routes, remote_routes, task_routes, window_routes
 from .codes import DEFAULT_SECONDS, MAX_SECONDS
 from .context import (
@@ -278,15 +278,7 @@ async def search(request: web.Request) -> web.Response:
     hits = await _in_thread(
         lambda: searcher.search(text, limit=limit, agent=agent, session_id=session_id)
     )
-    known = {s.key: s for s in ctx.engine.sessions()}
-    results = []
-    for hit in hits:
-        doc = hit.to_json()
-        snap = known.get(hit.key)
-        doc["title"] = None if snap is None else snap.title
-        doc["project"] = None if snap is None else snap.project
-        doc["host"] = hit.key.host
-        results.append(doc)
+    results = hits_json(hits, ctx.engine.sessions())
     if session_id is None and request.query.get("host") != "local":  # and the remotes' hits
         results += await remote_routes.search(ctx, text, limit, agent)
     return json_reply({"query": text, "hits": results})

@@ -173,7 +173,9 @@ def export_session(
     *,
     out: TextIO,
 ) -> int:
-    app = Agentbar.open(settings, tasks=False)
+    # This machine's sessions: a remote's is exported through its channel (the window's
+    # export), never from a local file that happens to have its path.
+    app = Agentbar.open(settings, tasks=False, remotes=False)
     try:
         app.catch_up()
         snapshots = app.sessions()

@@ -119,7 +119,14 @@ class _Handlers:
         return task_id
 
     def _session(self, request: web.Request) -> SessionSnapshot:
-        return find_session(request)
+        """A session of this machine to resume, fork or hand off (a remote host's is refused:
+        its files and its agent are over there)."""
+        snap = find_session(request)
+        if snap.key.host != LOCAL_HOST:
+            raise Refused(
+                501, "not_supported", f"this is not possible yet for a session on {snap.key.host}"
+            )
+        return snap
 
     # -- tasks -----------------------------------------------------------------------------
 

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         print(f"agentbar usage: {exc}", file=sys.stderr)
         return 2
     filters = report_mod.Filters(since=since, project=args.project, agent=args.agent)
-    app = Agentbar.open(settings, tasks=False)
+    app = Agentbar.open(settings, tasks=False, remotes=False)  # this machine's usage
     try:
         with ProgressBar(app.progress, sys.stderr):
             app.catch_up()
