@@ -657,3 +657,23 @@ def test_a_dropped_connection_comes_back_by_itself_with_nothing_told_twice(
         assert len(watch.of(OTHER)) == probe_heard, watch.heard
     finally:
         watch.stop()
+
+
+def test_status_with_the_host_down_shows_this_machine_and_one_line_for_it(
+    ssh_rig: SshRig, near: Near
+) -> None:
+    local_claude(near, SID, "/work/here")
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    ssh_rig.stop()
+    started = time.monotonic()
+    shown = near.run("status", "--all")
+    took = time.monotonic() - started
+    assert shown.returncode == 0, shown.stderr
+    assert "/work/here" in shown.stdout
+    about = [line for line in shown.stdout.splitlines() if line.startswith(f"({HOST}:")]
+    assert len(about) == 1, shown.stdout
+    assert about[0].startswith(f"({HOST}: unreachable: host down"), about
+    assert took < 45, took  # the remotes are waited for 30 s at most
+    listed = orjson.loads(near.run("status", "--json").stdout)
+    assert [(h["name"], h["state"]) for h in listed["hosts"]] == [(HOST, "unreachable")]
+    assert {s["host"] for s in listed["sessions"]} == {"local"}
