@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 from claude_lines import ClaudeTranscript, registry, write_lines
 from engine_harness import new_transcript
+from launch_rig import FAKE_AGENT
 
 from agentbar.core.remote.remotes import Remote
 
@@ -44,6 +45,8 @@ class FarHome:
             f"AGENTBAR_DATA_DIR={self.data}",
             f"AGENTBAR_CONFIG_DIR={self.config}",
             f"PATH={os.environ.get('PATH', '')}",
+            # Its agents, when one is launched there: the launch tests' scripted CLI.
+            f"AGENTBAR_CLAUDE={sys.executable} {FAKE_AGENT} --agent claude",
             sys.executable,
             "-m",
         )

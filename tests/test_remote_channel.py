@@ -273,10 +273,18 @@ def test_the_app_and_its_server_show_every_host(far: FarHome, tmp_path: Path) ->
             local = get(server, f"/api/sessions/{LOCAL}/items")
             assert local["host"] == "local"
             assert get(server, f"/api/sessions/{A}/items?host=elsewhere", status=404)
-            # A launch on the host is refused, never run here instead.
-            body = {"agent": "claude", "project": "/srv", "host": "box"}
-            launched = post(server, "/api/tasks", body, status=501)
-            assert launched["error"]["code"] == "not_supported"
+            # A launch on the host runs there (the far side's fake claude), never here.
+            project = far.root / "project"
+            project.mkdir()
+            body = {"agent": "claude", "project": str(project), "prompt": "hi", "host": "box"}
+            launched = post(server, "/api/tasks", body, status=201)["task"]
+            assert launched["host"] == "box"
+            task_id = launched["task_id"]
+            hosts_of_task = lambda: {s.key.host for s in app.sessions() if s.task_id == task_id}  # noqa: E731
+            wait_for(hosts_of_task, SLOW, "the launched session there")
+            assert hosts_of_task() == {"box"}
+            unknown = post(server, "/api/tasks", {**body, "host": "elsewhere"}, status=404)
+            assert unknown["error"]["code"] == "not_found"
             # A hand-off of a remote session is refused, never read from a local file.
             handoff = get(server, f"/api/sessions/{A}/handoff?host=box", status=501)
             assert handoff["error"]["code"] == "not_supported"

@@ -71,6 +71,7 @@ class FarSide:
             "item": self._item,
             "search": self._search,
             "decide": self._decide,
+            "launch": self._launch,
         }
 
     # -- out ---------------------------------------------------------------------------------
@@ -291,6 +292,22 @@ class FarSide:
             size += len(rest)
         if buffer:
             yield "".join(buffer)
+
+    def _launch(self, args: dict[str, Any]) -> dict[str, Any]:
+        """An agent started in a project of this machine, as ``POST /api/tasks`` would."""
+        from ..launch.request import LaunchRequest  # noqa: PLC0415 - launching only
+
+        tasks = self.app.tasks
+        if tasks is None:
+            raise CallError("this agentbar launches no agents")
+        prompt = args.get("prompt")
+        request = LaunchRequest(
+            self.app.settings.kit(str(args.get("agent"))).agent,
+            str(args.get("project")),
+            prompt=None if prompt is None else str(prompt),
+        )
+        doc: dict[str, Any] = tasks.launch(request).to_json()
+        return doc
 
     def _decide(self, args: dict[str, Any]) -> dict[str, Any]:
         replies = args.get("replies") or []

@@ -27,7 +27,9 @@ from ..launch.projects import recent_projects
 from ..launch.request import BadLaunch, LaunchRequest, Mode
 from ..launch.task import TaskInfo
 from ..model import LOCAL_HOST, Agent, SessionKey, SessionSnapshot
+from ..remote.link import RemoteError
 from .context import Context, find_session, session_json
+from .remote_routes import refused as remote_refusal
 from .replies import Refused, guarded, json_reply, read_object
 
 log = logging.getLogger(__name__)
@@ -138,8 +140,8 @@ class _Handlers:
     async def launch(self, request: web.Request) -> web.StreamResponse:
         body = await read_object(request)
         host = body.get("host", LOCAL_HOST)
-        if host not in (None, LOCAL_HOST):  # never launched here in a remote's place
-            raise Refused(501, "not_supported", "launching on a remote host is not supported yet")
+        if host not in (None, LOCAL_HOST):  # launched there, never here in its place
+            return await self._launch_there(request, body, str(host))
         tasks = self._tasks(request)
         agent = self._agent(request, body.get("agent"))
         project = body.get("project")
@@ -246,6 +248,28 @@ class _Handlers:
                 raise Refused(409, "already_running", f"task {running.task_id} runs this session")
         info = await self._call(request, lambda: tasks.launch_from(snap, mode, prompt=prompt))
         return json_reply({"task": self._task_doc(request, info)}, status=201)
+
+    async def _launch_there(
+        self, request: web.Request, body: dict[str, Any], host: str
+    ) -> web.StreamResponse:
+        """A launch on a configured remote host, through its channel (its terminal is not
+        streamed here yet: its session, replay and approvals are)."""
+        ctx = self._ctx_of(request)
+        if ctx.hub is None or host not in ctx.hub.links:
+            raise Refused(404, "not_found", f"no remote host named {host!r}")
+        agent = self._agent(request, body.get("agent"))
+        project = body.get("project")
+        if not isinstance(project, str) or not project.startswith("/"):
+            raise Refused(400, "bad_request", "project must be an absolute folder on that host")
+        args = {"agent": str(agent), "project": project, "prompt": _optional_text(body, "prompt")}
+        link = ctx.hub.link(host)
+        try:
+            doc = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: link.call("launch", args)
+            )
+        except RemoteError as exc:
+            raise remote_refusal(exc) from None
+        return json_reply({"task": {**doc, "host": host, "session": None}}, status=201)
 
     def _what(self, value: object) -> What:
         try:
