@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -462,24 +463,47 @@ def test_an_approval_held_there_is_answered_here(
 # -- faults --------------------------------------------------------------------------------------
 
 
-def test_a_host_going_down_and_back_is_said_and_reported_once(
-    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
-) -> None:
+@dataclass
+class Asking:
+    """The rig's session ``SID`` waiting for an approval, shown by the near ``serve``, and a
+    watch following the rig since its probe session (``OTHER``) was heard to its last change."""
+
+    claude: FarClaude
+    watch: Watch
+    probe_heard: int
+
+    def told_once_what_changed_meanwhile(self) -> None:
+        """After a reconnect: the session's run told once, nothing told again."""
+        watch = self.watch
+        wait_for(lambda: watch.of(SID, "running"), 90, "the watch to hear it after reconnecting")
+        assert [c["state"] for c in watch.of(SID)] == ["running"], watch.heard
+        assert len(watch.of(OTHER)) == self.probe_heard, watch.heard
+
+
+@contextlib.contextmanager
+def asking(ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]) -> Iterator[Asking]:
     claude = FarClaude(ssh_rig.far, SID, "/srv/api")
     probe = FarClaude(ssh_rig.far, OTHER, "/srv/probe")
     far_claudes += [claude, probe]
     claude.ask("make deploy")
-    local = ClaudeTranscript(OTHER, "/work/here", start=time.time())
-    local_path = near.home / ".claude" / "projects" / "-work-here" / f"{OTHER}.jsonl"
-    write_lines(local_path, [local.prompt("the local one")])
     near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
     near.start()
     near.wait_state(SID, "input_required")
     watch = Watch.start(near)
     try:
         watch.wait_live(probe)
-        probe_heard = len(watch.of(OTHER))
+        yield Asking(claude, watch, len(watch.of(OTHER)))
+    finally:
+        watch.stop()
 
+
+def test_a_host_going_down_and_back_is_said_and_reported_once(
+    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
+) -> None:
+    local = ClaudeTranscript(OTHER, "/work/here", start=time.time())
+    local_path = near.home / ".claude" / "projects" / "-work-here" / f"{OTHER}.jsonl"
+    write_lines(local_path, [local.prompt("the local one")])
+    with asking(ssh_rig, near, far_claudes) as it:
         ssh_rig.stop()
         down = near.wait_host("unreachable", timeout=30)
         assert down["detail"].startswith(("connection dropped", "host down")), down
@@ -501,16 +525,11 @@ def test_a_host_going_down_and_back_is_said_and_reported_once(
 
         # Meanwhile the call was allowed there; the host comes back (the backoff may have
         # grown to a few tens of seconds).
-        claude.approved()
+        it.claude.approved()
         ssh_rig.start()
         near.wait_host("connected", timeout=90)
         near.wait_state(SID, "running")
-        wait_for(lambda: watch.of(SID, "running"), 90, "the watch to hear it after reconnecting")
-        # Once: what changed meanwhile, and nothing the watch had been told already.
-        assert [c["state"] for c in watch.of(SID)] == ["running"], watch.heard
-        assert len(watch.of(OTHER)) == probe_heard, watch.heard
-    finally:
-        watch.stop()
+        it.told_once_what_changed_meanwhile()
 
 
 def test_a_host_that_asks_for_a_password_says_so_in_one_line(ssh_rig: SshRig, near: Near) -> None:
@@ -605,3 +624,60 @@ def test_the_tray_notifies_a_far_approval_naming_the_host(
     shown = tray.desktop.wait_notification(lambda n: "api" in n["summary"], SECONDS)
     assert shown["summary"] == f"Claude Code in api on {HOST} needs your approval", shown
     assert "make deploy" in shown["body"]
+
+
+def test_a_host_that_never_answers_says_so_in_one_line(ssh_rig: SshRig, near: Near) -> None:
+    """A port that takes the connection and says nothing (a hung machine, a firewall that
+    swallows): ssh's own timeout ends the wait, the remote test says so in one line."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        near.add_remote(HOST, [*ssh_rig.command[:-1], "-p", str(port), "rig"], ssh_rig.agentbar)
+        started = time.monotonic()
+        tested = near.run("remote", "test", HOST)
+        took = time.monotonic() - started
+    assert tested.returncode == 1
+    assert tested.stderr.count("\n") == 1, tested.stderr
+    assert tested.stderr.startswith(f"agentbar: {HOST}: "), tested.stderr
+    assert "timed out" in tested.stderr, tested.stderr
+    assert took < 40, took  # ssh's ConnectTimeout (5 s) or the channel's hello wait (20 s)
+
+
+def test_a_dropped_connection_comes_back_by_itself_with_nothing_told_twice(
+    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
+) -> None:
+    """The connection breaks (its sshd processes end) while the server stays up: the link
+    reconnects at its first backoff and tells only what changed meanwhile."""
+    with asking(ssh_rig, near, far_claudes) as it:
+        connected_since = near.host()["since"]
+        assert ssh_rig.sshd is not None
+        listener = ssh_rig.sshd.pid
+        for proc in ssh_rig.serving_processes():
+            if proc.pid != listener:
+                proc.kill()
+        it.claude.approved()
+        near.wait_state(SID, "running")
+        it.told_once_what_changed_meanwhile()
+        again = near.wait_host("connected")
+        assert again["since"] != connected_since, "the connection was never dropped"
+
+
+def test_status_with_the_host_down_shows_this_machine_and_one_line_for_it(
+    ssh_rig: SshRig, near: Near
+) -> None:
+    local_claude(near, SID, "/work/here")
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    ssh_rig.stop()
+    started = time.monotonic()
+    shown = near.run("status", "--all")
+    took = time.monotonic() - started
+    assert shown.returncode == 0, shown.stderr
+    assert "/work/here" in shown.stdout
+    about = [line for line in shown.stdout.splitlines() if line.startswith(f"({HOST}:")]
+    assert len(about) == 1, shown.stdout
+    assert about[0].startswith(f"({HOST}: unreachable: host down"), about
+    assert took < 45, took  # the remotes are waited for 30 s at most
+    listed = orjson.loads(near.run("status", "--json").stdout)
+    assert [(h["name"], h["state"]) for h in listed["hosts"]] == [(HOST, "unreachable")]
+    assert {s["host"] for s in listed["sessions"]} == {"local"}
