@@ -21,7 +21,8 @@ import aiohttp
 import orjson
 import psutil
 import pytest
-from polling import wait_for
+from cli_runner import start_agentbar
+from polling import end_process, wait_for
 from remote_far import FarHome, make_far
 from test_cli import write_claude, write_codex
 from test_hook_route import finish, permission_request, start_hook
@@ -410,6 +411,36 @@ class Stream:
     def close(self) -> None:
         self._stop.set()
         self._thread.join(5)
+
+
+def test_an_agentbar_serving_there_keeps_its_hooks(far: FarHome) -> None:
+    env = {**os.environ, "HOME": str(far.home), "AGENTBAR_DATA_DIR": str(far.data),
+           "AGENTBAR_CONFIG_DIR": str(far.config)}  # fmt: skip
+    serve = start_agentbar(env, "serve")
+    try:
+        info = wait_for(lambda: _server_info(far), 60, "the far machine's own serve")
+        assert info["pid"] == serve.pid
+        hub = Hub([far.remote("box")], DecisionBook())
+        hub.start()
+        try:
+            wait_for(lambda: connected(hub), SLOW, "the channel")
+            assert {s.key.session_id for s in hub.sessions()} == {A, B, CODEX}
+            page = hub.links["box"].call("page", {"agent": "claude", "id": A})
+            assert page["items"]
+            assert _server_info(far)["pid"] == serve.pid  # not taken over
+        finally:
+            hub.stop()
+        assert _server_info(far)["pid"] == serve.pid  # nor removed
+    finally:
+        end_process(serve, 10)
+
+
+def _server_info(far: FarHome) -> dict[str, Any] | None:
+    try:
+        doc = orjson.loads((far.data / "server.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def test_no_far_side_is_left_running(far: FarHome, hub: Hub) -> None:
