@@ -210,10 +210,9 @@ class Link:
             if self._clock() - started > MAX_BACKOFF:  # it had been up a while: try again soon
                 backoff = FIRST_BACKOFF
             self._set_status(HostState.UNREACHABLE, detail)
+            # Unreachable it stays, since it became so, while it is tried again.
             self._stop.wait(backoff * random.uniform(0.8, 1.2))
             backoff = min(backoff * 2, MAX_BACKOFF)
-            if not self._stop.is_set():
-                self._set_status(HostState.CONNECTING, detail)
 
     def _connect_once(self) -> str:
         """One life of the channel; what ended it, in the person's words."""
