@@ -21,7 +21,8 @@ import aiohttp
 import orjson
 import psutil
 import pytest
-from polling import wait_for
+from cli_runner import start_agentbar
+from polling import end_process, wait_for
 from remote_far import FarHome, make_far
 from test_cli import write_claude, write_codex
 from test_hook_route import finish, permission_request, start_hook
@@ -283,6 +284,11 @@ def test_the_app_and_its_server_show_every_host(far: FarHome, tmp_path: Path) ->
             hosts_of_task = lambda: {s.key.host for s in app.sessions() if s.task_id == task_id}  # noqa: E731
             wait_for(hosts_of_task, SLOW, "the launched session there")
             assert hosts_of_task() == {"box"}
+            # Its terminal through the channel: the scrollback, typing, the end.
+            seen = terminal_session(server, task_id, "box", ["/exit\r"])
+            assert "Fake Claude Code" in seen, seen[-500:]
+            missing = get(server, "/api/tasks/abc/terminal?host=box", status=404)
+            assert missing["error"]["message"] == "no task 'abc'"
             unknown = post(server, "/api/tasks", {**body, "host": "elsewhere"}, status=404)
             assert unknown["error"]["code"] == "not_found"
             # A hand-off of a remote session is refused, never read from a local file.
@@ -332,6 +338,41 @@ def post(server: Any, path: str, body: dict[str, Any], status: int) -> Any:
     return asyncio.run(main())
 
 
+def terminal_session(server: Any, task_id: str, host: str, typed: list[str]) -> str:
+    """A terminal client of a remote task: reads its scrollback, types ``typed`` once it shows,
+    then reads until the task ends (the socket closes); what it showed."""
+
+    async def main() -> str:
+        headers = {"Authorization": f"Bearer {server.token}", "Origin": server.origin}
+        shown = b""
+        url = f"{server.origin}/api/tasks/{task_id}/terminal?host={host}"
+        async with (
+            aiohttp.ClientSession(headers=headers) as client,
+            client.ws_connect(url) as ws,
+        ):
+            await ws.send_str(orjson.dumps({"type": "resize", "rows": 30, "cols": 100}).decode())
+            deadline = time.monotonic() + 30
+            sent = False
+            while time.monotonic() < deadline:
+                try:
+                    message = await ws.receive(timeout=1)
+                except TimeoutError:
+                    continue
+                if message.type == aiohttp.WSMsgType.BINARY:
+                    shown += message.data
+                    if not sent and b"> " in shown:
+                        for text in typed:
+                            await ws.send_str(
+                                orjson.dumps({"type": "input", "data": text}).decode()
+                            )
+                        sent = True
+                elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+                    break
+        return shown.decode("utf-8", "replace")
+
+    return asyncio.run(main())
+
+
 class Stream:
     """``/api/events`` read on a thread of its own (its messages in a queue)."""
 
@@ -370,6 +411,36 @@ class Stream:
     def close(self) -> None:
         self._stop.set()
         self._thread.join(5)
+
+
+def test_an_agentbar_serving_there_keeps_its_hooks(far: FarHome) -> None:
+    env = {**os.environ, "HOME": str(far.home), "AGENTBAR_DATA_DIR": str(far.data),
+           "AGENTBAR_CONFIG_DIR": str(far.config)}  # fmt: skip
+    serve = start_agentbar(env, "serve")
+    try:
+        info = wait_for(lambda: _server_info(far), 60, "the far machine's own serve")
+        assert info["pid"] == serve.pid
+        hub = Hub([far.remote("box")], DecisionBook())
+        hub.start()
+        try:
+            wait_for(lambda: connected(hub), SLOW, "the channel")
+            assert {s.key.session_id for s in hub.sessions()} == {A, B, CODEX}
+            page = hub.links["box"].call("page", {"agent": "claude", "id": A})
+            assert page["items"]
+            assert _server_info(far)["pid"] == serve.pid  # not taken over
+        finally:
+            hub.stop()
+        assert _server_info(far)["pid"] == serve.pid  # nor removed
+    finally:
+        end_process(serve, 10)
+
+
+def _server_info(far: FarHome) -> dict[str, Any] | None:
+    try:
+        doc = orjson.loads((far.data / "server.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def test_no_far_side_is_left_running(far: FarHome, hub: Hub) -> None:

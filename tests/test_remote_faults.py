@@ -51,6 +51,7 @@ def test_faulty_far_ends_are_unreachable_each_with_its_reason(tmp_path: Path) ->
         scripted("huge", f"echo '{HELLO}'; head -c 1100000 /dev/zero | tr '\\0' a; sleep 30"),
         scripted("other", """echo '{"t":"hello","protocol":99}'; sleep 30"""),
         scripted("crash", f"echo '{HELLO}'; echo '{LIST}'; exit 3"),
+        scripted("cut", f"echo '{HELLO}'; echo '{LIST}'; printf '{{\"t\":\"chan'; exit 0"),
         far.remote("good"),
     ]
     hub = Hub(remotes, DecisionBook())
@@ -60,15 +61,58 @@ def test_faulty_far_ends_are_unreachable_each_with_its_reason(tmp_path: Path) ->
 
         def settled() -> dict[str, str] | None:
             found = {h.name: h.detail for h in hub.hosts() if h.state is HostState.UNREACHABLE}
-            return found if len(found) == 4 else None
+            return found if len(found) == 5 else None
 
-        details = wait_for(settled, 30, "the four faulty hosts unreachable")
+        details = wait_for(settled, 30, "the five faulty hosts unreachable")
         assert details["garbage"].startswith("the far side is not a matching agentbar (not JSON")
         assert "longer than 1048576 bytes" in details["huge"]
         assert "protocol 99" in details["other"]
         assert details["crash"].startswith("connection dropped")
+        assert details["cut"].startswith("connection dropped")  # mid-frame
         assert hub.links["good"].connected
         assert [s.title for s in hub.sessions()] == ["the good one"]
+    finally:
+        hub.stop()
+
+
+def test_frames_that_do_not_read_are_skipped_and_the_link_stays(tmp_path: Path) -> None:
+    odd = [
+        '{"t":"sessions","sessions":"x","last":true,"seq":"zz"}',
+        '{"t":"change","seq":"y","session":5}',
+        '{"t":"update","session":{"agent":"claude"}}',
+        '{"t":"decision","opened":true,"request":{"request_id":"r"}}',
+        '{"t":"reply","id":"nope"}',
+    ]
+    lines = "; ".join(f"echo '{line}'" for line in odd)
+    script = f"echo '{HELLO}'; echo '{LIST}'; {lines}; echo '{LIST}'; echo '{HELLO}'; sleep 30"
+    book = DecisionBook()
+    hub = Hub([scripted("odd", script)], book)
+    hub.start()
+    try:
+        wait_for(lambda: hub.links["odd"].connected, 20, "the link")
+        time.sleep(1.0)
+        status = hub.hosts()[0]
+        assert status.state is HostState.CONNECTED, status
+        assert hub.sessions() == [] and book.pending() == ()
+    finally:
+        hub.stop()
+
+
+def test_a_far_end_slow_to_answer_is_a_timeout_not_a_hang(tmp_path: Path) -> None:
+    hub = Hub([scripted("slow", f"echo '{HELLO}'; echo '{LIST}'; sleep 30")], DecisionBook())
+    hub.start()
+    try:
+        link = hub.links["slow"]
+        wait_for(lambda: link.connected, 20, "the link")
+        started = time.monotonic()
+        try:
+            link.call("page", {"agent": "claude", "id": "x"}, timeout=1.0)
+        except link_module.RemoteError as exc:
+            assert exc.kind == "timeout"
+        else:
+            raise AssertionError("a call nobody answers returned")
+        assert time.monotonic() - started < 5
+        assert link.connected  # slow is not down
     finally:
         hub.stop()
 

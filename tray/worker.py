@@ -284,7 +284,7 @@ class TrayWorker:
 
     def _book(self, change: BookChange) -> None:
         request = change.request
-        key = SessionKey(Agent(request.agent), request.session_id)
+        key = SessionKey(Agent(request.agent), request.session_id, request.host)
         if change.opened:
             snap = next((s for s in self.engine.sessions() if s.key == key), None)
             self.policy.offer(Transition.of_request(request, snap, self.names))

@@ -27,11 +27,13 @@ from ..decisions import BookChange, Decision, StaleRequest, Verdict
 from ..errors import AgentbarError, ReplayError
 from ..model import Agent, SessionKey, SessionSnapshot, StateChange
 from ..replay.export import Format, Options, export
+from ..replay.files import AgentRoots
 from ..replay.model import MAIN_THREAD
-from ..replay.pages import PAGE_ITEMS
-from ..search import hits_json
+from ..replay.pages import PAGE_ITEMS, Replay
+from ..search import Searcher, hits_json
 from . import frames
 from .frames import CHUNK_CHARS, PROTOCOL, Closed, FrameError, Writer
+from .terminal import Terminals
 from .wire import request_to_wire, snapshot_to_wire
 
 if TYPE_CHECKING:
@@ -54,6 +56,10 @@ class CallError(AgentbarError):
 class FarSide:
     def __init__(self, app: Agentbar, writer: Writer, version: str) -> None:
         self.app = app
+        # The replay and search of this machine's sessions, read through the agents' roots.
+        roots = AgentRoots(app.settings.agent_roots)
+        self.replay = Replay(roots, app.settings.replay_adapters())
+        self.searcher: Searcher | None = Searcher(app.settings.index_path, roots=roots)
         self.writer = writer
         self.version = version
         self.boot = secrets.token_hex(8)
@@ -63,6 +69,7 @@ class FarSide:
         self._listed = threading.Event()
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="agentbar-channel-call")
+        self.terminals = Terminals(app.tasks, self._send)
         self._ops: dict[str, Callable[[dict[str, Any]], Any]] = {
             "ping": lambda _args: {"at": time.time()},
             "resync": self._resync,
@@ -72,6 +79,9 @@ class FarSide:
             "search": self._search,
             "decide": self._decide,
             "launch": self._launch,
+            "detach": self.terminals.detach,
+            "term_input": self.terminals.type_in,
+            "term_resize": self.terminals.resize,
         }
 
     # -- out ---------------------------------------------------------------------------------
@@ -172,7 +182,12 @@ class FarSide:
                 except FrameError as exc:
                     log.warning("channel: %s", exc)
                     continue
-                if frame.get("t") == "call":
+                if frame.get("t") == "call" and frame.get("op") == "attach":
+                    # An attached terminal waits as long as it is watched: a thread each, so
+                    # the pool's workers stay free for calls.
+                    threading.Thread(target=self._answer, args=(frame,), daemon=True,
+                                     name="agentbar-channel-terminal").start()  # fmt: skip
+                elif frame.get("t") == "call":
                     self._pool.submit(self._answer, frame)
         except Closed:
             pass
@@ -197,6 +212,9 @@ class FarSide:
         if not isinstance(call_id, int) or not isinstance(args, dict):
             return
         try:
+            if frame.get("op") == "attach":
+                self.terminals.attach(call_id, args)
+                return
             if frame.get("op") == "export":
                 for text in self._export(args):
                     self._send({"t": "chunk", "id": call_id, "text": text})
@@ -205,11 +223,13 @@ class FarSide:
             if op is None:
                 raise CallError(f"unknown call {frame.get('op')!r}")
             self._send({"t": "reply", "id": call_id, "result": op(args)})
-        except (AgentbarError, ValueError, KeyError, TypeError) as exc:
+        except (AgentbarError, ValueError, LookupError, TypeError) as exc:
             kind = (
                 "stale"
                 if isinstance(exc, StaleRequest)
-                else ("not_found" if isinstance(exc, ReplayError | CallError) else "bad")
+                else (
+                    "not_found" if isinstance(exc, ReplayError | CallError | LookupError) else "bad"
+                )
             )
             self._send({"t": "reply", "id": call_id, "error": {"kind": kind,
                         "message": str(exc)}})  # fmt: skip
@@ -227,25 +247,19 @@ class FarSide:
             raise CallError("no such session on the remote")
         return found
 
-    def _context(self) -> Any:
-        server = self.app.server
-        if server is None:
-            raise CallError("the remote is not ready")
-        return server.context
-
     def _resync(self, _args: dict[str, Any]) -> dict[str, Any]:
         self.send_list()
         return {"listed": True}
 
     def _threads(self, args: dict[str, Any]) -> list[dict[str, Any]]:
         snap = self._session(args)
-        return [t.to_json() for t in self._context().replay.threads(snap)]
+        return [t.to_json() for t in self.replay.threads(snap)]
 
     def _page(self, args: dict[str, Any]) -> dict[str, Any]:
         snap = self._session(args)
         before, after = _offset(args.get("before")), _offset(args.get("after"))
         limit = _offset(args.get("limit")) or PAGE_ITEMS
-        page = self._context().replay.page(snap, _thread(args), before=before, after=after,
+        page = self.replay.page(snap, _thread(args), before=before, after=after,
                                            limit=limit)  # fmt: skip
         doc: dict[str, Any] = page.to_json()
         return doc
@@ -255,12 +269,12 @@ class FarSide:
         offset, index = _offset(args.get("offset")), _offset(args.get("index"))
         if offset is None or index is None:
             raise CallError("no such item")
-        found = self._context().replay.item(snap, _thread(args), offset, index)
+        found = self.replay.item(snap, _thread(args), offset, index)
         doc: dict[str, Any] = found.to_json()
         return doc
 
     def _search(self, args: dict[str, Any]) -> list[dict[str, Any]]:
-        searcher = self._context().searcher
+        searcher = self.searcher
         if searcher is None:
             raise CallError("search is not available on the remote")
         agent = args.get("agent")
@@ -280,7 +294,7 @@ class FarSide:
                           notes=bool(args.get("notes", False)))  # fmt: skip
         buffer: list[str] = []
         size = 0
-        for chunk in export(self._context().replay, snap, fmt, options):
+        for chunk in export(self.replay, snap, fmt, options):
             rest = chunk
             while len(rest) > CHUNK_CHARS:
                 yield rest[:CHUNK_CHARS]
@@ -352,10 +366,31 @@ def run(app: Agentbar, version: str, stdin: IO[bytes], stdout: IO[bytes]) -> int
     far.hello()
     app.subscribe(far.on_change)
     app.decisions.subscribe(far.on_book)
-    with app.serving():
-        app.start()
-        far.serve(stdin)
-    return 0
+    try:
+        if _another_serves(app):
+            # A tray or serve of this user here holds this machine's hooks (and its
+            # server.json): it keeps them; this side reports the sessions, replay and search.
+            log.info("channel: another agentbar serves here; its hooks stay with it")
+            app.start()
+            far.serve(stdin)
+            return 0
+        with app.serving():
+            app.start()
+            far.serve(stdin)
+        return 0
+    finally:
+        if far.searcher is not None:
+            far.searcher.close()
+
+
+def _another_serves(app: Agentbar) -> bool:
+    from ..launch.client import Client, NoServer  # noqa: PLC0415 - an HTTP client, once
+
+    try:
+        Client.find(app.settings, timeout=2.0)
+    except NoServer:
+        return False
+    return True
 
 
 def main_channel(settings: Any, version: str) -> int:

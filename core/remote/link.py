@@ -200,7 +200,11 @@ class Link:
         backoff = FIRST_BACKOFF
         while not self._stop.is_set():
             started = self._clock()
-            detail = self._connect_once()
+            try:
+                detail = self._connect_once()
+            except Exception as exc:  # never the end of the link: it says so and tries again
+                log.exception("remote %s: the link failed", self.name)
+                detail = f"the link failed ({type(exc).__name__})"
             if self._stop.is_set():
                 break
             if self._clock() - started > MAX_BACKOFF:  # it had been up a while: try again soon
@@ -220,7 +224,13 @@ class Link:
         self._process = process
         assert process.stdin is not None and process.stdout is not None
         errors = _ErrorTail(process.stderr)
-        timer = threading.Timer(HELLO_SECONDS, self._hello_late, (process,))
+        late = threading.Event()  # set when the hello did not come in time
+
+        def give_up() -> None:
+            late.set()
+            _kill(process)
+
+        timer = threading.Timer(HELLO_SECONDS, give_up)
         timer.start()
         try:
             try:
@@ -237,7 +247,7 @@ class Link:
         except Closed:
             code = _wait(process)
             errors.join()
-            if getattr(process, "late", False):
+            if late.is_set():
                 return f"timed out (no answer in {HELLO_SECONDS:.0f} s)"
             if self.status().state is HostState.CONNECTED:
                 return "connection dropped" + (f" (exit {code})" if code else "")
@@ -247,10 +257,6 @@ class Link:
         finally:
             self._lost()
             self._end_process()
-
-    def _hello_late(self, process: subprocess.Popen[bytes]) -> None:
-        process.late = True  # type: ignore[attr-defined]
-        _kill(process)
 
     def _check_hello(self, hello: dict[str, Any]) -> str:
         if hello.get("protocol") != PROTOCOL:
@@ -323,8 +329,8 @@ class Link:
                     self._listener.decision(self.name, frame)
                 elif kind in ("reply", "chunk"):
                     self._take_reply(frame)
-            except WireError as exc:
-                log.warning("remote %s: %s", self.name, exc)
+            except (WireError, ValueError, TypeError, KeyError) as exc:  # one frame: skipped
+                log.warning("remote %s: a %s frame that does not read: %s", self.name, kind, exc)
 
     def _snapshots(self, docs: object) -> list[SessionSnapshot]:
         if not isinstance(docs, list):
@@ -409,8 +415,11 @@ class Link:
         with contextlib.suppress(RemoteError):
             self._send_call(op, args, keep=False)
 
-    def stream(self, op: str, args: dict[str, Any], timeout: float = CALL_SECONDS) -> Iterator[str]:
-        """The chunks of a call that answers in parts (an export), as they come."""
+    def stream(
+        self, op: str, args: dict[str, Any], timeout: float | None = CALL_SECONDS
+    ) -> Iterator[str]:
+        """The chunks of a call that answers in parts (an export, an attached terminal: no
+        ``timeout``), as they come."""
         call_id, call = self._send_call(op, args, chunks=True)
         assert call.chunks is not None and call.more is not None
         try:
@@ -452,10 +461,14 @@ class Link:
         return call_id, call
 
     def _take_reply(self, frame: dict[str, Any]) -> None:
+        call_id = frame.get("id")
         with self._lock:
-            call = self._calls.get(frame.get("id"))  # type: ignore[arg-type]
-            if call is not None and frame["t"] == "reply":
-                del self._calls[frame["id"]]
+            if not isinstance(call_id, int):
+                call = None
+            elif frame["t"] == "reply":
+                call = self._calls.pop(call_id, None)
+            else:
+                call = self._calls.get(call_id)
         if call is None:
             if frame["t"] == "reply" and "error" in frame:
                 log.info("remote %s: call %s: %s", self.name, frame.get("id"), frame["error"])

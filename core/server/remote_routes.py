@@ -10,6 +10,7 @@ words of a search.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -67,7 +68,7 @@ async def search(ctx: Context, text: str, limit: int, agent: str | None) -> list
         if not link.connected:
             continue
         try:
-            hits = await _in_thread(lambda link=link: link.call("search", args))  # type: ignore[misc]
+            hits = await _in_thread(functools.partial(link.call, "search", args))
         except RemoteError:
             continue
         for hit in hits if isinstance(hits, list) else ():

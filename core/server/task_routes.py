@@ -11,10 +11,14 @@ own PTY.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import itertools
 import logging
 import re
-from collections.abc import Callable
+import secrets
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +31,7 @@ from ..launch.projects import recent_projects
 from ..launch.request import BadLaunch, LaunchRequest, Mode
 from ..launch.task import TaskInfo
 from ..model import LOCAL_HOST, Agent, SessionKey, SessionSnapshot
-from ..remote.link import RemoteError
+from ..remote.link import Link, RemoteError
 from .context import Context, find_session, session_json
 from .remote_routes import refused as remote_refusal
 from .replies import Refused, guarded, json_reply, read_object
@@ -345,6 +349,9 @@ class _Handlers:
         """The task's scrollback, then its output as it comes (binary frames); the client
         sends ``{"type": "input", "data": "..."}`` and ``{"type": "resize", "rows", "cols"}``
         (text frames)."""
+        host = request.query.get("host") or LOCAL_HOST
+        if host != LOCAL_HOST:
+            return await self._terminal_there(request, host, self._task_id(request))
         tasks, task_id = self._tasks(request), self._task_id(request)
         try:
             task = tasks.task(task_id)
@@ -389,6 +396,51 @@ class _Handlers:
             detach()
             with contextlib.suppress(ValueError):
                 unsubscribe()
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sender
+        return ws
+
+    async def _terminal_there(
+        self, request: web.Request, host: str, task_id: str
+    ) -> web.StreamResponse:
+        """A task launched on a remote host: its output through the channel (``attach``), the
+        client's input and size sent back the same way."""
+        ctx = self._ctx_of(request)
+        if ctx.hub is None or host not in ctx.hub.links:
+            raise Refused(404, "not_found", f"no remote host named {host!r}")
+        link = ctx.hub.link(host)
+        watch = secrets.token_hex(8)
+        chunks = link.stream("attach", {"task_id": task_id, "watch": watch}, timeout=None)
+        first = await asyncio.get_running_loop().run_in_executor(None, _first, chunks)
+        if isinstance(first, RemoteError):
+            raise remote_refusal(first)
+        ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=1 << 20)
+        await ws.prepare(request)
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+        def pump() -> None:  # a thread of its own: the stream blocks between outputs
+            try:
+                for text in itertools.chain([first] if first else [], chunks):
+                    if text:
+                        loop.call_soon_threadsafe(queue.put_nowait, base64.b64decode(text))
+            except (RemoteError, ValueError):
+                pass
+            finally:
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(queue.put_nowait, None)
+
+        threading.Thread(target=pump, daemon=True, name="agentbar-remote-terminal").start()
+        sender = asyncio.create_task(_send_remote_output(ws, queue))
+        try:
+            async for message in ws:
+                if message.type is WSMsgType.TEXT:
+                    _terminal_there_message(link, task_id, message.data)
+                elif message.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
+                    break
+        finally:
+            link.call_later("detach", {"watch": watch})
             sender.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sender
@@ -445,6 +497,45 @@ class _Handlers:
                     await loop.run_in_executor(None, tasks.resize, task_id, rows, cols)
         except (NoSuchTask, NotRunning, ProcessLookupError, OSError):
             pass  # the task went: the sender closes the socket
+
+
+def _first(chunks: Iterator[str]) -> str | RemoteError | None:
+    """The first chunk of an attached terminal (its scrollback; None: it ended at once), or
+    the error the far side answered (no such task)."""
+    try:
+        return next(chunks, None)
+    except RemoteError as exc:
+        return exc
+
+
+async def _send_remote_output(
+    ws: web.WebSocketResponse, queue: asyncio.Queue[bytes | None]
+) -> None:
+    while True:
+        data = await queue.get()
+        if data is None:
+            await ws.close()
+            return
+        await ws.send_bytes(data)
+
+
+def _terminal_there_message(link: Link, task_id: str, raw: str) -> None:
+    """A terminal client's text frame (input, resize) sent on to the far side's task."""
+    try:
+        message = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return
+    if not isinstance(message, dict):
+        return
+    kind = message.get("type")
+    if kind == "input" and isinstance(message.get("data"), str):
+        data = _TERMINAL_REPORTS.sub("", message["data"][:MAX_INPUT_CHARS])
+        if data:
+            link.call_later("term_input", {"task_id": task_id, "data": data})
+    elif kind == "resize":
+        rows, cols = message.get("rows"), message.get("cols")
+        if isinstance(rows, int) and isinstance(cols, int):
+            link.call_later("term_resize", {"task_id": task_id, "rows": rows, "cols": cols})
 
 
 def _optional_text(body: dict[str, Any], name: str) -> str | None:
