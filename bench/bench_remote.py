@@ -87,9 +87,23 @@ def cpu_seconds(procs: list[psutil.Process]) -> float:
     return total
 
 
-def toggle_writes(far: StatusWriter, latch: Latch, writes: int) -> list[float]:
-    """Each write flips the live session between running and waiting for an approval."""
-    samples = []
+def latencies(samples: list[tuple[str, float]]) -> dict[str, Any]:
+    """All the writes' latencies, and by the state each one reached (waiting for an approval
+    is told by the registry, which the engine confirms before it reports)."""
+    return {
+        "latency_ms": distribution([ms for _, ms in samples]),
+        "samples": len(samples),
+        "by_state_ms": {
+            state: distribution([ms for reached, ms in samples if reached == state])
+            for state in ("running", "input_required")
+        },
+    }
+
+
+def toggle_writes(far: StatusWriter, latch: Latch, writes: int) -> list[tuple[str, float]]:
+    """Each write flips the live session between running and waiting for an approval: the
+    state each one was to reach, and its latency in ms."""
+    samples: list[tuple[str, float]] = []
     for n in range(writes):
         waiting = n % 2 == 0
         latch.want = "input_required" if waiting else "running"
@@ -100,7 +114,7 @@ def toggle_writes(far: StatusWriter, latch: Latch, writes: int) -> list[float]:
         else:
             far.set_status(SID, "/srv/bench", "busy")
         if latch.event.wait(20):
-            samples.append((latch.at - started) * 1000)
+            samples.append((latch.want, (latch.at - started) * 1000))
         time.sleep(0.3)
     return samples
 
@@ -130,8 +144,7 @@ def remote_latency(root: Path, writes: int, idle: float) -> dict[str, Any]:
         time.sleep(idle)
         per_minute = 60.0 / idle
         return {
-            "latency_ms": distribution(samples),
-            "samples": len(samples),
+            **latencies(samples),
             "hop_ms": distribution(latch.hops),
             "idle_bytes_per_minute": (link.bytes_read - before_bytes) * per_minute,
             "idle_far_cpu_s_per_minute": (
@@ -190,8 +203,7 @@ def _over_ssh(rig: SshRig, session: RigSession, writes: int, idle: float) -> dic
         wire_after = rig.wire_bytes()
         return {
             "connect_s": connect_s,
-            "latency_ms": distribution(samples),
-            "samples": len(samples),
+            **latencies(samples),
             "idle_bytes_per_minute": (link.bytes_read - bytes_before) * per_minute,
             "idle_wire_far_to_near_bytes_per_minute": (wire_after[0] - wire_before[0]) * per_minute,
             "idle_wire_near_to_far_bytes_per_minute": (wire_after[1] - wire_before[1]) * per_minute,
@@ -217,11 +229,7 @@ def local_latency(root: Path, writes: int) -> dict[str, Any]:
         app.wait_ready()
         time.sleep(2.0)
         samples = toggle_writes(near, latch, writes)
-        return {
-            "latency_ms": distribution(samples),
-            "samples": len(samples),
-            "hop_ms": distribution(latch.hops),
-        }
+        return {**latencies(samples), "hop_ms": distribution(latch.hops)}
     finally:
         app.close()
 
@@ -261,6 +269,12 @@ def main() -> int:
               f"{ssh['idle_wire_far_to_near_bytes_per_minute']:.0f} bytes/min far->near, "
               f"{ssh['idle_wire_near_to_far_bytes_per_minute']:.0f} near->far; CPU s/min: "
               + ", ".join(f"{name} {value:.3f}" for name, value in cpu.items()))  # fmt: skip
+    for name, figures in (("local", local), ("remote", remote), ("ssh", ssh)):
+        if figures is not None:
+            by = figures["by_state_ms"]
+            print(f"{name:<6} by state: " + "; ".join(
+                f"{state} p50 {d['p50_ms']:.1f} ms p99 {d['p99_ms']:.1f} ms"
+                for state, d in by.items()))  # fmt: skip
     print(f"load average {os.getloadavg()}")
     return 0
 

@@ -56,6 +56,7 @@ ALIAS = "rig"
 CACHE_ROOT = Path("/var/tmp")
 # What the far venv is built from: a change to any of these makes a new one.
 SHIPPED = ("core", "tray", "assets", "pyproject.toml", "setup.py", "README.md")
+GIT_LS_FILES = ("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--")
 INSTALL_SECONDS = 900
 SSHD_CONFIG = """\
 Port {port}
@@ -119,15 +120,24 @@ def checkout_hash() -> str:
 
 
 def shipped_files() -> list[Path]:
-    """The files the far venv is built from, tracked or new (not ignored), relative."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *SHIPPED],
-        cwd=REPO,
-        capture_output=True,
-        check=True,
-    ).stdout
-    names = sorted({Path(os.fsdecode(name)) for name in listed.split(b"\0") if name})
-    return [name for name in names if (REPO / name).is_file()]
+    """The files the far venv is built from, relative: git's tracked and new (not ignored)
+    ones, or, in a copy that is not a git checkout, every file but caches."""
+    try:
+        listed = subprocess.run(
+            [*GIT_LS_FILES, *SHIPPED],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        ).stdout
+        names = {Path(os.fsdecode(name)) for name in listed.split(b"\0") if name}
+    except (OSError, subprocess.CalledProcessError):
+        names = {
+            path.relative_to(REPO)
+            for top in SHIPPED
+            for path in ([REPO / top] if (REPO / top).is_file() else (REPO / top).rglob("*"))
+            if "__pycache__" not in path.parts and path.suffix != ".pyc"
+        }
+    return sorted(name for name in names if (REPO / name).is_file())
 
 
 def code_hash(files: list[Path]) -> str:

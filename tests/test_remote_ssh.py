@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
+import stat
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
+import psutil
 import pytest
 from claude_lines import ClaudeTranscript, write_lines
 from cli_runner import agentbar, kill_left_behind, start_agentbar
@@ -110,6 +114,16 @@ class Near:
 
     def get(self, path: str) -> Any:
         return self.client.request("GET", path, timeout=60)
+
+    def raw(self, path: str) -> bytes:
+        """A GET whose reply is not JSON (an export), with the token."""
+        client = self.client
+        request = urllib.request.Request(
+            client.origin + path, headers={"Authorization": f"Bearer {client.token}"}
+        )
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(request, timeout=60) as response:
+            return bytes(response.read())
 
     def sessions(self) -> list[dict[str, Any]]:
         return list(self.get("/api/sessions")["sessions"])
@@ -207,6 +221,18 @@ def test_far_sessions_appear_with_their_host_and_follow_the_far_files(
     host = near.host()
     assert (host["state"], host["detail"]) == ("connected", "")
     assert host["sessions"] >= 2
+
+    # The far side opened no port but its own loopback server for the hooks, private to it.
+    listening = [
+        c.laddr
+        for proc in far.processes()
+        for c in proc.net_connections()
+        if c.status == psutil.CONN_LISTEN
+    ]
+    assert listening and all(addr.ip == "127.0.0.1" for addr in listening), listening
+    far_data = far.home / ".local" / "share" / "agentbar"
+    assert stat.S_IMODE(far_data.stat().st_mode) == 0o700
+    assert stat.S_IMODE((far_data / "server.json").stat().st_mode) == 0o600
 
     # A line written there changes the state here.
     claude.approved()
@@ -354,6 +380,12 @@ def test_replay_and_search_go_through_the_channel(
     found = near.get("/api/search?q=zebrafish")["hits"]
     assert [(h["host"], h["session_id"]) for h in found] == [(HOST, SID)]
 
+    # The export is made there and streamed here in chunks, whole.
+    exported = near.raw(f"/api/sessions/{SID}/export?host={HOST}&format=md").decode()
+    assert "quarterly zebrafish report" in exported
+    assert "paragraph 0 of" in exported and "paragraph 59 of" in exported
+    assert "the local one" not in exported
+
 
 # -- approvals -------------------------------------------------------------------------------------
 
@@ -431,24 +463,47 @@ def test_an_approval_held_there_is_answered_here(
 # -- faults --------------------------------------------------------------------------------------
 
 
-def test_a_host_going_down_and_back_is_said_and_reported_once(
-    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
-) -> None:
+@dataclass
+class Asking:
+    """The rig's session ``SID`` waiting for an approval, shown by the near ``serve``, and a
+    watch following the rig since its probe session (``OTHER``) was heard to its last change."""
+
+    claude: FarClaude
+    watch: Watch
+    probe_heard: int
+
+    def told_once_what_changed_meanwhile(self) -> None:
+        """After a reconnect: the session's run told once, nothing told again."""
+        watch = self.watch
+        wait_for(lambda: watch.of(SID, "running"), 90, "the watch to hear it after reconnecting")
+        assert [c["state"] for c in watch.of(SID)] == ["running"], watch.heard
+        assert len(watch.of(OTHER)) == self.probe_heard, watch.heard
+
+
+@contextlib.contextmanager
+def asking(ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]) -> Iterator[Asking]:
     claude = FarClaude(ssh_rig.far, SID, "/srv/api")
     probe = FarClaude(ssh_rig.far, OTHER, "/srv/probe")
     far_claudes += [claude, probe]
     claude.ask("make deploy")
-    local = ClaudeTranscript(OTHER, "/work/here", start=time.time())
-    local_path = near.home / ".claude" / "projects" / "-work-here" / f"{OTHER}.jsonl"
-    write_lines(local_path, [local.prompt("the local one")])
     near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
     near.start()
     near.wait_state(SID, "input_required")
     watch = Watch.start(near)
     try:
         watch.wait_live(probe)
-        probe_heard = len(watch.of(OTHER))
+        yield Asking(claude, watch, len(watch.of(OTHER)))
+    finally:
+        watch.stop()
 
+
+def test_a_host_going_down_and_back_is_said_and_reported_once(
+    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
+) -> None:
+    local = ClaudeTranscript(OTHER, "/work/here", start=time.time())
+    local_path = near.home / ".claude" / "projects" / "-work-here" / f"{OTHER}.jsonl"
+    write_lines(local_path, [local.prompt("the local one")])
+    with asking(ssh_rig, near, far_claudes) as it:
         ssh_rig.stop()
         down = near.wait_host("unreachable", timeout=30)
         assert down["detail"].startswith(("connection dropped", "host down")), down
@@ -470,16 +525,11 @@ def test_a_host_going_down_and_back_is_said_and_reported_once(
 
         # Meanwhile the call was allowed there; the host comes back (the backoff may have
         # grown to a few tens of seconds).
-        claude.approved()
+        it.claude.approved()
         ssh_rig.start()
         near.wait_host("connected", timeout=90)
         near.wait_state(SID, "running")
-        wait_for(lambda: watch.of(SID, "running"), 90, "the watch to hear it after reconnecting")
-        # Once: what changed meanwhile, and nothing the watch had been told already.
-        assert [c["state"] for c in watch.of(SID)] == ["running"], watch.heard
-        assert len(watch.of(OTHER)) == probe_heard, watch.heard
-    finally:
-        watch.stop()
+        it.told_once_what_changed_meanwhile()
 
 
 def test_a_host_that_asks_for_a_password_says_so_in_one_line(ssh_rig: SshRig, near: Near) -> None:
@@ -574,3 +624,60 @@ def test_the_tray_notifies_a_far_approval_naming_the_host(
     shown = tray.desktop.wait_notification(lambda n: "api" in n["summary"], SECONDS)
     assert shown["summary"] == f"Claude Code in api on {HOST} needs your approval", shown
     assert "make deploy" in shown["body"]
+
+
+def test_a_host_that_never_answers_says_so_in_one_line(ssh_rig: SshRig, near: Near) -> None:
+    """A port that takes the connection and says nothing (a hung machine, a firewall that
+    swallows): ssh's own timeout ends the wait, the remote test says so in one line."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        near.add_remote(HOST, [*ssh_rig.command[:-1], "-p", str(port), "rig"], ssh_rig.agentbar)
+        started = time.monotonic()
+        tested = near.run("remote", "test", HOST)
+        took = time.monotonic() - started
+    assert tested.returncode == 1
+    assert tested.stderr.count("\n") == 1, tested.stderr
+    assert tested.stderr.startswith(f"agentbar: {HOST}: "), tested.stderr
+    assert "timed out" in tested.stderr, tested.stderr
+    assert took < 40, took  # ssh's ConnectTimeout (5 s) or the channel's hello wait (20 s)
+
+
+def test_a_dropped_connection_comes_back_by_itself_with_nothing_told_twice(
+    ssh_rig: SshRig, near: Near, far_claudes: list[FarClaude]
+) -> None:
+    """The connection breaks (its sshd processes end) while the server stays up: the link
+    reconnects at its first backoff and tells only what changed meanwhile."""
+    with asking(ssh_rig, near, far_claudes) as it:
+        connected_since = near.host()["since"]
+        assert ssh_rig.sshd is not None
+        listener = ssh_rig.sshd.pid
+        for proc in ssh_rig.serving_processes():
+            if proc.pid != listener:
+                proc.kill()
+        it.claude.approved()
+        near.wait_state(SID, "running")
+        it.told_once_what_changed_meanwhile()
+        again = near.wait_host("connected")
+        assert again["since"] != connected_since, "the connection was never dropped"
+
+
+def test_status_with_the_host_down_shows_this_machine_and_one_line_for_it(
+    ssh_rig: SshRig, near: Near
+) -> None:
+    local_claude(near, SID, "/work/here")
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    ssh_rig.stop()
+    started = time.monotonic()
+    shown = near.run("status", "--all")
+    took = time.monotonic() - started
+    assert shown.returncode == 0, shown.stderr
+    assert "/work/here" in shown.stdout
+    about = [line for line in shown.stdout.splitlines() if line.startswith(f"({HOST}:")]
+    assert len(about) == 1, shown.stdout
+    assert about[0].startswith(f"({HOST}: unreachable: host down"), about
+    assert took < 45, took  # the remotes are waited for 30 s at most
+    listed = orjson.loads(near.run("status", "--json").stdout)
+    assert [(h["name"], h["state"]) for h in listed["hosts"]] == [(HOST, "unreachable")]
+    assert {s["host"] for s in listed["sessions"]} == {"local"}
