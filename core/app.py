@@ -178,6 +178,13 @@ class Agentbar:
         sessions are in ``sessions()`` with ``key.host`` set to the remote's name."""
         return self.everywhere.hosts()
 
+    def subscribe_hosts(self, callback: Callable[[HostStatus], None]) -> Callable[[], None]:
+        """``callback`` hears a remote host's new status (on its link's thread: return
+        quickly); nothing without remotes."""
+        if self.hub is None:
+            return lambda: None
+        return self.hub.subscribe_hosts(callback)
+
     def limits(self) -> tuple[LimitWindow, ...]:
         """Every agent's usage windows as last observed (``core/limits.py``)."""
         return self.engine.limits()

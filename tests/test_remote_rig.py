@@ -16,6 +16,10 @@ def test_a_key_login_reaches_the_far_user_and_its_home(ssh_rig: SshRig) -> None:
     assert said.returncode == 0, said.stderr
     home = str(ssh_rig.far.home)
     assert said.stdout.split() == [ssh_rig.far.name, home, home]
+    # No terminal is asked for or allowed: the far user is never left logged in (utmp).
+    who = subprocess.run(["who"], capture_output=True, text=True, check=False)
+    assert ssh_rig.far.name not in who.stdout
+    assert ssh_rig.ssh("tty").stdout.strip() == "not a tty"
 
 
 def test_the_far_agentbar_runs_with_debians_python(ssh_rig: SshRig) -> None:

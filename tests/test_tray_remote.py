@@ -58,6 +58,7 @@ def test_a_remote_session_notifies_once_naming_its_host(tmp_path: Path) -> None:
         decisions=app.decisions,
         hosts=app.hosts,
     )
+    app.subscribe_hosts(lambda _status: worker.wake())  # as the tray does
     app.start()
     worker.start()
     try:
@@ -73,15 +74,15 @@ def test_a_remote_session_notifies_once_naming_its_host(tmp_path: Path) -> None:
         for proc in far_pids(far):
             proc.send_signal(signal.SIGKILL)
 
-        def unreachable_line() -> str | None:
-            labels = [e.label for e in shown[-1].menu] if shown else []
+        def unreachable_line(views: list[TrayView]) -> str | None:
+            labels = [e.label for view in views for e in view.menu]
             return next((x for x in labels if x.startswith("box: unreachable since ")), None)
 
-        line = wait_for(unreachable_line, 20, "the unreachable line")
+        line = wait_for(lambda: unreachable_line(shown), 20, "the unreachable line")
         assert line.endswith(")") and "connection dropped" in line
         assert shown[-1].badge.needs == 1  # its sessions as last seen
         wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, 60, "box back")
-        wait_for(lambda: unreachable_line() is None, 10, "the line gone")
+        wait_for(lambda: unreachable_line(shown[-1:]) is None, 10, "the line gone")
         time.sleep(3.0)
         assert len(notifier.sent) == 1, [n.title for n in notifier.sent]
     finally:

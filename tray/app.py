@@ -163,6 +163,8 @@ def _serve(
     answers.register(worker.router)
     # A task that starts, binds, asks or exits changes the menu: have the worker look again.
     tasks.subscribe(lambda _info: worker.wake())
+    # A remote host lost or back: its line in the menu at once.
+    app.subscribe_hosts(lambda _status: worker.wake())
     # A folder that cannot be watched, an index rebuilt: a notice and a line in the menu.
     app.subscribe_faults(worker.report)
     if icon is not None:

@@ -155,7 +155,7 @@ class Link:
         self._shown: dict[SessionKey, SessionSnapshot] = {}
         # What was last told (listed or reported as a change) of each session: a change
         # frame is reported unless it tells the same again.
-        self._told: dict[SessionKey, tuple[str, str | None, float]] = {}
+        self._told: dict[SessionKey, tuple[str, str | None, str, float]] = {}
         self._listed_once = False
         self._lost_at: float | None = None
         self._status = HostStatus(name=remote.name, state=HostState.CONNECTING, since=clock())
@@ -210,10 +210,9 @@ class Link:
             if self._clock() - started > MAX_BACKOFF:  # it had been up a while: try again soon
                 backoff = FIRST_BACKOFF
             self._set_status(HostState.UNREACHABLE, detail)
+            # Unreachable it stays, since it became so, while it is tried again.
             self._stop.wait(backoff * random.uniform(0.8, 1.2))
             backoff = min(backoff * 2, MAX_BACKOFF)
-            if not self._stop.is_set():
-                self._set_status(HostState.CONNECTING, detail)
 
     def _connect_once(self) -> str:
         """One life of the channel; what ended it, in the person's words."""
@@ -489,10 +488,12 @@ class Link:
                 call.more.notify_all()
 
 
-def _told(snap: SessionSnapshot) -> tuple[str, str | None, float]:
+def _told(snap: SessionSnapshot) -> tuple[str, str | None, str, float]:
+    """What a change tells of a session: the same again is not told twice, a better detail
+    of the same state (the tool named after "permission prompt") is, as the engine tells it."""
     state = snap.state
     waiting = None if state.waiting_for is None else str(state.waiting_for)
-    return (str(state.state), waiting, snap.state_since)
+    return (str(state.state), waiting, state.detail, snap.state_since)
 
 
 def _prev(raw: object) -> SessionState | None:
