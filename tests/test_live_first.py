@@ -397,6 +397,7 @@ def serial_status(home: Path, data: Path) -> dict[str, Any]:
         "diagnostics": diagnostics(engine.stats()),
         "problems": [fault.to_json() for fault in engine.faults()],
         "limits": limits_text.to_json(engine.limits(), time.time(), engine.limits_heard()),
+        "hosts": [],  # no remote configured
     }
     engine.stop()
     engine.index.close()
