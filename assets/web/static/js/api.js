@@ -1,6 +1,8 @@
 // The loopback API (docs/api.md): JSON over fetch with the page's cookie, and one WebSocket of
 // state changes shared by every view (reconnects by itself).
 
+import { sessionKey } from './format.js';
+
 export class ApiError extends Error {
   constructor(status, code, message) {
     super(message || code);
@@ -65,17 +67,18 @@ export function sessionPath(sessionId, tail = '') {
   return `/api/sessions/${encodeURIComponent(sessionId)}${tail}`;
 }
 
-export function exportUrl(agent, sessionId, format) {
-  const url = apiUrl(sessionPath(sessionId, '/export'), { format, agent });
+export function exportUrl(agent, sessionId, format, host = null) {
+  const url = apiUrl(sessionPath(sessionId, '/export'), { format, agent, host });
   return url.pathname + url.search;
 }
 
 // -- the WebSocket ---------------------------------------------------------------------------
 
 // The requests of one session waiting on the person (a launched task's too), oldest first.
-export function requestsOf(events, agent, sessionId) {
+export function requestsOf(events, agent, sessionId, host = null) {
   return [...events.decisions.values()]
-    .filter((r) => r.agent === agent && (r.session_id === sessionId || r.task_id === sessionId))
+    .filter((r) => r.agent === agent && (r.host || 'local') === (host || 'local')
+      && (r.session_id === sessionId || r.task_id === sessionId))
     .sort((a, b) => a.opened_at - b.opened_at);
 }
 
@@ -83,7 +86,7 @@ export class Events {
   constructor() {
     this.listeners = new Set();
     this.statusListeners = new Set();
-    this.sessions = new Map(); // key "agent:id" -> SESSION, kept current from the socket
+    this.sessions = new Map(); // sessionKey (host, agent, id) -> SESSION, kept current from the socket
     this.progress = null; // the engine's first reading (docs/api.md PROGRESS), from the socket
     this.decisions = new Map(); // request id -> REQUEST waiting on the person (docs/api.md)
     this.status = 'connecting';
@@ -171,7 +174,7 @@ export class Events {
         // The first list is in (bench/bench_board.py: the server's part ends here).
         window.performance.mark('agentbar:sessions-received');
       }
-      this.sessions = new Map(message.sessions.map((s) => [`${s.agent}:${s.session_id}`, s]));
+      this.sessions = new Map(message.sessions.map((s) => [sessionKey(s.agent, s.session_id, s.host), s]));
       if (message.progress) this.progress = message.progress;
       if (Array.isArray(message.decisions)) {
         this.decisions = new Map(message.decisions.map((r) => [r.request_id, r]));
@@ -184,7 +187,7 @@ export class Events {
       this.followReading(message.progress);
     } else if (message.type === 'change' && message.session) {
       const s = message.session;
-      this.sessions.set(`${s.agent}:${s.session_id}`, s);
+      this.sessions.set(sessionKey(s.agent, s.session_id, s.host), s);
     } else if (message.type !== 'task') { // a launched task changed: its listeners look
       return;
     }

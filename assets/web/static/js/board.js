@@ -5,7 +5,7 @@
 // drawn a page at a time per section ("Show more"), so ten thousand sessions stay fast.
 
 import { TasksPanel } from './actions.js';
-import { getJSON } from './api.js';
+import { getJSON, requestsOf } from './api.js';
 import { DecisionBoxes, placeBoxes } from './decisions.js';
 import { h } from './dom.js';
 import { BoardFilter } from './filters.js';
@@ -55,8 +55,8 @@ export function sectionOf(state, t, bounds) {
 function askingKeys(decisions) {
   const keys = new Set();
   for (const r of decisions.values()) {
-    keys.add(sessionKey(r.agent, r.session_id));
-    if (r.task_id) keys.add(sessionKey(r.agent, r.task_id));
+    keys.add(sessionKey(r.agent, r.session_id, r.host));
+    if (r.task_id) keys.add(sessionKey(r.agent, r.task_id, r.host));
   }
   return keys;
 }
@@ -66,7 +66,7 @@ export function needsCount(sessions, decisions = new Map()) {
   const asking = askingKeys(decisions);
   let n = 0;
   for (const s of sessions) {
-    if (s.state === 'input_required' || asking.has(sessionKey(s.agent, s.session_id))) n += 1;
+    if (s.state === 'input_required' || asking.has(sessionKey(s.agent, s.session_id, s.host))) n += 1;
   }
   return n;
 }
@@ -185,7 +185,7 @@ export class BoardView {
     const counts = { needs: 0, running: 0, failed: 0, total: 0 };
     let kept = 0;
     for (const s of events.sessions.values()) {
-      const state = s.state !== 'input_required' && asking.has(sessionKey(s.agent, s.session_id))
+      const state = s.state !== 'input_required' && asking.has(sessionKey(s.agent, s.session_id, s.host))
         ? 'input_required' : s.state;
       counts.total += 1;
       if (!this.filter.matches(s, now, state)) continue;
@@ -335,18 +335,16 @@ export class BoardView {
 
   // The buttons that answer the session's requests (none: nothing), under its card.
   answers(s) {
-    const requests = [...this.app.events.decisions.values()]
-      .filter((r) => r.agent === s.agent && (r.session_id === s.session_id || r.task_id === s.session_id))
-      .sort((a, b) => a.opened_at - b.opened_at);
+    const requests = requestsOf(this.app.events, s.agent, s.session_id, s.host);
     const boxes = this.decisionBoxes.boxesFor(requests, { agent: s.agent, sessionId: s.session_id });
     if (!boxes.length) return null;
-    const holder = h('div', { class: 'card-decisions', dataset: { key: sessionKey(s.agent, s.session_id) } });
+    const holder = h('div', { class: 'card-decisions', dataset: { key: sessionKey(s.agent, s.session_id, s.host) } });
     placeBoxes(holder, boxes);
     return holder;
   }
 
   card(s, now) {
-    const key = sessionKey(s.agent, s.session_id);
+    const key = sessionKey(s.agent, s.session_id, s.host);
     const detail = s.detail || '';
     let detailEl = null;
     if (s.state === 'input_required') {
@@ -361,7 +359,7 @@ export class BoardView {
     const cache = cacheText(s.usage);
     const card = h('a', {
       class: `card state-${s.state}${s.waiting_for ? ` waiting-${s.waiting_for}` : ''}`,
-      href: sessionHref(s.agent, s.session_id),
+      href: sessionHref(s.agent, s.session_id, s.host && s.host !== 'local' ? { host: s.host } : null),
       'data-nav': true,
       dataset: { key, state: s.state },
     },

@@ -15,8 +15,9 @@ export function stateLabel(session) {
   return STATE_LABELS[session.state] || session.state;
 }
 
-export function sessionKey(agent, sessionId) {
-  return `${agent}:${sessionId}`;
+// A session's key in the page's maps: ids are only unique per host ("local": this machine).
+export function sessionKey(agent, sessionId, host = null) {
+  return host && host !== 'local' ? `${host}/${agent}:${sessionId}` : `${agent}:${sessionId}`;
 }
 
 export function sessionHref(agent, sessionId, params) {

@@ -9,7 +9,7 @@ import { ApiError, exportUrl, getJSON, requestsOf, sessionPath } from './api.js'
 import { DecisionBoxes, placeBoxes } from './decisions.js';
 import { append, clear, h } from './dom.js';
 import {
-  addUsage, ago, clock, dollars, plural, sessionHref, shortPath, stateLabel, subUsage,
+  addUsage, ago, clock, dollars, plural, sessionHref, sessionKey, shortPath, stateLabel, subUsage,
   usageText,
 } from './format.js';
 import { ansiFragment, hasAnsi } from './ansi.js';
@@ -114,6 +114,7 @@ export class ThreadView {
   params(extra) {
     return {
       agent: this.replay.agent,
+      host: this.replay.host,
       thread: this.thread === 'main' ? null : this.thread,
       limit: this.nested ? 100 : null,
       ...extra,
@@ -305,7 +306,7 @@ export class ThreadView {
       try {
         const body = await getJSON(
           sessionPath(this.replay.sessionId, `/items/${item.offset}/${item.index}`),
-          { agent: this.replay.agent, thread: this.thread === 'main' ? null : this.thread },
+          { agent: this.replay.agent, host: this.replay.host, thread: this.thread === 'main' ? null : this.thread },
         );
         fill(body.item, true);
         button.remove();
@@ -586,6 +587,8 @@ export class ReplayView {
     this.agent = agent;
     this.sessionId = sessionId;
     this.threadId = params.get('thread') || 'main';
+    // A remote host's session: every request about it names the host (ids are per host).
+    this.host = params.get('host') || null;
     const at = params.get('at');
     this.query = params.get('q') || '';
     this.at = at !== null && /^\d+$/.test(at) ? Number(at) : null;
@@ -621,7 +624,7 @@ export class ReplayView {
     document.documentElement.classList.add('replay-loading');
     try {
       const [detail] = await Promise.all([
-        getJSON(sessionPath(this.sessionId), { agent: this.agent }),
+        getJSON(sessionPath(this.sessionId), { agent: this.agent, host: this.host }),
         this.main.open({ at: this.at }),
       ]);
       if (this.destroyed) return;
@@ -718,7 +721,7 @@ export class ReplayView {
     if (counts.answer) countBits.push(plural(counts.answer, 'answer'));
     if (counts.tool) countBits.push(plural(counts.tool, 'tool call'));
     const exports = [['md', 'Markdown'], ['json', 'JSON'], ['html', 'HTML']].map(([format, label]) => h('a', {
-      class: 'button export', href: exportUrl(this.agent, this.sessionId, format), download: true, dataset: { format },
+      class: 'button export', href: exportUrl(this.agent, this.sessionId, format, this.host), download: true, dataset: { format },
     }, label));
     // Sub-agents by their short description; the compaction helper is not one.
     const threads = (s.thread_info || []).filter((t) => !/^a?compact/i.test(t.thread || ''))
@@ -733,7 +736,7 @@ export class ReplayView {
       });
     const subthread = this.threadId !== 'main' ? h('p', { class: 'thread-note' },
       'You are reading a sub-agent’s thread. ',
-      h('a', { href: sessionHref(this.agent, this.sessionId), 'data-nav': true }, 'Open the main thread')) : null;
+      h('a', { href: sessionHref(this.agent, this.sessionId, this.hostParams()), 'data-nav': true }, 'Open the main thread')) : null;
     clear(this.header);
     append(this.header, [
       h('nav', { class: 'crumbs' }, h('a', { href: '/', 'data-nav': true }, '← Board')),
@@ -769,7 +772,11 @@ export class ReplayView {
       link.querySelector('button').focus({ preventScroll: true });
       return;
     }
-    this.app.navigate(sessionHref(this.agent, this.sessionId, { thread }));
+    this.app.navigate(sessionHref(this.agent, this.sessionId, { ...this.hostParams(), thread }));
+  }
+
+  hostParams() {
+    return this.host ? { host: this.host } : {};
   }
 
   // Keep what the reader looks at in place while older items go in above it.
@@ -831,7 +838,7 @@ export class ReplayView {
       }
       this.placeDecisions();
     } else if (message.type === 'sessions' && this.session) {
-      const s = this.app.events.sessions.get(`${this.agent}:${this.sessionId}`);
+      const s = this.app.events.sessions.get(sessionKey(this.agent, this.sessionId, this.host));
       if (s && s.state !== this.session.state) {
         this.onEvent({ type: 'change', session: s });
       }
@@ -846,7 +853,7 @@ export class ReplayView {
   placeDecisions() {
     if (this.destroyed || !this.session) return;
     const events = this.app.events;
-    const requests = this.threadId === 'main' ? requestsOf(events, this.agent, this.sessionId) : [];
+    const requests = this.threadId === 'main' ? requestsOf(events, this.agent, this.sessionId, this.host) : [];
     const boxes = this.decisionBoxes.boxesFor(requests, { agent: this.agent, sessionId: this.sessionId });
     this.decisionBoxes.prune(new Set(events.decisions.keys()));
     if (!boxes.length) {

@@ -178,6 +178,7 @@ export class SearchView {
   result(hit, q) {
     const params = { at: String(hit.offset), q };
     if (hit.thread && hit.thread !== 'main') params.thread = hit.thread;
+    if (hit.host && hit.host !== 'local') params.host = hit.host;
     const count = hit.count > 1 ? h('span', { class: 'hit-count', title: 'the same text in this session' },
       `×${hit.count}`) : null;
     return h('li', { class: 'result' },

@@ -1,0 +1,94 @@
+"""The web pages over a remote host's sessions, in Debian's Chromium: a real far side reached by
+a local command (as ``docker exec -i`` reaches a container), the real app and server here. A
+remote session whose id is also a local one's is its own card, its replay, export and search
+hits ask its host, never this machine."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from polling import wait_for
+from remote_far import FarHome, make_far
+from test_cli import write_claude
+from web_harness import launched_chromium
+
+from agentbar.core.app import Agentbar
+from agentbar.core.config import Settings
+
+SHARED_ID = "aaaaaaaa-0000-4000-8000-00000000000a"  # a session of both machines
+SLOW = 60.0  # the far side's first start imports and reads everything
+
+
+def near_app(tmp_path: Path, far: FarHome) -> Agentbar:
+    near = tmp_path / "near"
+    write_claude(near / "home" / ".claude", SHARED_ID, "/w/here", "the local prompt",
+                 start=time.time() - 60)  # fmt: skip
+    config = near / "config"
+    config.mkdir()
+    remote = far.remote("box")
+    command = ", ".join(f'"{part}"' for part in remote.command)
+    (config / "settings.toml").write_text(
+        f'[[remotes]]\nname = "box"\ncommand = [{command}]\nagentbar = "agentbar.tray"\n'
+    )
+    settings = Settings.from_env(
+        {
+            "HOME": str(near / "home"),
+            "AGENTBAR_DATA_DIR": str(near / "data"),
+            "AGENTBAR_CONFIG_DIR": str(config),
+        }
+    )
+    return Agentbar.open(settings, tasks=False)
+
+
+def test_a_remote_session_is_its_own_card_replay_export_and_search_hit(tmp_path: Path) -> None:
+    far = make_far(tmp_path / "far")
+    far.claude(SHARED_ID, "/srv/api", "the remote prompt", start=time.time() - 600)
+    app = near_app(tmp_path, far)
+    try:
+        with app.serving() as server:
+            app.start()
+            keys = lambda: {(s.key.host, s.key.session_id) for s in app.sessions()}  # noqa: E731
+            wait_for(lambda: {("local", SHARED_ID), ("box", SHARED_ID)} <= keys(), SLOW,
+                     "the same id on both hosts")  # fmt: skip
+            with launched_chromium() as browser:
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.set_default_timeout(20_000)
+                errors: list[str] = []
+                page.on("pageerror", lambda exc: errors.append(str(exc)))
+                check_board_and_replay(page, server)
+                check_search(page, server)
+                assert not errors, errors
+    finally:
+        app.close()
+
+
+def check_board_and_replay(page: Any, server: Any) -> None:
+    page.goto(server.open_url("/"))
+    remote_card = page.locator(f'a.card[href="/session/claude/{SHARED_ID}?host=box"]')
+    local_card = page.locator(f'a.card[href="/session/claude/{SHARED_ID}"]')
+    remote_card.wait_for()
+    assert local_card.count() == 1, "the local session with the same id lost its card"
+    assert remote_card.count() == 1
+    remote_card.click()
+    page.get_by_text("the remote prompt").first.wait_for()
+    assert "the local prompt" not in page.inner_text("main")
+    exports = page.locator("a.export")
+    assert exports.count() >= 1
+    for href in exports.evaluate_all("(links) => links.map((a) => a.getAttribute('href'))"):
+        assert "host=box" in href, href
+    # The local one's replay is this machine's.
+    page.goto(server.open_url(f"/session/claude/{SHARED_ID}"))
+    page.get_by_text("the local prompt").first.wait_for()
+    assert "the remote prompt" not in page.inner_text("main")
+
+
+def check_search(page: Any, server: Any) -> None:
+    page.goto(server.open_url("/search?q=remote+prompt"))
+    hit = page.locator("a.result-link[href*='host=box']").first
+    hit.wait_for()
+    href = hit.get_attribute("href")
+    assert href.startswith(f"/session/claude/{SHARED_ID}?") and "q=remote" in href, href
+    hit.click()
+    page.get_by_text("the remote prompt").first.wait_for()
