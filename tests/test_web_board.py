@@ -327,7 +327,7 @@ def test_a_session_from_another_host_groups_the_board_by_host(
     page.locator("select[name='host']").select_option("build-box")
     page.wait_for_function("() => location.search === '?host=build-box'")
     keys = page.locator(".card").evaluate_all("els => els.map((e) => e.dataset.key)")
-    assert keys == [f"claude:{remote['session_id']}"]
+    assert keys == [f"build-box/claude:{remote['session_id']}"]  # ids are per host
 
 
 def test_the_filters_ask_the_server_and_match_what_it_keeps(
