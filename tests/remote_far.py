@@ -15,6 +15,7 @@ from claude_lines import ClaudeTranscript, registry, write_lines
 from engine_harness import new_transcript
 from launch_rig import FAKE_AGENT
 
+from agentbar.core.config import Settings
 from agentbar.core.remote.remotes import Remote
 
 
@@ -82,3 +83,22 @@ def make_far(root: Path) -> FarHome:
     far = FarHome(root)
     far.home.mkdir(parents=True)
     return far
+
+
+def near_settings(near: Path, far: FarHome, name: str = "box") -> Settings:
+    """This machine's settings under ``near`` (its HOME, data and config dirs) with ``far`` as
+    the one remote in its settings.toml, named ``name``."""
+    config = near / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    remote = far.remote(name)
+    command = ", ".join(f'"{part}"' for part in remote.command)
+    (config / "settings.toml").write_text(
+        f'[[remotes]]\nname = "{name}"\ncommand = [{command}]\nagentbar = "{remote.program}"\n'
+    )
+    return Settings.from_env(
+        {
+            "HOME": str(near / "home"),
+            "AGENTBAR_DATA_DIR": str(near / "data"),
+            "AGENTBAR_CONFIG_DIR": str(config),
+        }
+    )

@@ -23,12 +23,11 @@ import psutil
 import pytest
 from cli_runner import start_agentbar
 from polling import end_process, wait_for
-from remote_far import FarHome, make_far
+from remote_far import FarHome, make_far, near_settings
 from test_cli import write_claude, write_codex
 from test_hook_route import finish, permission_request, start_hook
 
 from agentbar.core.app import Agentbar
-from agentbar.core.config import Settings
 from agentbar.core.decisions import Decision, DecisionBook, StaleRequest, Verdict
 from agentbar.core.model import State, StateChange
 from agentbar.core.remote.hosts import HostState
@@ -239,21 +238,7 @@ def test_the_app_and_its_server_show_every_host(far: FarHome, tmp_path: Path) ->
     near = tmp_path / "near"
     write_claude(near / "home" / ".claude", LOCAL, "/w/here", "a local one",
                  start=time.time() - 60)  # fmt: skip
-    config = near / "config"
-    config.mkdir()
-    remote = far.remote("box")
-    command = ", ".join(f'"{part}"' for part in remote.command)
-    (config / "settings.toml").write_text(
-        f'[[remotes]]\nname = "box"\ncommand = [{command}]\nagentbar = "agentbar.tray"\n'
-    )
-    settings = Settings.from_env(
-        {
-            "HOME": str(near / "home"),
-            "AGENTBAR_DATA_DIR": str(near / "data"),
-            "AGENTBAR_CONFIG_DIR": str(config),
-        }
-    )
-    app = Agentbar.open(settings, tasks=False)
+    app = Agentbar.open(near_settings(near, far), tasks=False)
     try:
         with app.serving() as server:
             app.start()

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from polling import wait_for
-from remote_far import FarHome, make_far
+from remote_far import FarHome, make_far, near_settings
 from test_cli import write_claude
 from web_harness import launched_chromium
 
 from agentbar.core.app import Agentbar
-from agentbar.core.config import Settings
 
 SHARED_ID = "aaaaaaaa-0000-4000-8000-00000000000a"  # a session of both machines
 SLOW = 60.0  # the far side's first start imports and reads everything
@@ -25,21 +24,7 @@ def near_app(tmp_path: Path, far: FarHome) -> Agentbar:
     near = tmp_path / "near"
     write_claude(near / "home" / ".claude", SHARED_ID, "/w/here", "the local prompt",
                  start=time.time() - 60)  # fmt: skip
-    config = near / "config"
-    config.mkdir()
-    remote = far.remote("box")
-    command = ", ".join(f'"{part}"' for part in remote.command)
-    (config / "settings.toml").write_text(
-        f'[[remotes]]\nname = "box"\ncommand = [{command}]\nagentbar = "agentbar.tray"\n'
-    )
-    settings = Settings.from_env(
-        {
-            "HOME": str(near / "home"),
-            "AGENTBAR_DATA_DIR": str(near / "data"),
-            "AGENTBAR_CONFIG_DIR": str(config),
-        }
-    )
-    return Agentbar.open(settings, tasks=False)
+    return Agentbar.open(near_settings(near, far), tasks=False)
 
 
 def test_a_remote_session_is_its_own_card_replay_export_and_search_hit(tmp_path: Path) -> None:

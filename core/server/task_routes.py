@@ -495,25 +495,15 @@ class _Handlers:
             await ws.send_bytes(b"".join(chunks))
 
     async def _terminal_message(self, tasks: TaskManager, task_id: str, raw: str) -> None:
-        try:
-            message = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return
-        if not isinstance(message, dict):
-            return
+        wanted = _terminal_request(raw)
         loop = asyncio.get_running_loop()
-        kind = message.get("type")
         try:
-            if kind == "input" and isinstance(message.get("data"), str):
-                data = _TERMINAL_REPORTS.sub("", message["data"][:MAX_INPUT_CHARS])
-                if data:
-                    await loop.run_in_executor(
-                        None, tasks.send_bytes, task_id, data.encode("utf-8", "replace")
-                    )
-            elif kind == "resize":
-                rows, cols = message.get("rows"), message.get("cols")
-                if isinstance(rows, int) and isinstance(cols, int):
-                    await loop.run_in_executor(None, tasks.resize, task_id, rows, cols)
+            if isinstance(wanted, str):
+                await loop.run_in_executor(
+                    None, tasks.send_bytes, task_id, wanted.encode("utf-8", "replace")
+                )
+            elif wanted is not None:
+                await loop.run_in_executor(None, tasks.resize, task_id, *wanted)
         except (NoSuchTask, NotRunning, ProcessLookupError, OSError):
             pass  # the task went: the sender closes the socket
 
@@ -540,21 +530,31 @@ async def _send_remote_output(
 
 def _terminal_there_message(link: Link, task_id: str, raw: str) -> None:
     """A terminal client's text frame (input, resize) sent on to the far side's task."""
+    wanted = _terminal_request(raw)
+    if isinstance(wanted, str):
+        link.call_later("term_input", {"task_id": task_id, "data": wanted})
+    elif wanted is not None:
+        rows, cols = wanted
+        link.call_later("term_resize", {"task_id": task_id, "rows": rows, "cols": cols})
+
+
+def _terminal_request(raw: str) -> str | tuple[int, int] | None:
+    """What a terminal client's text frame asks: keys to type (the terminal's own reports
+    taken out, bounded), a size (rows, columns), or nothing it can do."""
     try:
         message = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return
+        return None
     if not isinstance(message, dict):
-        return
+        return None
     kind = message.get("type")
     if kind == "input" and isinstance(message.get("data"), str):
-        data = _TERMINAL_REPORTS.sub("", message["data"][:MAX_INPUT_CHARS])
-        if data:
-            link.call_later("term_input", {"task_id": task_id, "data": data})
-    elif kind == "resize":
+        return _TERMINAL_REPORTS.sub("", message["data"][:MAX_INPUT_CHARS]) or None
+    if kind == "resize":
         rows, cols = message.get("rows"), message.get("cols")
         if isinstance(rows, int) and isinstance(cols, int):
-            link.call_later("term_resize", {"task_id": task_id, "rows": rows, "cols": cols})
+            return rows, cols
+    return None
 
 
 def _optional_text(body: dict[str, Any], name: str) -> str | None:
