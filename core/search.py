@@ -339,6 +339,8 @@ def fold_repeats(rows: list[Any], limit: int) -> list[tuple[Any, int]]:
             first[same] = len(kept)
             kept.append([row, 1])
     return [(row, count) for row, count in kept]
+
+
 def hits_json(hits: list[Hit], sessions: list[SessionSnapshot]) -> list[dict[str, Any]]:
     """Hits as the API sends them: each with its session's title, project and host."""
     known = {s.key: s for s in sessions}
