@@ -128,7 +128,9 @@ def test_the_remote_commands(tmp_path: Path) -> None:
     assert [(r["host"], r["title"]) for r in doc["sessions"]] == [("box", "hi")]
     assert [(h["name"], h["state"]) for h in doc["hosts"]] == [("box", "connected")]
     table = agentbar(env, "status", "--all", timeout=120).stdout
-    assert "claude@box" in table
+    header, row = table.splitlines()[:2]
+    assert header.split()[:4] == ["STATE", "ID", "HOST", "AGENT"]
+    assert row.split()[:4] == ["ended", "aaaaaaaa", "box", "claude"]
     again = agentbar(env, "remote", "add", "box", "--", "ssh", "x")
     assert again.returncode == 2 and "exists already" in again.stderr
     bare = agentbar(env, "remote", "add", "x")
