@@ -21,21 +21,11 @@ from ..model import (
     WaitingFor,
 )
 from ..records import Usage
-from ..usage.ledger import UsageLine
+from ..usage.ledger import UsageLine, counts
 
 
 class WireError(ValueError):
     """A frame that does not say what it should (the far side is not a matching agentbar)."""
-
-
-def _usage(usage: Usage) -> list[int]:
-    return [
-        usage.input_tokens,
-        usage.output_tokens,
-        usage.cache_read_tokens,
-        usage.cache_creation_tokens,
-        usage.cache_creation_1h_tokens,
-    ]
 
 
 def _usage_from(raw: Any) -> Usage:
@@ -65,12 +55,12 @@ def snapshot_to_wire(snap: SessionSnapshot) -> dict[str, Any]:
         "started_at": snap.started_at,
         "last_activity": snap.last_activity,
         "model": snap.model,
-        "usage": _usage(snap.usage),
+        "usage": counts(snap.usage),
         "transcript": snap.transcript,
         "pid": None if snap.process is None else [snap.process.pid, snap.process.create_time],
         "task_id": snap.task_id,
         "threads": [thread for thread, _ in snap.threads],
-        "ledger": [[ln.day, ln.model, _usage(ln.usage), ln.cost] for ln in snap.ledger],
+        "ledger": [[ln.day, ln.model, counts(ln.usage), ln.cost] for ln in snap.ledger],
     }
 
 
