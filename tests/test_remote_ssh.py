@@ -620,6 +620,10 @@ def test_the_tray_notifies_a_far_approval_naming_the_host(
     claude.write(claude.transcript.prompt("deploy it"))
     wait_for(lambda: tray.state(SID) == "running", SECONDS, "the far session in the tray", 0.2)
     claude.write(claude.transcript.bash("make deploy"))
+    # The far engine reads the call before the registry says "waiting" (on a busy machine the
+    # two writes can be read in the other order, and the wait is then told without its command).
+    wait_for(lambda: "make deploy" in ((tray.session(SID) or {}).get("detail") or ""), SECONDS,
+             "the far side's read of the call", 0.2)  # fmt: skip
     claude.say("waiting")
     shown = tray.desktop.wait_notification(lambda n: "api" in n["summary"], SECONDS)
     assert shown["summary"] == f"Claude Code in api on {HOST} needs your approval", shown

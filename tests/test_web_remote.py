@@ -12,7 +12,6 @@ from typing import Any
 from polling import wait_for
 from remote_far import FarHome, make_far, near_settings
 from test_cli import write_claude
-from web_harness import launched_chromium
 
 from agentbar.core.app import Agentbar
 
@@ -27,7 +26,9 @@ def near_app(tmp_path: Path, far: FarHome) -> Agentbar:
     return Agentbar.open(near_settings(near, far), tasks=False)
 
 
-def test_a_remote_session_is_its_own_card_replay_export_and_search_hit(tmp_path: Path) -> None:
+def test_a_remote_session_is_its_own_card_replay_export_and_search_hit(
+    tmp_path: Path, browser: Any
+) -> None:
     far = make_far(tmp_path / "far")
     far.claude(SHARED_ID, "/srv/api", "the remote prompt", start=time.time() - 600)
     app = near_app(tmp_path, far)
@@ -37,14 +38,19 @@ def test_a_remote_session_is_its_own_card_replay_export_and_search_hit(tmp_path:
             keys = lambda: {(s.key.host, s.key.session_id) for s in app.sessions()}  # noqa: E731
             wait_for(lambda: {("local", SHARED_ID), ("box", SHARED_ID)} <= keys(), SLOW,
                      "the same id on both hosts")  # fmt: skip
-            with launched_chromium() as browser:
-                page = browser.new_page(viewport={"width": 1280, "height": 900})
+            # The session's one Chromium (web_harness's fixture): a second sync Playwright in
+            # this thread would find the first one's event loop running.
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            try:
+                page = context.new_page()
                 page.set_default_timeout(20_000)
                 errors: list[str] = []
                 page.on("pageerror", lambda exc: errors.append(str(exc)))
                 check_board_and_replay(page, server)
                 check_search(page, server)
                 assert not errors, errors
+            finally:
+                context.close()
     finally:
         app.close()
 
