@@ -43,6 +43,7 @@ from .engine_messages import (
     TaskBound,
     TaskExited,
     TaskScreen,
+    TaskStarted,
     Tick,
 )
 from .errors import Fault
@@ -161,7 +162,11 @@ class Engine:
         self._binder = ProcessBinder(
             self._sessions, processes, _one_per_agent(self.sources), self.clock
         )
-        self._tasks = TaskLinks(self._sessions, exiting=self._binder.process_exiting)
+        self._tasks = TaskLinks(
+            self._sessions,
+            exiting=self._binder.process_exiting,
+            reserved=self._binder.process_reserved,
+        )
         self._writer = IndexWriter(
             index, self.streams, self._sessions, report=self._report, standins=self.snapshots
         )
@@ -519,7 +524,7 @@ class Engine:
                     work.rescans.append(folder)
                 case Stop():
                     self._stopping.set()
-                case TaskBound() | TaskScreen() | TaskExited():
+                case TaskStarted() | TaskBound() | TaskScreen() | TaskExited():
                     self._tasks.on_message(message)
                 case Faulted(fault=fault):
                     self._report(fault)

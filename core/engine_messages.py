@@ -39,6 +39,16 @@ class IndexSearch:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskStarted:
+    """A task agentbar launched started its agent in ``process``: that process runs the
+    task's own session, whichever it turns out to be (a fork's is a new one), so it is never
+    matched to another session by its folder and start time."""
+
+    task_id: str
+    process: Process
+
+
+@dataclass(frozen=True, slots=True)
 class TaskBound:
     """A task agentbar launched runs session ``key`` in process ``process`` (its PTY's child):
     the session's snapshot names the task, and its liveness is that process's."""
@@ -75,7 +85,16 @@ class Faulted:
 
 
 Message = (
-    PathTouched | Tick | Rescan | Stop | IndexSearch | TaskBound | TaskScreen | TaskExited | Faulted
+    PathTouched
+    | Tick
+    | Rescan
+    | Stop
+    | IndexSearch
+    | TaskStarted
+    | TaskBound
+    | TaskScreen
+    | TaskExited
+    | Faulted
 )
 
 

@@ -8,10 +8,10 @@ from collections.abc import Iterable, Mapping
 
 from . import liveness
 from .clock import Clock
-from .model import Agent, Process, State
+from .model import Agent, Process, SessionKey, State
 from .procs import ProcessTable
 from .session_record import SessionRecord, SessionTable
-from .sources.base import AgentSource, RegistryEntry
+from .sources.base import AgentSource, ProcessInfo, RegistryEntry
 
 # A session written to this recently, with no process found for it yet, is not declared ended:
 # the process table is only refreshed now and then, and a new agent can write before we see it.
@@ -34,6 +34,9 @@ class ProcessBinder:
         self._clients = clients
         self._clock = clock
         self.exiting: set[Process] = set()  # agents that removed their registry, still exiting
+        # Launched tasks' agents, each with the table's ``added`` count when it started: such a
+        # process runs a session first seen after that, or the one its task names.
+        self.reserved: dict[Process, int] = {}
 
     def check(self, *, full: bool, among: Iterable[SessionRecord] | None = None) -> None:
         """``full`` (on ticks): re-check every bound process and match the unbound sessions.
@@ -46,6 +49,7 @@ class ProcessBinder:
         if full:
             changed = self.processes.refresh()
             self.exiting = {p for p in self.exiting if self.processes.is_alive(p)}
+            self.reserved = {p: n for p, n in self.reserved.items() if self.processes.is_alive(p)}
             sessions = list(self._sessions if among is None else among)
             for session in sessions:
                 if session.process is not None and not self.processes.is_alive(session.process):
@@ -127,6 +131,13 @@ class ProcessBinder:
         """``process`` is on its way out (its task exited): never bind it again."""
         self.exiting.add(process)
 
+    def process_reserved(self, process: Process) -> None:
+        """``process`` is the agent of a task agentbar launched: it runs a new session or the
+        one its task names, so it is never matched by folder and start time to a session known
+        before it started (a fork in the folder the original just ran in looked like the
+        original resumed)."""
+        self.reserved[process] = self._sessions.added
+
     def registry_removed(self, entry: RegistryEntry) -> None:
         """The agent removed its registry as it exits: never match its last moments to the
         session again by command line (that undid "ended" until a tick)."""
@@ -190,21 +201,44 @@ class ProcessBinder:
             mine = by_agent.get(source.agent)
             if not mine:
                 continue
+            procs = running[source.agent]
+            # A wrapper's agent (``node opencode`` starts the native binary) is its parent's.
+            not_free = _with_children(dict.fromkeys(taken, 0), procs)
             clients = liveness.without_wrappers(
                 liveness.Client(
                     proc=proc,
                     cwd=source.process_cwd(proc),
                     session_hint=source.process_session_hint(proc),
                 )
-                for proc in running[source.agent]
-                if proc.pid not in taken
+                for proc in procs
+                if proc.pid not in not_free
             )
-            matched = liveness.match(clients, map(_candidate, mine)) if clients else {}
+            held = _with_children({p.pid: n for p, n in self.reserved.items()}, procs)
+            matched = self._match(clients, mine, held)
             for session in mine:
                 self._settle(session, matched.get(session.key), now)
 
+    def _match(
+        self, clients: list[liveness.Client], sessions: list[SessionRecord], held: dict[int, int]
+    ) -> dict[SessionKey, liveness.Client]:
+        """The sessions ``clients`` run. A launched task's agent (``held``: its pid, with the
+        table's ``added`` count when it started) only among the sessions first seen after it
+        started, once the others have had their pick."""
+        free = [c for c in clients if c.proc.pid not in held]
+        matched = liveness.match(free, map(_candidate, sessions)) if free else {}
+        for client in clients:
+            since = held.get(client.proc.pid)
+            if since is None:
+                continue
+            newer = (
+                s for s in sessions if s.key not in matched and self._sessions.order(s.key) > since
+            )
+            matched.update(liveness.match([client], map(_candidate, newer)))
+        return matched
+
     def _taken_pids(self) -> set[int]:
-        """The pids bound to a session, named by a registry or on their way out."""
+        """The pids bound to a session, named by a registry, a launched task's, or on their
+        way out."""
         taken = {s.process.pid for s in self._sessions if s.process is not None}
         taken |= {s.registry.pid for s in self._sessions if s.registry is not None}
         taken |= {p.pid for p in self.exiting}
@@ -224,6 +258,16 @@ class ProcessBinder:
         if alive != session.alive:
             session.alive = alive
             self._sessions.changed(session)
+
+
+def _with_children(found: dict[int, int], procs: list[ProcessInfo]) -> dict[int, int]:
+    """``found`` and the processes among ``procs`` that one of them started, each with its
+    parent's value (parents first: they started first)."""
+    found = dict(found)
+    for proc in sorted(procs, key=lambda p: p.create_time):
+        if proc.pid not in found and proc.ppid in found:
+            found[proc.pid] = found[proc.ppid]
+    return found
 
 
 def _reachable(session: SessionRecord, reach: Mapping[Agent, tuple[float, set[str]]]) -> bool:

@@ -89,6 +89,15 @@ class SessionTable:
     def __getitem__(self, key: SessionKey) -> SessionRecord:
         return self._by_key[key]
 
+    @property
+    def added(self) -> int:
+        """How many keys were ever added: a session added later has a greater ``order``."""
+        return self._added
+
+    def order(self, key: SessionKey) -> int:
+        """When ``key`` was first added (1 for the first): the table's order."""
+        return self._order[key]
+
     def in_order(self, keys: Iterable[SessionKey]) -> list[SessionRecord]:
         """The sessions of ``keys`` still here, in the order iterating the table gives."""
         found = [r for r in map(self._by_key.get, keys) if r is not None]

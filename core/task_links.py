@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .engine_messages import TaskBound, TaskExited, TaskScreen
+from .engine_messages import TaskBound, TaskExited, TaskScreen, TaskStarted
 from .model import Process, SessionKey
 from .session_record import SessionRecord, SessionTable
 from .state import fusion
@@ -23,11 +23,19 @@ class TaskLink:
 
 
 class TaskLinks:
-    def __init__(self, sessions: SessionTable, *, exiting: Callable[[Process], None]) -> None:
+    def __init__(
+        self,
+        sessions: SessionTable,
+        *,
+        exiting: Callable[[Process], None],
+        reserved: Callable[[Process], None],
+    ) -> None:
         """``exiting`` is told of a task's process once the task exited (it may linger a
-        moment, and must not be matched to a session again)."""
+        moment, and must not be matched to a session again); ``reserved``, of a task's process
+        as it starts (its task alone says which session it runs)."""
         self._sessions = sessions
         self._exiting = exiting
+        self._reserved = reserved
         self._links: dict[str, TaskLink] = {}  # by task id
         self._task_of: dict[SessionKey, str] = {}
 
@@ -44,7 +52,10 @@ class TaskLinks:
         if task_id is not None:
             self._hold(session, self._links[task_id])
 
-    def on_message(self, message: TaskBound | TaskScreen | TaskExited) -> None:
+    def on_message(self, message: TaskStarted | TaskBound | TaskScreen | TaskExited) -> None:
+        if isinstance(message, TaskStarted):
+            self._reserved(message.process)
+            return
         if isinstance(message, TaskBound):
             self._bind(message)
             return
@@ -80,6 +91,7 @@ class TaskLinks:
             self._task_of[message.key] = message.task_id
         link.process = message.process
         session = self._sessions.get(message.key)
+        self._release(link.process, keep=session)
         if session is not None:
             self._hold(session, link)
 
@@ -91,6 +103,14 @@ class TaskLinks:
         session.alive = True
         session.had_process = True
         self._sessions.changed(session)
+
+    def _release(self, process: Process, *, keep: SessionRecord | None) -> None:
+        """The task's process runs the session its task names, no other: a session matched
+        to it by folder before the task's start was read lets go."""
+        for other in self._sessions:
+            if other is not keep and other.process is not None and other.process.pid == process.pid:
+                other.process, other.alive = None, False
+                self._sessions.changed(other)
 
     def _let_go(self, link: TaskLink) -> None:
         self._task_of.pop(link.key, None)

@@ -39,7 +39,7 @@ import psutil
 from ..agents.base import LaunchProfile, TypedPrompt
 from ..config import Settings, UnknownAgent
 from ..decisions import Decision, DecisionBook, StaleRequest, Verdict
-from ..engine_messages import Message, TaskBound, TaskExited, TaskScreen
+from ..engine_messages import Message, TaskBound, TaskExited, TaskScreen, TaskStarted
 from ..errors import LaunchError
 from ..hooks.spec import HookCommand, detect_version
 from ..model import Agent, Process, SessionKey, SessionSnapshot
@@ -281,6 +281,9 @@ class TaskManager:
     ) -> None:
         with self._lock:
             self._tasks[task.task_id] = task
+        if self.engine is not None:
+            process = Process(pid=task.terminal.pid, create_time=task.terminal.create_time)
+            self.engine.post(TaskStarted(task.task_id, process))
         task.start()
         self.binder.add(task, offsets, known)
         self._changed(task)
