@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import re
@@ -31,11 +32,28 @@ import sqlite3
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 from benchlib import CORPUS_DIR, MB, OUT_DIR, Stopwatch, distribution, machine, table, write_json
+
+
+@contextlib.contextmanager
+def engine_over(home: Path, prefix: str) -> Iterator[tuple[Any, Any]]:
+    """Settings and an engine over the agents' files under ``home``, indexing into a fresh
+    data dir named by ``prefix``; stopped, closed and the data dir removed after."""
+    data_dir = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        settings, engine = open_engine(home, data_dir)
+        try:
+            yield settings, engine
+        finally:
+            engine.stop()
+            engine.index.close()
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def open_engine(home: Path, data_dir: Path) -> Any:
@@ -67,14 +85,10 @@ def search_cost(home: Path, pairs: int) -> dict[str, Any]:
         for n in range(pairs):
             for mode in ("off", "on") if n % 2 == 0 else ("on", "off"):
                 streams.SEARCHABLE = searchable if mode == "on" else frozenset()
-                data_dir = Path(tempfile.mkdtemp(prefix="agentbar-bench-cost-"))
-                _, engine = open_engine(home, data_dir)
-                watch = Stopwatch()
-                engine.catch_up()
-                cpu[mode].append(watch.stop().cpu)
-                engine.stop()
-                engine.index.close()
-                shutil.rmtree(data_dir, ignore_errors=True)
+                with engine_over(home, "agentbar-bench-cost-") as (_, engine):
+                    watch = Stopwatch()
+                    engine.catch_up()
+                    cpu[mode].append(watch.stop().cpu)
     finally:
         streams.SEARCHABLE = searchable
     ratios = [on / off for on, off in zip(cpu["on"], cpu["off"], strict=True)]
@@ -166,10 +180,8 @@ def main() -> None:
     from agentbar.core.search import Searcher
     from agentbar.core.server.runner import LoopbackServer
 
-    data_dir = Path(tempfile.mkdtemp(prefix="agentbar-bench-replay-"))
     result: dict[str, Any] = {"machine": machine(), "corpus": str(args.corpus)}
-    try:
-        settings, engine = open_engine(args.corpus, data_dir)
+    with engine_over(args.corpus, "agentbar-bench-replay-") as (settings, engine):
         watch = Stopwatch()
         engine.catch_up()
         watch.stop()
@@ -278,10 +290,6 @@ def main() -> None:
         mean_hits = result["search"]["mean_hits"]
         print(f"\nmean hits per query {mean_hits:.1f}; load {machine()['loadavg_1m']}")
         searcher.close()
-        engine.stop()
-        engine.index.close()
-    finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
     write_json(args.json, result)
 
 

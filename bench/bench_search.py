@@ -19,14 +19,12 @@ Warm page cache. Nothing passes or fails.
 from __future__ import annotations
 
 import argparse
-import shutil
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench_replay import open_engine, queries_from
+from bench_replay import engine_over, queries_from
 from benchlib import CORPUS_DIR, OUT_DIR, distribution, machine, table, write_json
 
 LIMIT = 50
@@ -61,10 +59,8 @@ def main() -> None:
         " ORDER BY rank, search_text.rowid DESC LIMIT ?"
     )
 
-    data_dir = Path(tempfile.mkdtemp(prefix="agentbar-bench-search-"))
     result: dict[str, Any] = {"machine": machine(), "corpus": str(args.corpus)}
-    try:
-        settings, engine = open_engine(args.corpus, data_dir)
+    with engine_over(args.corpus, "agentbar-bench-search-") as (settings, engine):
         engine.catch_up()
         while engine.step():
             pass
@@ -125,10 +121,6 @@ def main() -> None:
             f"project filter: {len(keys)} sessions; load {machine()['loadavg_1m']}"
         )
         searcher.close()
-        engine.stop()
-        engine.index.close()
-    finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
     write_json(args.json, result)
 
 

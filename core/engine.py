@@ -270,17 +270,13 @@ class Engine:
             clamped=sum(s.clamped for s in streams),
             orphaned=self._orphaned,
             unreadable=self._unreadable,
-            ignored_files=len(self.ignored_files()),
+            ignored_files=sum(1 for s in streams if _ignored(s)),
         )
 
     def ignored_files(self) -> list[str]:
         """Transcripts read that name no session (another tool's file in an agent's folder,
         whose lines say nothing of whose they are): their records are left out."""
-        return [
-            s.path
-            for s in list(self.streams)  # (a copy at once: the server thread asks too)
-            if s.spec.kind is StreamKind.TRANSCRIPT and s.size > 0 and s.parser.owner is None
-        ]
+        return [s.path for s in list(self.streams) if _ignored(s)]  # (a copy: the server asks)
 
     def start(self) -> None:
         """Run on a thread of its own: catch up, then follow the inbox until ``stop()``."""
@@ -1012,3 +1008,12 @@ def _one_per_agent(sources: Iterable[AgentSource]) -> dict[Agent, AgentSource]:
         if source.finds_processes:
             seen.setdefault(source.agent, source)
     return seen
+
+
+def _ignored(stream: Stream) -> bool:
+    """A transcript read that names no session (``Engine.ignored_files``)."""
+    return (
+        stream.spec.kind is StreamKind.TRANSCRIPT
+        and stream.size > 0
+        and stream.parser.owner is None
+    )
