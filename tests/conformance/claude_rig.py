@@ -220,6 +220,20 @@ class ClaudeRun(AgentRun):
             s.event["state"] for s in self.watching.events()[mark:] if s.event["session_id"] == sid
         ]
 
+    def wait_quiet(self, sid: str, quiet: float = 1.0, timeout: float = 30.0) -> None:
+        """Wait until ``sid`` is reported as something other than running and nothing new has
+        been reported for ``quiet`` seconds."""
+        deadline = time.monotonic() + timeout
+        count, since = -1, time.monotonic()
+        while time.monotonic() < deadline:
+            now = self.watching.count()
+            if now != count:
+                count, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet and self.latest(sid)["state"] != "running":
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"{sid} did not settle: {self.states(sid)[-5:]}")
+
     def tools_offered(self) -> set[str]:
         """The tool names of the first turn's request."""
         main = self.rig.server.wait_main_requests(1)

@@ -315,6 +315,10 @@ def test_resume(claude: ClaudeRun, record_delay: Any) -> None:
         claude.read_screen()
         claude.term.press("escape")
         claude.wait_screen(lambda text: "Session ID:" not in text)
+    # Claude 2.0.x warms its caches as it starts, in a sub-agent of its own ("Warmup"): the
+    # session shows running until that answer is in. Sent during it, the prompt's own "running"
+    # would be no change, and so not reported.
+    claude.wait_quiet(sid)
     mark = claude.submit("second prompt")
     running = claude.wait("running", after=mark, sid=sid)
     screen = claude.term.wait_for("Second answer.")
