@@ -234,7 +234,7 @@ class TaskManager:
             known = Binding(request.source, BindPath.RESUME, 0.0, confirmed=True)
         elif session_id is not None:
             known = Binding(session_id, BindPath.SESSION_ID, 0.0, confirmed=False)
-        self._register(task, offsets=offsets, known=known)
+        self._register(task, offsets=offsets, known=known, fresh=True)
         if request.prompt and isinstance(profile, TypedPrompt) and profile.types_prompt(request):
             threading.Thread(
                 target=self._type_when_ready,
@@ -277,11 +277,19 @@ class TaskManager:
         return self.launch(request)
 
     def _register(
-        self, task: Task, *, offsets: dict[str, int], known: Binding | None = None
+        self,
+        task: Task,
+        *,
+        offsets: dict[str, int],
+        known: Binding | None = None,
+        fresh: bool = False,
     ) -> None:
+        """``fresh``: launched now (not handed back by the keeper), so its agent runs a new
+        session or the one ``known`` names, and the engine is told so before it can match it
+        to another by folder."""
         with self._lock:
             self._tasks[task.task_id] = task
-        if self.engine is not None:
+        if fresh and self.engine is not None:
             process = Process(pid=task.terminal.pid, create_time=task.terminal.create_time)
             self.engine.post(TaskStarted(task.task_id, process))
         task.start()
