@@ -53,6 +53,9 @@ PROCESS_START_SLACK = 5.0
 # The engine's match of a process to a session (by folder and start time) is the weakest of the
 # fast ways: the hook and the registry get this long to speak first.
 PROCESS_AFTER = 1.5
+# A task whose agent runs agentbar's hooks is named by its SessionStart, which a busy machine
+# delivers seconds late: the folder match waits longer for it.
+PROCESS_AFTER_HOOKED = 5.0
 MAX_EVENT_READ = 1 << 20
 FOLLOWED_SOURCES = frozenset({"clear", "startup"})  # a new session in the same process
 
@@ -184,7 +187,8 @@ class Binder:
         if found is not None:
             self._settle(watch, *found)
             return
-        engine_sid = self._from_engine(watch, pids) if task.since_start() >= PROCESS_AFTER else None
+        after = PROCESS_AFTER_HOOKED if task.expects_hook else PROCESS_AFTER
+        engine_sid = self._from_engine(watch, pids) if task.since_start() >= after else None
         if engine_sid is not None:
             self._settle(watch, engine_sid, BindPath.PROCESS, None)
             return
