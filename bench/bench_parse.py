@@ -22,17 +22,24 @@ Figures, all as CPU seconds and MB/s of transcript bytes per CPU second, in one 
    It is no exact first pass (a malformed line elsewhere, a time, a turn's records would go
    unseen); it bounds from below what any reading of this corpus in Python costs.
 
+With ``--kinds``, one more table: the parse step per kind of line (Claude's line type and first
+content block, Codex's line type and payload type), each line timed alone through its stream's
+parser, with ``orjson.loads`` and the syntax check of the same lines beside it, and the parse
+step's Python per line over the syntax check: where the per-line work of the parsers goes.
+
 Each is run ``--runs`` times (interleaved), the median reported, with its ratio to the
 baseline. Both parse modes must produce the same records, search rows and counters: the script
 checks a digest of them and fails loudly when they differ.
 
     python bench/bench_parse.py --size 1G
     python bench/bench_parse.py --corpus bench/corpus/index-1G-600-s1 --profile
+    python bench/bench_parse.py --corpus bench/corpus/index-1G-600-s1 --runs 1 --kinds
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import hashlib
 import logging
@@ -142,6 +149,85 @@ def parse_all(home: Path, data_dir: Path, *, full: bool, digest: bool = True) ->
     return Run(cpu, wall, size, lines, records, rows, sha.hexdigest()[:16])
 
 
+def line_kind(obj: Any, codex: bool) -> str:
+    """A line's kind: Codex's ``type/payload.type``, Claude's ``type/first block's type``."""
+    if not isinstance(obj, dict):
+        return "?"
+    if codex:
+        payload = obj.get("payload")
+        sub = payload.get("type") if isinstance(payload, dict) else ""
+        return f"codex {obj.get('type')}/{sub}"
+    message = obj.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    first = content[0] if isinstance(content, list) and content else None
+    sub = first.get("type") if isinstance(first, dict) else type(content).__name__
+    return f"claude {obj.get('type')}/{sub}"
+
+
+@dataclass
+class KindCost:
+    lines: int = 0
+    bytes: int = 0
+    parse_s: float = 0.0
+    orjson_s: float = 0.0
+    scan_s: float = 0.0
+
+
+def kind_costs(home: Path, data_dir: Path) -> dict[str, KindCost]:
+    """Each line of every stream through its stream's parser, in order, timed alone, with
+    ``orjson.loads`` and the syntax check of the same line (``perf_counter``: a CPU clock's
+    reading costs more than the shortest of these calls)."""
+    scan = msgspec.json.Decoder(_NoField).decode
+    clock = time.perf_counter
+    costs: dict[str, KindCost] = {}
+    table_ = stream_table(home, data_dir)
+    for stream in table_.scan():
+        parse, codex = stream.parser.parse, "/.codex/" in str(stream.path)
+        with open(stream.path, "rb") as fh:
+            for line in fh:
+                try:
+                    kind = line_kind(orjson.loads(line), codex)
+                except orjson.JSONDecodeError:
+                    kind = "malformed"
+                cost = costs.setdefault(kind, KindCost())
+                t0 = clock()
+                with contextlib.suppress(Exception):  # a malformed line: timed all the same
+                    parse(line)
+                t1 = clock()
+                try:
+                    orjson.loads(line)
+                    t2 = clock()
+                    scan(line)
+                except (orjson.JSONDecodeError, msgspec.DecodeError):
+                    t2 = clock()
+                t3 = clock()
+                cost.lines += 1
+                cost.bytes += len(line)
+                cost.parse_s += t1 - t0
+                cost.orjson_s += t2 - t1
+                cost.scan_s += t3 - t2
+    table_.close_all()
+    return costs
+
+
+def kinds_rows(costs: dict[str, KindCost], top: int) -> list[list[str]]:
+    rows = []
+    for kind, c in sorted(costs.items(), key=lambda kc: -kc[1].parse_s)[:top]:
+        over = (c.parse_s - c.scan_s) / c.lines * 1e6
+        rows.append(
+            [
+                kind,
+                f"{c.lines:,}",
+                f"{c.bytes / MB:.0f}",
+                f"{c.parse_s:.2f}",
+                f"{c.orjson_s:.2f}",
+                f"{c.scan_s:.2f}",
+                f"{over:.1f}",
+            ]
+        )
+    return rows
+
+
 def profile_parse(home: Path, data_dir: Path, out: Path, top: int) -> list[str]:
     """cProfile one fast parse of the corpus; the top rows by own time."""
     profiler = cProfile.Profile()
@@ -169,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="also profile one fast parse")
     parser.add_argument("--top", type=int, default=25, help="profile rows to print")
+    parser.add_argument("--kinds", action="store_true", help="also the cost per kind of line")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
@@ -211,6 +298,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\ncProfile of a fast parse (own time; saved to {prof_path}):")
             for row in hotspots:
                 print("  " + row)
+        kinds: dict[str, KindCost] = {}
+        if args.kinds:
+            kinds = kind_costs(home, data_dir)
+            print("\nThe parse step per kind of line (s; each line timed alone):")
+            head = ["kind", "lines", "MB", "parse", "orjson", "check", "us/line over check"]
+            print(table(kinds_rows(kinds, args.top), head))
     digests = {r.digest for mode in ("full", "fast") for r in results[mode]}
     if len(digests) != 1:
         raise SystemExit(f"the fast and the full decode differ: digests {sorted(digests)}")
@@ -254,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         "fast_over_floor_us_per_line": per_line_us,
         "fast_vs_full": speedup,
         "hotspots": hotspots,
+        "kinds": {kind: vars(cost) for kind, cost in kinds.items()},
     }
     write_json(args.json or OUT_DIR / "bench_parse.json", result)
     return 0

@@ -612,9 +612,22 @@ class ColdReader:
 
             self._tracker_was_running = cold_pool.tracker_running()
             self._pool = cold_pool.start_pool(
-                self.workers, _start_worker, (self.sources, self.max_line_bytes)
+                self.workers,
+                _start_worker,
+                (self.sources, self.max_line_bytes),
+                # The agents' packages: a worker reads with their files modules and parsers,
+                # not with their kits (replay, launch, hooks), most of its imports.
+                bare={type(s).__module__.rpartition(".")[0] for s in self.sources},
             )
-        except (ImportError, OSError, ValueError, RuntimeError) as exc:
+        except (
+            ImportError,
+            OSError,
+            ValueError,
+            RuntimeError,
+            TypeError,  # a source that cannot be pickled for the workers (start_pool)
+            AttributeError,
+            pickle.PicklingError,
+        ) as exc:
             self._broken(f"cannot start reading processes ({exc})")
             return None
         return self._pool

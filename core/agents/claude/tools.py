@@ -4,11 +4,11 @@ NotebookEdit change, the todo list TodoWrite sets (pure)."""
 from __future__ import annotations
 
 from ..base import todo_list
+from .transcript import TODO_TOOL
 
 # The input field that names the file, per editing tool.
 EDIT_TOOLS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
               "NotebookEdit": "notebook_path"}  # fmt: skip
-TODO_TOOL = "TodoWrite"
 
 
 class ClaudeTools:

@@ -54,7 +54,6 @@ from ...sources.base import (
 )
 from .commands import slash_command
 from .fields import line_fields
-from .tools import TODO_TOOL
 
 _BOOKKEEPING_TYPES = frozenset(
     {
@@ -392,6 +391,9 @@ _TITLE_FIELDS: dict[str, tuple[str, int]] = {
 }
 # The tool that asks the person (the hook state machine reads it through the kit's traits).
 QUESTION_TOOL = "AskUserQuestion"
+# The tool that sets the todo list (here rather than in tools.py, which imports the agents'
+# seam: a cold read's workers import this module alone, and the seam is most of a kit).
+TODO_TOOL = "TodoWrite"
 _TS_RE = re.compile(rb'"timestamp":"([^"]{10,40})"')
 _TOOL_USE_ID_RE = re.compile(rb'"tool_use_id":"([^"]{1,200})"')
 

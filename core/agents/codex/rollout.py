@@ -97,18 +97,15 @@ def _obj(obj: _Json, key: str) -> _Json:
     return value if isinstance(value, dict) else {}
 
 
-def _tokens(obj: _Json, key: str) -> int:
-    return token_count(obj.get(key))
-
-
 def _counts(raw: object) -> list[int] | None:
     """[input, cached input, output] of a Codex usage object; None when it is no object."""
     if not isinstance(raw, dict):
         return None
+    get = raw.get  # two of these per token_count, one of the commonest lines
     return [
-        _tokens(raw, "input_tokens"),
-        _tokens(raw, "cached_input_tokens"),
-        _tokens(raw, "output_tokens"),
+        token_count(get("input_tokens")),
+        token_count(get("cached_input_tokens")),
+        token_count(get("output_tokens")),
     ]
 
 
@@ -894,8 +891,8 @@ def rate_limits(payload: _Json) -> list[Record]:
     """A ``token_count``'s ``rate_limits`` as a ``LimitsSeen`` record (none when every window is
     null: what Codex writes when the server sent no limits, e.g. with an API key)."""
     limits = payload.get("rate_limits")
-    if not isinstance(limits, dict) or not any(
-        isinstance(limits.get(slot), dict) for slot in ("primary", "secondary")
+    if not isinstance(limits, dict) or not (
+        isinstance(limits.get("primary"), dict) or isinstance(limits.get("secondary"), dict)
     ):
         return []
     return [LimitsSeen(rate_limits=_limit_fields(limits))]
