@@ -8,6 +8,7 @@ horizontal scroll at 420 px, tokens without the cache; and a board over a genera
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -37,6 +38,7 @@ from agentbar.core.decisions import (
     Route,
     Verdict,
 )
+from agentbar.core.server.context import BOARD_FIELDS
 
 SIZES = {"wide": 1280, "narrow": 420}
 SCHEMES = ("light", "dark")
@@ -157,6 +159,41 @@ def test_needs_you_comes_first_and_its_buttons_answer_the_book(
     assert answered(book, "b18ask", world) == Decision(
         "b18ask", Verdict.REPLY, "window", replies=("pytest, please",)
     )
+
+
+def test_the_board_socket_carries_board_sessions_and_every_one_is_counted(
+    browser: Any, world: World, open_pages: list[Any]
+) -> None:
+    """The board asks the events socket for BOARD_SESSIONs (docs/api.md): only the fields its
+    cards and filters read, every session there, each counted in a section."""
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    urls: list[str] = []
+    frames: list[str] = []
+
+    def on_frame(payload: str) -> None:
+        frames.append(payload)
+
+    def on_socket(socket: Any) -> None:
+        if "/api/events" in socket.url:
+            urls.append(socket.url)
+            socket.on("framereceived", on_frame)
+
+    page.on("websocket", on_socket)
+    board(page, world)
+    assert urls and all(url.endswith("/api/events?view=board") for url in urls)
+    hello = next(m for m in map(json.loads, frames) if m["type"] == "sessions")
+    rows = hello["sessions"]
+    assert rows and all(set(row) == set(BOARD_FIELDS) for row in rows)
+    listed = world.api("/api/sessions?all=1")["sessions"]
+    assert {(r["agent"], r["session_id"]) for r in rows} == {
+        (s["agent"], s["session_id"]) for s in listed
+    }
+    counted = page.eval_on_selector_all(
+        "section.group .group-title .count", "els => els.map((e) => e.textContent)"
+    )
+    assert sum(int(n.replace(",", "")) for n in counted) == len(rows)
+    assert page.locator(".filter-count").inner_text() == f"{len(rows)} sessions"
 
 
 def test_sections_are_named_by_recency(browser: Any, world: World, open_pages: list[Any]):

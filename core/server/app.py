@@ -401,16 +401,16 @@ async def events(request: web.Request) -> web.StreamResponse:
     ctx.clients.add(queue)
     try:
         rows = select(ctx.engine.sessions(), now=time.time(), show_all=True)
-        hello = {
-            "type": "sessions",
-            "sessions": [session_json(s, None) for s in rows],
+        encoded = ctx.encoded_board if request.query.get("view") == "board" else ctx.encoded
+        rest = {
             "progress": progress_json(ctx.engine.progress()),
             "decisions": []
             if ctx.decisions is None
             else [request_json(r) for r in ctx.decisions.pending()],
             "hosts": [] if ctx.hub is None else [h.to_json() for h in ctx.hub.hosts()],
         }
-        await ws.send_str(jsonsafe.dumps(hello).decode())
+        hello = b'{"type":"sessions","sessions":' + encoded.joined(rows) + b","
+        await ws.send_str((hello + jsonsafe.dumps(rest)[1:]).decode())
         sender = asyncio.create_task(_send_all(ws, queue))
         async for message in ws:
             if message.type in (WSMsgType.CLOSE, WSMsgType.ERROR):

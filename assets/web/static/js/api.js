@@ -86,7 +86,9 @@ export class Events {
   constructor() {
     this.listeners = new Set();
     this.statusListeners = new Set();
-    this.sessions = new Map(); // sessionKey (host, agent, id) -> SESSION, kept current from the socket
+    // sessionKey (host, agent, id) -> BOARD_SESSION (SESSION once a change or a fetch brings it),
+    // kept current from the socket
+    this.sessions = new Map();
     this.progress = null; // the engine's first reading (docs/api.md PROGRESS), from the socket
     this.decisions = new Map(); // request id -> REQUEST waiting on the person (docs/api.md)
     this.status = 'connecting';
@@ -133,7 +135,8 @@ export class Events {
     const scheme = window.location.protocol === 'https:' ? 'wss' : 'ws';
     let socket;
     try {
-      socket = new WebSocket(`${scheme}://${window.location.host}/api/events`);
+      // The board's slimmer sessions (BOARD_SESSION): what the cards and filters read, no more.
+      socket = new WebSocket(`${scheme}://${window.location.host}/api/events?view=board`);
     } catch (err) {
       this.retry();
       return;
