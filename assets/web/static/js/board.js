@@ -11,7 +11,7 @@ import { h } from './dom.js';
 import { BoardFilter } from './filters.js';
 import { FilterBar } from './filter_bar.js';
 import {
-  ago, cacheText, count, dollars, epoch, readingText, sessionHref, sessionKey, sessionTitle,
+  activityOf, ago, cacheText, count, dollars, readingText, sessionHref, sessionKey, sessionTitle,
   setHome, shortPath, stateLabel, tokensText, usageText,
 } from './format.js';
 import { HostsLine } from './hosts.js';
@@ -52,7 +52,10 @@ export function sectionOf(state, t, bounds) {
   return 'older';
 }
 
+// The keys of the sessions with a request waiting; null when none waits (the usual case: then
+// no session's key is built, which at 10,000 sessions is most of a pass over them).
 function askingKeys(decisions) {
+  if (!decisions.size) return null;
   const keys = new Set();
   for (const r of decisions.values()) {
     keys.add(sessionKey(r.agent, r.session_id, r.host));
@@ -66,7 +69,7 @@ export function needsCount(sessions, decisions = new Map()) {
   const asking = askingKeys(decisions);
   let n = 0;
   for (const s of sessions) {
-    if (s.state === 'input_required' || asking.has(sessionKey(s.agent, s.session_id, s.host))) n += 1;
+    if (s.state === 'input_required' || (asking && asking.has(sessionKey(s.agent, s.session_id, s.host)))) n += 1;
   }
   return n;
 }
@@ -185,13 +188,13 @@ export class BoardView {
     const counts = { needs: 0, running: 0, failed: 0, total: 0 };
     let kept = 0;
     for (const s of events.sessions.values()) {
-      const state = s.state !== 'input_required' && asking.has(sessionKey(s.agent, s.session_id, s.host))
+      const state = asking && s.state !== 'input_required' && asking.has(sessionKey(s.agent, s.session_id, s.host))
         ? 'input_required' : s.state;
       counts.total += 1;
       if (!this.filter.matches(s, now, state)) continue;
       kept += 1;
       const session = state === s.state ? s : { ...s, state };
-      const t = epoch(s.last_activity);
+      const t = activityOf(s);
       const section = sectionOf(state, t, bounds);
       bySection.get(section).push([t || 0, session]); // the time read once, for the sort too
       if (section === 'needs') counts.needs += 1;
@@ -267,7 +270,7 @@ export class BoardView {
     const projects = new Map();
     for (const s of members) {
       const host = s.host || 'local';
-      const key = `${multiHost ? host : ''}\u0000${s.project || ''}`;
+      const key = multiHost ? `${host}\u0000${s.project || ''}` : (s.project || '');
       if (!projects.has(key)) projects.set(key, { host, project: s.project || '', list: [] });
       projects.get(key).list.push(s);
     }
@@ -300,11 +303,12 @@ export class BoardView {
   }
 
   collapsedCount(group, projects, multiHost) {
+    if (group.id === 'needs' || !this.collapsed.size) return 0; // no project's key to build
     let n = 0;
     for (const entry of projects.values()) {
       if (this.collapsed.has(`${group.id}|${multiHost ? entry.host : ''}|${entry.project}`)) n += entry.list.length;
     }
-    return group.id === 'needs' ? 0 : n;
+    return n;
   }
 
   projectBlock(group, entry, id, collapsed, shown, now, multiHost) {

@@ -4,7 +4,7 @@
 
 import { h } from './dom.js';
 import { BoardFilter, SPANS, STATES } from './filters.js';
-import { count, epoch, shortPath } from './format.js';
+import { activityOf, count, shortPath } from './format.js';
 
 function menu(name, label, onchange) {
   const select = h('select', { name, class: 'select', 'aria-label': label, onchange });
@@ -61,7 +61,7 @@ export class FilterBar {
     const hosts = new Set();
     for (const s of sessions) {
       if (s.project) {
-        const t = epoch(s.last_activity) || 0;
+        const t = activityOf(s) || 0;
         if (!projects.has(s.project) || projects.get(s.project) < t) projects.set(s.project, t);
       }
       agents.add(s.agent);
