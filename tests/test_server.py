@@ -17,6 +17,7 @@ from replay_rig import V10, V20, V21, Home, make_home
 from server_rig import Running, serving, write_page
 
 from agentbar.core.engine import PathTouched, Tick
+from agentbar.core.server import app
 from agentbar.core.server.context import BOARD_FIELDS
 from agentbar.core.server.runner import remove_server_file, write_server_file
 from agentbar.core.sources.base import ProcessInfo
@@ -260,7 +261,9 @@ def test_the_websocket_sends_the_sessions_then_every_change(home: Home):
         call(running, test)
 
 
-def test_the_board_socket_sends_slim_sessions_encoded_anew_once_one_changes(home: Home):
+def test_the_board_socket_sends_slim_sessions_encoded_anew_once_one_changes(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+):
     """``/api/events?view=board``: the first message's rows are the SESSION's board fields only,
     with the same values; the rows a connect encodes are reused by the next, but a session that
     changed in between is sent as it is now (in both views)."""
@@ -280,6 +283,7 @@ def test_the_board_socket_sends_slim_sessions_encoded_anew_once_one_changes(home
             async with client.ws_connect(url, headers={"Origin": running.origin}) as ws:
                 first: dict[str, Any] = await ws.receive_json(timeout=5)
             assert first["type"] == "sessions" and "progress" in first and "hosts" in first
+            assert "rest" not in first  # all in one message (fewer than BOARD_FIRST_ROWS)
             return {s["session_id"]: s for s in first["sessions"]}
 
         async def test(client: aiohttp.ClientSession) -> None:
@@ -306,6 +310,22 @@ def test_the_board_socket_sends_slim_sessions_encoded_anew_once_one_changes(home
                 assert rows[t.session_id]["state"] == "input_required"
                 assert rows[t.session_id]["detail"] == full[t.session_id]["detail"]
             assert (await hello(client, "?view=board")) == slim  # the same rows again
+            # More ended sessions than the first message holds: the newest first, then the rest.
+            monkeypatch.setattr(app, "BOARD_FIRST_ROWS", 1)
+            url = f"{running.origin}/api/events?view=board"
+            async with client.ws_connect(url, headers={"Origin": running.origin}) as ws:
+                first = await ws.receive_json(timeout=5)
+                rest = await ws.receive_json(timeout=5)
+            assert first["type"] == "sessions" and first["rest"] is True
+            assert rest["type"] == "sessions_rest"
+            live = [r for r in slim.values() if r["state"] in ("input_required", "running")]
+            ended = [r for r in slim.values() if r not in live]
+            newest = max(ended, key=lambda r: r["last_activity"] or "")
+            assert sorted(r["session_id"] for r in first["sessions"]) == sorted(
+                r["session_id"] for r in [*live, newest]
+            )
+            assert {r["session_id"]: r for r in first["sessions"] + rest["sessions"]} == slim
+            assert len(first["sessions"]) + len(rest["sessions"]) == len(slim)
 
         call(running, test)
 

@@ -489,3 +489,43 @@ def test_a_board_of_5000_sessions_draws_a_page_per_section(
         "els => [...new Set(els.map(e => e.textContent))]"
     )
     assert agents == ["codex"]
+
+
+def test_the_first_page_of_5000_is_drawn_before_the_rest_and_counted_after(
+    browser: Any, many: Any, open_pages: list[Any]
+) -> None:
+    """The socket's first message holds the newest sessions only: the board draws them at once
+    without counting (no number it would have to take back), not ready yet; the rest (held
+    back here until the test lets it through) completes the counts and the "Show more"s."""
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    held: list[tuple[Any, str]] = []
+
+    def route(socket: Any) -> None:
+        server = socket.connect_to_server()
+
+        def from_server(message: str) -> None:
+            if '"type":"sessions_rest"' in message[:40]:
+                held.append((socket, message))
+            else:
+                socket.send(message)
+
+        server.on_message(from_server)
+
+    page.route_web_socket("**/api/events?view=board", route)
+    page.goto(many.open_url("/"))
+    page.wait_for_selector("section.group .card", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('.filter-count').textContent === '…'")
+    assert held, "the rest is held back"
+    assert page.locator("#app[data-ready='true']").count() == 0
+    counts = page.eval_on_selector_all(".group-title .count", "els => els.map(e => e.textContent)")
+    assert counts and set(counts) == {"…"}
+    assert page.locator("button.show-more").count() == 0
+    assert page.locator(".card").count() <= 5 * 30
+    socket, message = held[0]
+    socket.send(message)
+    page.wait_for_selector("#app[data-ready='true'] section.group .card", timeout=60_000)
+    assert page.locator(".filter-count").inner_text() == f"{MANY:,} sessions"
+    counts = page.eval_on_selector_all(".group-title .count", "els => els.map(e => e.textContent)")
+    assert sum(int(n.replace(",", "")) for n in counts) == MANY
+    assert page.locator("button.show-more").count() > 0

@@ -88,15 +88,20 @@ class EncodedSessions:
     encode: Callable[[SessionSnapshot], bytes]
     rows: dict[SessionKey, tuple[SessionSnapshot, bytes]] = field(default_factory=dict)
 
-    def joined(self, snapshots: list[SessionSnapshot]) -> bytes:
-        """The JSON array of ``snapshots``, in their order; forgets sessions no longer listed."""
+    def rows_of(self, snapshots: list[SessionSnapshot]) -> dict[SessionKey, bytes]:
+        """Each of ``snapshots`` encoded (anew only when changed); forgets the others."""
         fresh: dict[SessionKey, tuple[SessionSnapshot, bytes]] = {}
         for snap in snapshots:
             held = self.rows.get(snap.key)
             fresh[snap.key] = held if held is not None and held[0] is snap else (
                 snap, self.encode(snap))  # fmt: skip
         self.rows = fresh
-        return b"[" + b",".join(fresh[snap.key][1] for snap in snapshots) + b"]"
+        return {key: row for key, (_, row) in fresh.items()}
+
+
+def json_array(rows: dict[SessionKey, bytes], snapshots: list[SessionSnapshot]) -> bytes:
+    """The JSON array of ``snapshots``' encoded rows, in their order."""
+    return b"[" + b",".join(rows[snap.key] for snap in snapshots) + b"]"
 
 
 @dataclass

@@ -89,6 +89,7 @@ export class Events {
     // sessionKey (host, agent, id) -> BOARD_SESSION (SESSION once a change or a fetch brings it),
     // kept current from the socket
     this.sessions = new Map();
+    this.partial = false; // the first of the two messages is in, not the second yet
     this.progress = null; // the engine's first reading (docs/api.md PROGRESS), from the socket
     this.decisions = new Map(); // request id -> REQUEST waiting on the person (docs/api.md)
     this.status = 'connecting';
@@ -178,10 +179,16 @@ export class Events {
         window.performance.mark('agentbar:sessions-received');
       }
       this.sessions = new Map(message.sessions.map((s) => [sessionKey(s.agent, s.session_id, s.host), s]));
+      // The board's socket sends what it draws first, then the rest (`sessions_rest`) at once:
+      // until that is in, the list is partial (counts are not known yet).
+      this.partial = message.rest === true;
       if (message.progress) this.progress = message.progress;
       if (Array.isArray(message.decisions)) {
         this.decisions = new Map(message.decisions.map((r) => [r.request_id, r]));
       }
+    } else if (message.type === 'sessions_rest') {
+      for (const s of message.sessions) this.sessions.set(sessionKey(s.agent, s.session_id, s.host), s);
+      this.partial = false;
     } else if (message.type === 'decision' && message.request) {
       // A request opened or closed (answered anywhere, or withdrawn): its buttons follow.
       if (message.opened) this.decisions.set(message.request.request_id, message.request);

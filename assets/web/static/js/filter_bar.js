@@ -51,7 +51,8 @@ export class FilterBar {
         this.clear, this.count));
   }
 
-  update(filter, sessions, { kept, total }) {
+  // `partial`: only the first of the sessions are in (the socket's first message): not counted.
+  update(filter, sessions, { kept, total, partial = false }) {
     this.filter = filter;
     for (const chip of this.chips) {
       chip.setAttribute('aria-pressed', filter.states.includes(chip.dataset.state) ? 'true' : 'false');
@@ -74,7 +75,10 @@ export class FilterBar {
     fill(this.host, [['', 'All hosts'], ...[...hosts].sort().map((x) => [x, x === 'local' ? 'this computer' : x])], filter.host);
     this.host.select.hidden = hosts.size < 2 && !filter.host;
     this.clear.hidden = !filter.active;
-    this.count.textContent = filter.active
-      ? `${count(kept)} of ${count(total)}` : `${count(total)} session${total === 1 ? '' : 's'}`;
+    if (partial) this.count.textContent = '…';
+    else {
+      this.count.textContent = filter.active
+        ? `${count(kept)} of ${count(total)}` : `${count(total)} session${total === 1 ? '' : 's'}`;
+    }
   }
 }
