@@ -90,6 +90,7 @@ export class Events {
     // kept current from the socket
     this.sessions = new Map();
     this.partial = false; // the first of the two messages is in, not the second yet
+    this.backlog = null; // messages held until the first page is painted (arrive)
     this.progress = null; // the engine's first reading (docs/api.md PROGRESS), from the socket
     this.decisions = new Map(); // request id -> REQUEST waiting on the person (docs/api.md)
     this.status = 'connecting';
@@ -148,7 +149,7 @@ export class Events {
       this.setStatus('live');
       this.stopPolling();
     });
-    socket.addEventListener('message', (event) => this.receive(event.data));
+    socket.addEventListener('message', (event) => this.arrive(event.data));
     socket.addEventListener('close', () => {
       if (this.socket === socket) this.socket = null;
       this.retry();
@@ -163,6 +164,26 @@ export class Events {
     const delay = this.delay;
     this.delay = Math.min(this.delay * 2, 10000);
     window.setTimeout(() => this.connect(), delay);
+  }
+
+  // The rest of the board's sessions (megabytes at 10,000) waits until the first page they
+  // follow is on the screen; what comes after it waits behind it, so the order holds.
+  arrive(data) {
+    if (this.backlog) {
+      this.backlog.push(data);
+    } else if (data.startsWith('{"type":"sessions_rest"')) {
+      const backlog = [data];
+      this.backlog = backlog;
+      const flush = () => {
+        if (this.backlog !== backlog) return; // flushed already
+        this.backlog = null;
+        for (const waiting of backlog) this.receive(waiting);
+      };
+      window.requestAnimationFrame(() => window.setTimeout(flush, 0));
+      window.setTimeout(flush, 250); // a hidden page draws no frames: it waits no longer
+    } else {
+      this.receive(data);
+    }
   }
 
   receive(data) {
