@@ -529,3 +529,42 @@ def test_the_first_page_of_5000_is_drawn_before_the_rest_and_counted_after(
     counts = page.eval_on_selector_all(".group-title .count", "els => els.map(e => e.textContent)")
     assert sum(int(n.replace(",", "")) for n in counts) == MANY
     assert page.locator("button.show-more").count() > 0
+
+
+def test_a_change_right_behind_the_rest_of_5000_is_not_undone_by_it(
+    browser: Any, many: Any, open_pages: list[Any]
+) -> None:
+    """The rest of the sessions is taken in after the first page is painted: a change that
+    arrives right behind it (one of those sessions now needs you) is applied after it, not
+    overwritten by the older row it carries."""
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    held: list[tuple[Any, str]] = []
+
+    def route(socket: Any) -> None:
+        server = socket.connect_to_server()
+
+        def from_server(message: str) -> None:
+            if '"type":"sessions_rest"' in message[:40]:
+                held.append((socket, message))
+            else:
+                socket.send(message)
+
+        server.on_message(from_server)
+
+    page.route_web_socket("**/api/events?view=board", route)
+    page.goto(many.open_url("/"))
+    page.wait_for_selector("section.group .card", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('.filter-count').textContent === '…'")
+    socket, message = held[0]
+    row = json.loads(message)["sessions"][-1]  # the oldest: never on the first page
+    asks = {**row, "state": "input_required", "waiting_for": "approval", "detail": "make check"}
+    change = {"type": "change", "change": {}, "session": asks}
+    socket.send(message)
+    socket.send(json.dumps(change))
+    key = f"{row['agent']}:{row['session_id']}"
+    page.wait_for_selector(
+        f'#app[data-ready="true"] section[data-group="needs"] .card[data-key="{key}"]'
+    )
+    counts = page.eval_on_selector_all(".group-title .count", "els => els.map(e => e.textContent)")
+    assert sum(int(n.replace(",", "")) for n in counts) == MANY
