@@ -185,8 +185,8 @@ def session_json(
 
 
 # What the board's cards, filters and counts read of a session (docs/api.md BOARD_SESSION): the
-# events' first message carries only these with ``?view=board`` (a tenth of 10,000 sessions'
-# SESSIONs is what the page would parse and throw away).
+# events' first message carries only these with ``?view=board`` (the rest, half of a SESSION's
+# bytes, the page would parse 10,000 times and never read).
 BOARD_FIELDS = (
     "host", "agent", "session_id", "project", "title", "state", "waiting_for", "detail",
     "last_activity", "source", "usage", "cost_usd", "task_id",
