@@ -38,6 +38,19 @@ def select(
     return chosen
 
 
+def first_rows(
+    rows: Sequence[SessionSnapshot], recent: int
+) -> tuple[list[SessionSnapshot], list[SessionSnapshot]]:
+    """``rows`` in two parts, each in ``rows``' order: those that need you or run and the
+    ``recent`` newest of the others (what the board draws first: a page of its sections), then
+    the rest."""
+    live = (State.INPUT_REQUIRED, State.RUNNING)
+    others = [s for s in rows if s.state.state not in live]
+    newest = {id(s) for s in sorted(others, key=lambda s: -(s.last_activity or 0.0))[:recent]}
+    first = [s for s in rows if s.state.state in live or id(s) in newest]
+    return first, [s for s in others if id(s) not in newest]
+
+
 # The names a person may give a state by, beside the wire names.
 STATE_ALIASES = {
     "needs-you": State.INPUT_REQUIRED,

@@ -17,6 +17,8 @@ from replay_rig import V10, V20, V21, Home, make_home
 from server_rig import Running, serving, write_page
 
 from agentbar.core.engine import PathTouched, Tick
+from agentbar.core.server import app
+from agentbar.core.server.context import BOARD_FIELDS
 from agentbar.core.server.runner import remove_server_file, write_server_file
 from agentbar.core.sources.base import ProcessInfo
 
@@ -255,6 +257,75 @@ def test_the_websocket_sends_the_sessions_then_every_change(home: Home):
                 assert message["session"]["session_id"] == t.session_id
                 await ws.send_str("anything")  # ignored
                 await ws.close()
+
+        call(running, test)
+
+
+def test_the_board_socket_sends_slim_sessions_encoded_anew_once_one_changes(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+):
+    """``/api/events?view=board``: the first message's rows are the SESSION's board fields only,
+    with the same values; the rows a connect encodes are reused by the next, but a session that
+    changed in between is sent as it is now (in both views)."""
+    t = ClaudeTranscript("72000000-0000-4000-8000-000000000002", "/work/slim")
+    path = home.claude / "projects" / "-work-slim" / "72000000-0000-4000-8000-000000000002.jsonl"
+    write_lines(path, [t.prompt("start"), t.text("first answer", stop_reason="end_turn")])
+    with serving(home) as running:
+        engine = running.engine
+        engine.processes.add(  # type: ignore[attr-defined]
+            ProcessInfo(pid=4343, ppid=1, create_time=t.now - 100, name="claude",
+                        cmdline=("claude",), cwd="/work/slim")
+        )  # fmt: skip
+        registry_path = home.claude / "sessions" / "4343.json"
+
+        async def hello(client: aiohttp.ClientSession, query: str) -> dict[str, Any]:
+            url = f"{running.origin}/api/events{query}"
+            async with client.ws_connect(url, headers={"Origin": running.origin}) as ws:
+                first: dict[str, Any] = await ws.receive_json(timeout=5)
+            assert first["type"] == "sessions" and "progress" in first and "hosts" in first
+            assert "rest" not in first  # all in one message (fewer than BOARD_FIRST_ROWS)
+            return {s["session_id"]: s for s in first["sessions"]}
+
+        async def test(client: aiohttp.ClientSession) -> None:
+            listed = await get_json(client, f"{running.origin}/api/sessions?all=1")
+            full, slim = await hello(client, ""), await hello(client, "?view=board")
+            assert set(full) == set(slim) == {s["session_id"] for s in listed["sessions"]}
+            for s in listed["sessions"]:  # SESSION as /api/sessions has it, counts null
+                assert full[s["session_id"]] == {**s, "counts": None}
+            for session_id, row in slim.items():
+                assert set(row) == set(BOARD_FIELDS)
+                assert row == {k: full[session_id][k] for k in BOARD_FIELDS}
+            assert slim[t.session_id]["state"] != "input_required"
+            registry_path.parent.mkdir(parents=True, exist_ok=True)
+            registry_path.write_bytes(
+                orjson.dumps(registry(4343, t.session_id, status="waiting", waiting_for="approve"))
+            )
+            write_lines(path, [t.bash("rm -rf build", call_id="toolu_rm")])
+            engine.post(PathTouched(registry_path))
+            engine.post(PathTouched(path))
+            engine.post(Tick())
+            await asyncio.get_running_loop().run_in_executor(None, engine.drain)
+            full, slim = await hello(client, ""), await hello(client, "?view=board")
+            for rows in (full, slim):
+                assert rows[t.session_id]["state"] == "input_required"
+                assert rows[t.session_id]["detail"] == full[t.session_id]["detail"]
+            assert (await hello(client, "?view=board")) == slim  # the same rows again
+            # More ended sessions than the first message holds: the newest first, then the rest.
+            monkeypatch.setattr(app, "BOARD_FIRST_ROWS", 1)
+            url = f"{running.origin}/api/events?view=board"
+            async with client.ws_connect(url, headers={"Origin": running.origin}) as ws:
+                first = await ws.receive_json(timeout=5)
+                rest = await ws.receive_json(timeout=5)
+            assert first["type"] == "sessions" and first["rest"] is True
+            assert rest["type"] == "sessions_rest"
+            live = [r for r in slim.values() if r["state"] in ("input_required", "running")]
+            ended = [r for r in slim.values() if r not in live]
+            newest = max(ended, key=lambda r: r["last_activity"] or "")
+            assert sorted(r["session_id"] for r in first["sessions"]) == sorted(
+                r["session_id"] for r in [*live, newest]
+            )
+            assert {r["session_id"]: r for r in first["sessions"] + rest["sessions"]} == slim
+            assert len(first["sessions"]) + len(rest["sessions"]) == len(slim)
 
         call(running, test)
 

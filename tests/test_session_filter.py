@@ -1,4 +1,4 @@
-"""SessionFilter and its parsers (pure logic)."""
+"""SessionFilter and its parsers, and the board's first rows (pure logic)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from agentbar.core.listing import SessionFilter, parse_since, parse_states
+from agentbar.core.listing import SessionFilter, first_rows, parse_since, parse_states, select
 from agentbar.core.model import (
     Agent,
     SessionKey,
@@ -96,3 +96,29 @@ def test_project_written_from_home(monkeypatch: pytest.MonkeyPatch) -> None:
     rows = [snap("a"), snap("b", project="/home/other/projects/alpha")]
     ids = [s.key.session_id for s in SessionFilter(project="~/projects/alpha").apply(rows)]
     assert ids == ["a"]
+
+
+def test_first_rows_are_the_live_ones_and_the_newest_others_in_listing_order() -> None:
+    rows = select(
+        [
+            snap("old", state=State.DONE, last=NOW - 9000),
+            snap("asks", state=State.INPUT_REQUIRED, last=NOW - 99999),
+            snap("new-ended", state=State.ENDED, last=NOW - 10),
+            snap("runs", state=State.RUNNING, last=NOW - 50000),
+            snap("new-failed", state=State.FAILED, last=NOW - 20),
+            snap("never", state=State.ENDED, last=None),
+            snap("mid", state=State.DONE, last=NOW - 100),
+        ],
+        now=NOW,
+        show_all=True,
+    )
+    first, rest = first_rows(rows, 2)
+    ids = [s.key.session_id for s in rows]
+    assert [s.key.session_id for s in first] == [
+        i for i in ids if i in {"asks", "runs", "new-ended", "new-failed"}
+    ]
+    assert [s.key.session_id for s in rest] == [i for i in ids if i in {"old", "mid", "never"}]
+    everything, none = first_rows(rows, 100)
+    assert everything == rows and none == []
+    live, others = first_rows(rows, 0)
+    assert {s.key.session_id for s in live} == {"asks", "runs"} and len(others) == 5

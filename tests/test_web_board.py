@@ -8,6 +8,7 @@ horizontal scroll at 420 px, tokens without the cache; and a board over a genera
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -37,6 +38,7 @@ from agentbar.core.decisions import (
     Route,
     Verdict,
 )
+from agentbar.core.server.context import BOARD_FIELDS
 
 SIZES = {"wide": 1280, "narrow": 420}
 SCHEMES = ("light", "dark")
@@ -157,6 +159,41 @@ def test_needs_you_comes_first_and_its_buttons_answer_the_book(
     assert answered(book, "b18ask", world) == Decision(
         "b18ask", Verdict.REPLY, "window", replies=("pytest, please",)
     )
+
+
+def test_the_board_socket_carries_board_sessions_and_every_one_is_counted(
+    browser: Any, world: World, open_pages: list[Any]
+) -> None:
+    """The board asks the events socket for BOARD_SESSIONs (docs/api.md): only the fields its
+    cards and filters read, every session there, each counted in a section."""
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    urls: list[str] = []
+    frames: list[str] = []
+
+    def on_frame(payload: str) -> None:
+        frames.append(payload)
+
+    def on_socket(socket: Any) -> None:
+        if "/api/events" in socket.url:
+            urls.append(socket.url)
+            socket.on("framereceived", on_frame)
+
+    page.on("websocket", on_socket)
+    board(page, world)
+    assert urls and all(url.endswith("/api/events?view=board") for url in urls)
+    hello = next(m for m in map(json.loads, frames) if m["type"] == "sessions")
+    rows = hello["sessions"]
+    assert rows and all(set(row) == set(BOARD_FIELDS) for row in rows)
+    listed = world.api("/api/sessions?all=1")["sessions"]
+    assert {(r["agent"], r["session_id"]) for r in rows} == {
+        (s["agent"], s["session_id"]) for s in listed
+    }
+    counted = page.eval_on_selector_all(
+        "section.group .group-title .count", "els => els.map((e) => e.textContent)"
+    )
+    assert sum(int(n.replace(",", "")) for n in counted) == len(rows)
+    assert page.locator(".filter-count").inner_text() == f"{len(rows)} sessions"
 
 
 def test_sections_are_named_by_recency(browser: Any, world: World, open_pages: list[Any]):
@@ -452,3 +489,82 @@ def test_a_board_of_5000_sessions_draws_a_page_per_section(
         "els => [...new Set(els.map(e => e.textContent))]"
     )
     assert agents == ["codex"]
+
+
+def test_the_first_page_of_5000_is_drawn_before_the_rest_and_counted_after(
+    browser: Any, many: Any, open_pages: list[Any]
+) -> None:
+    """The socket's first message holds the newest sessions only: the board draws them at once
+    without counting (no number it would have to take back), not ready yet; the rest (held
+    back here until the test lets it through) completes the counts and the "Show more"s."""
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    held: list[tuple[Any, str]] = []
+
+    def route(socket: Any) -> None:
+        server = socket.connect_to_server()
+
+        def from_server(message: str) -> None:
+            if '"type":"sessions_rest"' in message[:40]:
+                held.append((socket, message))
+            else:
+                socket.send(message)
+
+        server.on_message(from_server)
+
+    page.route_web_socket("**/api/events?view=board", route)
+    page.goto(many.open_url("/"))
+    page.wait_for_selector("section.group .card", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('.filter-count').textContent === '…'")
+    assert held, "the rest is held back"
+    assert page.locator("#app[data-ready='true']").count() == 0
+    counts = page.eval_on_selector_all(".group-title .count", "els => els.map(e => e.textContent)")
+    assert counts and set(counts) == {"…"}
+    assert page.locator("button.show-more").count() == 0
+    assert page.locator(".card").count() <= 5 * 30
+    socket, message = held[0]
+    socket.send(message)
+    page.wait_for_selector("#app[data-ready='true'] section.group .card", timeout=60_000)
+    assert page.locator(".filter-count").inner_text() == f"{MANY:,} sessions"
+    counts = page.eval_on_selector_all(".group-title .count", "els => els.map(e => e.textContent)")
+    assert sum(int(n.replace(",", "")) for n in counts) == MANY
+    assert page.locator("button.show-more").count() > 0
+
+
+def test_a_change_right_behind_the_rest_of_5000_is_not_undone_by_it(
+    browser: Any, many: Any, open_pages: list[Any]
+) -> None:
+    """The rest of the sessions is taken in after the first page is painted: a change that
+    arrives right behind it (one of those sessions now needs you) is applied after it, not
+    overwritten by the older row it carries."""
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    held: list[tuple[Any, str]] = []
+
+    def route(socket: Any) -> None:
+        server = socket.connect_to_server()
+
+        def from_server(message: str) -> None:
+            if '"type":"sessions_rest"' in message[:40]:
+                held.append((socket, message))
+            else:
+                socket.send(message)
+
+        server.on_message(from_server)
+
+    page.route_web_socket("**/api/events?view=board", route)
+    page.goto(many.open_url("/"))
+    page.wait_for_selector("section.group .card", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('.filter-count').textContent === '…'")
+    socket, message = held[0]
+    row = json.loads(message)["sessions"][-1]  # the oldest: never on the first page
+    asks = {**row, "state": "input_required", "waiting_for": "approval", "detail": "make check"}
+    change = {"type": "change", "change": {}, "session": asks}
+    socket.send(message)
+    socket.send(json.dumps(change))
+    key = f"{row['agent']}:{row['session_id']}"
+    page.wait_for_selector(
+        f'#app[data-ready="true"] section[data-group="needs"] .card[data-key="{key}"]'
+    )
+    counts = page.eval_on_selector_all(".group-title .count", "els => els.map(e => e.textContent)")
+    assert sum(int(n.replace(",", "")) for n in counts) == MANY

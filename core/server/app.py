@@ -26,7 +26,15 @@ from .. import jsonsafe, limits_text
 from ..decisions import BookChange, change_json, request_json
 from ..engine_messages import IndexProgress
 from ..launch.task import TaskInfo
-from ..listing import SessionFilter, diagnostics, listing, parse_since, parse_states, select
+from ..listing import (
+    SessionFilter,
+    diagnostics,
+    first_rows,
+    listing,
+    parse_since,
+    parse_states,
+    select,
+)
 from ..model import SessionKey, StateChange
 from ..progress_text import progress_json
 from ..remote.hosts import HostStatus
@@ -46,6 +54,7 @@ from .context import (
     agent_param,
     context_of,
     find_session,
+    json_array,
     session_json,
 )
 from .faults import quiet_library_logs
@@ -66,6 +75,9 @@ API_VERSION = 1
 _INLINE = re.compile(r"^inline:[0-9]{1,15}$")
 MAX_OFFSET = 1 << 50
 WS_QUEUE = 256  # messages waiting for one slow client before it is dropped
+# The board's first message: the sessions that need you or run, and this many of the newest
+# others (a page of its first sections, whatever the filters); the rest comes next.
+BOARD_FIRST_ROWS = 300
 EXPORT_CHUNK_BYTES = 256 * 1024
 SPA_ROUTES = ("/", "/session/{tail:.*}", "/search", "/board")
 
@@ -395,22 +407,31 @@ async def events(request: web.Request) -> web.StreamResponse:
     """Sends the sessions (and how far the first reading has come) on connect, then every
     state change and every step of that reading as it happens."""
     ctx = context_of(request)
-    ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=64 * 1024)
+    # Not compressed: over loopback deflating the first message (megabytes at 10,000 sessions)
+    # costs both ends more than sending it.
+    ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=64 * 1024, compress=False)
     await ws.prepare(request)
     queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=WS_QUEUE)
     ctx.clients.add(queue)
     try:
         rows = select(ctx.engine.sessions(), now=time.time(), show_all=True)
-        hello = {
-            "type": "sessions",
-            "sessions": [session_json(s, None) for s in rows],
+        board = request.query.get("view") == "board"
+        encoded = (ctx.encoded_board if board else ctx.encoded).rows_of(rows)
+        # The board's first message holds what it draws first; the rest follows at once.
+        first, rest = first_rows(rows, BOARD_FIRST_ROWS) if board else (rows, [])
+        others: dict[str, Any] = {"rest": True} if rest else {}
+        others |= {
             "progress": progress_json(ctx.engine.progress()),
             "decisions": []
             if ctx.decisions is None
             else [request_json(r) for r in ctx.decisions.pending()],
             "hosts": [] if ctx.hub is None else [h.to_json() for h in ctx.hub.hosts()],
         }
-        await ws.send_str(jsonsafe.dumps(hello).decode())
+        hello = b'{"type":"sessions","sessions":' + json_array(encoded, first) + b","
+        await ws.send_str((hello + jsonsafe.dumps(others)[1:]).decode())
+        if rest:
+            tail = b'{"type":"sessions_rest","sessions":' + json_array(encoded, rest) + b"}"
+            await ws.send_str(tail.decode())
         sender = asyncio.create_task(_send_all(ws, queue))
         async for message in ws:
             if message.type in (WSMsgType.CLOSE, WSMsgType.ERROR):

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from .. import jsonsafe
 from ..agents.base import AgentKit, HookDecisions, ToolVocabulary
 from ..decisions import DecisionBook
 from ..engine_messages import EngineStats, IndexProgress
@@ -79,6 +80,31 @@ class AgentEntry:
 
 
 @dataclass
+class EncodedSessions:
+    """Each session's JSON for the events' first message, encoded once per snapshot: snapshots
+    are frozen and the engine hands back the same object while a session is unchanged, so a
+    client that connects again gets the encoded rows joined, not rebuilt (loop thread only)."""
+
+    encode: Callable[[SessionSnapshot], bytes]
+    rows: dict[SessionKey, tuple[SessionSnapshot, bytes]] = field(default_factory=dict)
+
+    def rows_of(self, snapshots: list[SessionSnapshot]) -> dict[SessionKey, bytes]:
+        """Each of ``snapshots`` encoded (anew only when changed); forgets the others."""
+        fresh: dict[SessionKey, tuple[SessionSnapshot, bytes]] = {}
+        for snap in snapshots:
+            held = self.rows.get(snap.key)
+            fresh[snap.key] = held if held is not None and held[0] is snap else (
+                snap, self.encode(snap))  # fmt: skip
+        self.rows = fresh
+        return {key: row for key, (_, row) in fresh.items()}
+
+
+def json_array(rows: dict[SessionKey, bytes], snapshots: list[SessionSnapshot]) -> bytes:
+    """The JSON array of ``snapshots``' encoded rows, in their order."""
+    return b"[" + b",".join(rows[snap.key] for snap in snapshots) + b"]"
+
+
+@dataclass
 class Context:
     engine: Sessions
     replay: Replay
@@ -95,6 +121,13 @@ class Context:
     # The agents whose hooks can hold a request, and how each reads and answers one.
     deciders: Mapping[Agent, HookDecisions] = field(default_factory=dict)
     hub: Hub | None = None  # the remote hosts, when settings.toml configures any
+    # The events' first message's rows, as SESSION and as the board's slimmer BOARD_SESSION.
+    encoded: EncodedSessions = field(
+        default_factory=lambda: EncodedSessions(lambda s: jsonsafe.dumps(session_json(s, None)))
+    )
+    encoded_board: EncodedSessions = field(
+        default_factory=lambda: EncodedSessions(lambda s: jsonsafe.dumps(board_json(s)))
+    )
 
 
 CONTEXT = web.AppKey("context", Context)
@@ -149,3 +182,17 @@ def session_json(
     doc["threads"] = [thread for thread, _ in snap.threads]
     doc["counts"] = None if counts is None else counts.get(snap.key, {})
     return doc
+
+
+# What the board's cards, filters and counts read of a session (docs/api.md BOARD_SESSION): the
+# events' first message carries only these with ``?view=board`` (the rest, half of a SESSION's
+# bytes, the page would parse 10,000 times and never read).
+BOARD_FIELDS = (
+    "host", "agent", "session_id", "project", "title", "state", "waiting_for", "detail",
+    "last_activity", "source", "usage", "cost_usd", "task_id",
+)  # fmt: skip
+
+
+def board_json(snap: SessionSnapshot) -> dict[str, Any]:
+    doc = snap.to_json()
+    return {name: doc[name] for name in BOARD_FIELDS}

@@ -86,7 +86,11 @@ export class Events {
   constructor() {
     this.listeners = new Set();
     this.statusListeners = new Set();
-    this.sessions = new Map(); // sessionKey (host, agent, id) -> SESSION, kept current from the socket
+    // sessionKey (host, agent, id) -> BOARD_SESSION (SESSION once a change or a fetch brings it),
+    // kept current from the socket
+    this.sessions = new Map();
+    this.partial = false; // the first of the two messages is in, not the second yet
+    this.backlog = null; // messages held until the first page is painted (arrive)
     this.progress = null; // the engine's first reading (docs/api.md PROGRESS), from the socket
     this.decisions = new Map(); // request id -> REQUEST waiting on the person (docs/api.md)
     this.status = 'connecting';
@@ -133,7 +137,8 @@ export class Events {
     const scheme = window.location.protocol === 'https:' ? 'wss' : 'ws';
     let socket;
     try {
-      socket = new WebSocket(`${scheme}://${window.location.host}/api/events`);
+      // The board's slimmer sessions (BOARD_SESSION): what the cards and filters read, no more.
+      socket = new WebSocket(`${scheme}://${window.location.host}/api/events?view=board`);
     } catch (err) {
       this.retry();
       return;
@@ -144,7 +149,7 @@ export class Events {
       this.setStatus('live');
       this.stopPolling();
     });
-    socket.addEventListener('message', (event) => this.receive(event.data));
+    socket.addEventListener('message', (event) => this.arrive(event.data));
     socket.addEventListener('close', () => {
       if (this.socket === socket) this.socket = null;
       this.retry();
@@ -161,6 +166,26 @@ export class Events {
     window.setTimeout(() => this.connect(), delay);
   }
 
+  // The rest of the board's sessions (megabytes at 10,000) waits until the first page they
+  // follow is on the screen; what comes after it waits behind it, so the order holds.
+  arrive(data) {
+    if (this.backlog) {
+      this.backlog.push(data);
+    } else if (data.startsWith('{"type":"sessions_rest"')) {
+      const backlog = [data];
+      this.backlog = backlog;
+      const flush = () => {
+        if (this.backlog !== backlog) return; // flushed already
+        this.backlog = null;
+        for (const waiting of backlog) this.receive(waiting);
+      };
+      window.requestAnimationFrame(() => window.setTimeout(flush, 0));
+      window.setTimeout(flush, 250); // a hidden page draws no frames: it waits no longer
+    } else {
+      this.receive(data);
+    }
+  }
+
   receive(data) {
     let message;
     try {
@@ -175,10 +200,16 @@ export class Events {
         window.performance.mark('agentbar:sessions-received');
       }
       this.sessions = new Map(message.sessions.map((s) => [sessionKey(s.agent, s.session_id, s.host), s]));
+      // The board's socket sends what it draws first, then the rest (`sessions_rest`) at once:
+      // until that is in, the list is partial (counts are not known yet).
+      this.partial = message.rest === true;
       if (message.progress) this.progress = message.progress;
       if (Array.isArray(message.decisions)) {
         this.decisions = new Map(message.decisions.map((r) => [r.request_id, r]));
       }
+    } else if (message.type === 'sessions_rest') {
+      for (const s of message.sessions) this.sessions.set(sessionKey(s.agent, s.session_id, s.host), s);
+      this.partial = false;
     } else if (message.type === 'decision' && message.request) {
       // A request opened or closed (answered anywhere, or withdrawn): its buttons follow.
       if (message.opened) this.decisions.set(message.request.request_id, message.request);

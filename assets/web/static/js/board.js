@@ -11,7 +11,7 @@ import { h } from './dom.js';
 import { BoardFilter } from './filters.js';
 import { FilterBar } from './filter_bar.js';
 import {
-  ago, cacheText, count, dollars, epoch, readingText, sessionHref, sessionKey, sessionTitle,
+  activityOf, ago, cacheText, count, dollars, readingText, sessionHref, sessionKey, sessionTitle,
   setHome, shortPath, stateLabel, tokensText, usageText,
 } from './format.js';
 import { HostsLine } from './hosts.js';
@@ -52,7 +52,10 @@ export function sectionOf(state, t, bounds) {
   return 'older';
 }
 
+// The keys of the sessions with a request waiting; null when none waits (the usual case: then
+// no session's key is built, which at 10,000 sessions is most of a pass over them).
 function askingKeys(decisions) {
+  if (!decisions.size) return null;
   const keys = new Set();
   for (const r of decisions.values()) {
     keys.add(sessionKey(r.agent, r.session_id, r.host));
@@ -66,7 +69,7 @@ export function needsCount(sessions, decisions = new Map()) {
   const asking = askingKeys(decisions);
   let n = 0;
   for (const s of sessions) {
-    if (s.state === 'input_required' || asking.has(sessionKey(s.agent, s.session_id, s.host))) n += 1;
+    if (s.state === 'input_required' || (asking && asking.has(sessionKey(s.agent, s.session_id, s.host)))) n += 1;
   }
   return n;
 }
@@ -185,13 +188,13 @@ export class BoardView {
     const counts = { needs: 0, running: 0, failed: 0, total: 0 };
     let kept = 0;
     for (const s of events.sessions.values()) {
-      const state = s.state !== 'input_required' && asking.has(sessionKey(s.agent, s.session_id, s.host))
+      const state = asking && s.state !== 'input_required' && asking.has(sessionKey(s.agent, s.session_id, s.host))
         ? 'input_required' : s.state;
       counts.total += 1;
       if (!this.filter.matches(s, now, state)) continue;
       kept += 1;
       const session = state === s.state ? s : { ...s, state };
-      const t = epoch(s.last_activity);
+      const t = activityOf(s);
       const section = sectionOf(state, t, bounds);
       bySection.get(section).push([t || 0, session]); // the time read once, for the sort too
       if (section === 'needs') counts.needs += 1;
@@ -210,10 +213,12 @@ export class BoardView {
     const now = Date.now();
     const events = this.app.events;
     const { bySection, counts, kept } = this.sort(now);
-    this.bar.update(this.filter, events.sessions.values(), { kept, total: counts.total });
+    const partial = events.partial; // the first page is in, the rest on its way: nothing counted
+    this.bar.update(this.filter, events.sessions.values(), { kept, total: counts.total, partial });
     this.hosts.show(events.sessions.values());
 
-    const ready = events.status === 'live' || events.sessions.size > 0;
+    // Ready once every session is in (not when the socket opens: its first message is not).
+    const ready = events.heard && !partial;
     const reading = readingText(events.progress) !== null;
     this.showEmpty(ready && !reading && kept === 0, counts.total);
     if (ready) this.root.dataset.ready = 'true';
@@ -226,7 +231,7 @@ export class BoardView {
     const multiHost = this.hosts.multiHost;
     const [needs, ...others] = SECTIONS.map((group) => {
       const members = bySection.get(group.id);
-      return members.length ? this.section(group, members, now, multiHost) : null;
+      return members.length ? this.section(group, members, now, multiHost, partial) : null;
     });
     this.needs.replaceChildren(...(needs ? [needs] : []));
     this.rest.replaceChildren(...others.filter(Boolean));
@@ -234,6 +239,7 @@ export class BoardView {
     if (typing && typing.isConnected) typing.focus(); // a reply being typed keeps its place
     if (focusedKey && this.cards.has(focusedKey)) this.cards.get(focusedKey).focus();
 
+    if (partial) return;
     const parts = [];
     if (counts.needs) parts.push(`${counts.needs} need${counts.needs === 1 ? 's' : ''} you`);
     if (counts.running) parts.push(`${counts.running} running`);
@@ -263,11 +269,11 @@ export class BoardView {
   }
 
   // A section's sessions grouped by host and project, most recent first, a page at a time.
-  section(group, members, now, multiHost) {
+  section(group, members, now, multiHost, partial) {
     const projects = new Map();
     for (const s of members) {
       const host = s.host || 'local';
-      const key = `${multiHost ? host : ''}\u0000${s.project || ''}`;
+      const key = multiHost ? `${host}\u0000${s.project || ''}` : (s.project || '');
       if (!projects.has(key)) projects.set(key, { host, project: s.project || '', list: [] });
       projects.get(key).list.push(s);
     }
@@ -280,7 +286,7 @@ export class BoardView {
       const collapsed = group.id !== 'needs' && this.collapsed.has(id);
       const shown = collapsed ? [] : entry.list.slice(0, budget);
       budget -= shown.length;
-      blocks.push(this.projectBlock(group, entry, id, collapsed, shown, now, multiHost));
+      blocks.push(this.projectBlock(group, entry, id, collapsed, shown, now, multiHost, partial));
     }
     const drawn = limit - budget;
     const hidden = members.length - drawn - this.collapsedCount(group, projects, multiHost);
@@ -288,9 +294,9 @@ export class BoardView {
     return h('section', { class: `group group-${group.id}`, 'aria-labelledby': headingId, dataset: { group: group.id } },
       h('h2', { id: headingId, class: 'group-title' },
         h('span', { class: 'group-name' }, group.title), ' ',
-        h('span', { class: 'count' }, count(members.length))),
+        h('span', { class: 'count' }, partial ? '…' : count(members.length))),
       blocks,
-      hidden > 0 ? h('button', {
+      hidden > 0 && !partial ? h('button', {
         type: 'button', class: 'button show-more', dataset: { group: group.id },
         onclick: () => {
           this.pages.set(group.id, limit + PAGE);
@@ -300,14 +306,15 @@ export class BoardView {
   }
 
   collapsedCount(group, projects, multiHost) {
+    if (group.id === 'needs' || !this.collapsed.size) return 0; // no project's key to build
     let n = 0;
     for (const entry of projects.values()) {
       if (this.collapsed.has(`${group.id}|${multiHost ? entry.host : ''}|${entry.project}`)) n += entry.list.length;
     }
-    return group.id === 'needs' ? 0 : n;
+    return n;
   }
 
-  projectBlock(group, entry, id, collapsed, shown, now, multiHost) {
+  projectBlock(group, entry, id, collapsed, shown, now, multiHost, partial) {
     const toggle = group.id === 'needs' ? null : h('button', {
       type: 'button', class: 'project-toggle', 'aria-expanded': collapsed ? 'false' : 'true',
       title: collapsed ? 'Show this project\'s sessions' : 'Hide this project\'s sessions',
@@ -318,7 +325,7 @@ export class BoardView {
         toggle,
         multiHost ? h('span', { class: `host-badge${entry.host === 'local' ? ' local' : ''}` }, entry.host === 'local' ? 'this computer' : entry.host) : null,
         h('span', { class: 'project-path', title: entry.project }, shortPath(entry.project, 60)),
-        h('span', { class: 'project-count' }, count(entry.list.length))),
+        h('span', { class: 'project-count' }, partial ? '…' : count(entry.list.length))),
       shown.length ? h('ul', { class: 'cards' }, shown.map((s) => h('li', null, this.card(s, now), this.answers(s)))) : null);
   }
 

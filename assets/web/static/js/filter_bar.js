@@ -4,7 +4,7 @@
 
 import { h } from './dom.js';
 import { BoardFilter, SPANS, STATES } from './filters.js';
-import { count, epoch, shortPath } from './format.js';
+import { activityOf, count, shortPath } from './format.js';
 
 function menu(name, label, onchange) {
   const select = h('select', { name, class: 'select', 'aria-label': label, onchange });
@@ -51,7 +51,8 @@ export class FilterBar {
         this.clear, this.count));
   }
 
-  update(filter, sessions, { kept, total }) {
+  // `partial`: only the first of the sessions are in (the socket's first message): not counted.
+  update(filter, sessions, { kept, total, partial = false }) {
     this.filter = filter;
     for (const chip of this.chips) {
       chip.setAttribute('aria-pressed', filter.states.includes(chip.dataset.state) ? 'true' : 'false');
@@ -61,7 +62,7 @@ export class FilterBar {
     const hosts = new Set();
     for (const s of sessions) {
       if (s.project) {
-        const t = epoch(s.last_activity) || 0;
+        const t = activityOf(s) || 0;
         if (!projects.has(s.project) || projects.get(s.project) < t) projects.set(s.project, t);
       }
       agents.add(s.agent);
@@ -74,7 +75,10 @@ export class FilterBar {
     fill(this.host, [['', 'All hosts'], ...[...hosts].sort().map((x) => [x, x === 'local' ? 'this computer' : x])], filter.host);
     this.host.select.hidden = hosts.size < 2 && !filter.host;
     this.clear.hidden = !filter.active;
-    this.count.textContent = filter.active
-      ? `${count(kept)} of ${count(total)}` : `${count(total)} session${total === 1 ? '' : 's'}`;
+    if (partial) this.count.textContent = '…';
+    else {
+      this.count.textContent = filter.active
+        ? `${count(kept)} of ${count(total)}` : `${count(total)} session${total === 1 ? '' : 's'}`;
+    }
   }
 }

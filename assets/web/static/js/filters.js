@@ -3,7 +3,7 @@
 // matched the way the server's GET /api/sessions matches them (core/listing.py SessionFilter).
 
 import { getJSON } from './api.js';
-import { epoch } from './format.js';
+import { activityOf } from './format.js';
 
 export const STATES = [
   ['input_required', 'Needs you'],
@@ -92,7 +92,7 @@ export class BoardFilter {
     if (this.host && (session.host || 'local') !== this.host) return false;
     if (this.states.length && !this.states.includes(state)) return false;
     if (this.since) {
-      const t = epoch(session.last_activity);
+      const t = activityOf(session);
       if (t === null || t < sinceMoment(this.since, now)) return false;
     }
     return !this.project || projectMatches(session.project, this.project);

@@ -32,6 +32,19 @@ export function epoch(iso) {
   return Number.isNaN(t) ? null : t;
 }
 
+// A session's last activity in ms (null when unknown), parsed once per session object: the
+// board reads it of every session on every render (sections, filters, the project menu), and a
+// session's object is replaced, never changed, when the socket brings it anew.
+const activities = new WeakMap();
+export function activityOf(session) {
+  let t = activities.get(session);
+  if (t === undefined) {
+    t = epoch(session.last_activity);
+    activities.set(session, t);
+  }
+  return t;
+}
+
 export function ago(iso, now = Date.now()) {
   const t = epoch(iso);
   if (t === null) return '';
