@@ -491,14 +491,10 @@ def test_a_board_of_5000_sessions_draws_a_page_per_section(
     assert agents == ["codex"]
 
 
-def test_the_first_page_of_5000_is_drawn_before_the_rest_and_counted_after(
-    browser: Any, many: Any, open_pages: list[Any]
-) -> None:
-    """The socket's first message holds the newest sessions only: the board draws them at once
-    without counting (no number it would have to take back), not ready yet; the rest (held
-    back here until the test lets it through) completes the counts and the "Show more"s."""
-    page = new_page(browser, 1280)
-    open_pages.append(page)
+def _hold_the_rest(page: Any) -> list[tuple[Any, str]]:
+    """Route the board's socket through the test: every message passes but the rest of the
+    sessions (``sessions_rest``), kept with its socket in the list returned for the test to
+    send when it chooses."""
     held: list[tuple[Any, str]] = []
 
     def route(socket: Any) -> None:
@@ -513,6 +509,18 @@ def test_the_first_page_of_5000_is_drawn_before_the_rest_and_counted_after(
         server.on_message(from_server)
 
     page.route_web_socket("**/api/events?view=board", route)
+    return held
+
+
+def test_the_first_page_of_5000_is_drawn_before_the_rest_and_counted_after(
+    browser: Any, many: Any, open_pages: list[Any]
+) -> None:
+    """The socket's first message holds the newest sessions only: the board draws them at once
+    without counting (no number it would have to take back), not ready yet; the rest (held
+    back here until the test lets it through) completes the counts and the "Show more"s."""
+    page = new_page(browser, 1280)
+    open_pages.append(page)
+    held = _hold_the_rest(page)
     page.goto(many.open_url("/"))
     page.wait_for_selector("section.group .card", timeout=60_000)
     page.wait_for_function("() => document.querySelector('.filter-count').textContent === '…'")
@@ -539,20 +547,7 @@ def test_a_change_right_behind_the_rest_of_5000_is_not_undone_by_it(
     overwritten by the older row it carries."""
     page = new_page(browser, 1280)
     open_pages.append(page)
-    held: list[tuple[Any, str]] = []
-
-    def route(socket: Any) -> None:
-        server = socket.connect_to_server()
-
-        def from_server(message: str) -> None:
-            if '"type":"sessions_rest"' in message[:40]:
-                held.append((socket, message))
-            else:
-                socket.send(message)
-
-        server.on_message(from_server)
-
-    page.route_web_socket("**/api/events?view=board", route)
+    held = _hold_the_rest(page)
     page.goto(many.open_url("/"))
     page.wait_for_selector("section.group .card", timeout=60_000)
     page.wait_for_function("() => document.querySelector('.filter-count').textContent === '…'")
