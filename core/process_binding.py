@@ -237,8 +237,8 @@ class ProcessBinder:
         return matched
 
     def _taken_pids(self) -> set[int]:
-        """The pids bound to a session, named by a registry, a launched task's, or on their
-        way out."""
+        """The pids bound to a session, named by a registry or on their way out (a launched
+        task's agent is not taken: ``_match`` keeps it for the sessions newer than it)."""
         taken = {s.process.pid for s in self._sessions if s.process is not None}
         taken |= {s.registry.pid for s in self._sessions if s.registry is not None}
         taken |= {p.pid for p in self.exiting}
