@@ -512,18 +512,27 @@ def _hold_the_rest(page: Any) -> list[tuple[Any, str]]:
     return held
 
 
-def test_the_first_page_of_5000_is_drawn_before_the_rest_and_counted_after(
+def _first_page_with_the_rest_held(
     browser: Any, many: Any, open_pages: list[Any]
-) -> None:
-    """The socket's first message holds the newest sessions only: the board draws them at once
-    without counting (no number it would have to take back), not ready yet; the rest (held
-    back here until the test lets it through) completes the counts and the "Show more"s."""
+) -> tuple[Any, list[tuple[Any, str]]]:
+    """The board over the 5,000 sessions with the rest held back, once its first page is drawn
+    and its count shows it is waiting for the rest."""
     page = new_page(browser, 1280)
     open_pages.append(page)
     held = _hold_the_rest(page)
     page.goto(many.open_url("/"))
     page.wait_for_selector("section.group .card", timeout=60_000)
     page.wait_for_function("() => document.querySelector('.filter-count').textContent === '…'")
+    return page, held
+
+
+def test_the_first_page_of_5000_is_drawn_before_the_rest_and_counted_after(
+    browser: Any, many: Any, open_pages: list[Any]
+) -> None:
+    """The socket's first message holds the newest sessions only: the board draws them at once
+    without counting (no number it would have to take back), not ready yet; the rest (held
+    back here until the test lets it through) completes the counts and the "Show more"s."""
+    page, held = _first_page_with_the_rest_held(browser, many, open_pages)
     assert held, "the rest is held back"
     assert page.locator("#app[data-ready='true']").count() == 0
     counts = page.eval_on_selector_all(".group-title .count", "els => els.map(e => e.textContent)")
@@ -545,12 +554,7 @@ def test_a_change_right_behind_the_rest_of_5000_is_not_undone_by_it(
     """The rest of the sessions is taken in after the first page is painted: a change that
     arrives right behind it (one of those sessions now needs you) is applied after it, not
     overwritten by the older row it carries."""
-    page = new_page(browser, 1280)
-    open_pages.append(page)
-    held = _hold_the_rest(page)
-    page.goto(many.open_url("/"))
-    page.wait_for_selector("section.group .card", timeout=60_000)
-    page.wait_for_function("() => document.querySelector('.filter-count').textContent === '…'")
+    page, held = _first_page_with_the_rest_held(browser, many, open_pages)
     socket, message = held[0]
     row = json.loads(message)["sessions"][-1]  # the oldest: never on the first page
     asks = {**row, "state": "input_required", "waiting_for": "approval", "detail": "make check"}
