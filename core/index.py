@@ -36,11 +36,12 @@ SCHEMA_VERSION = 4  # 2: sessions.hooks. 3: search_files, search_docs, search_te
 # 4: streams.odd_times, streams.clamped
 # Bump when the state machines or adapters change what they derive from the same lines, so
 # that states cached by older rules are recomputed rather than trusted.
-RULES_VERSION = 5
+RULES_VERSION = 6
 # 2: hook events outrank the other signals; TurnState.moved_at. 3: Codex
 # turns without task markers (0.5x-0.9x) end on their last response. 4: Codex usage per response
 # (totals that go back no longer zero it); facts carry the priced ledger. 5: a Claude slash
-# command names a session until a prompt does
+# command names a session until a prompt does. 6: a Claude slash command is a search row (the
+# person's prompt), so sessions read before are read again to find theirs
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -28,7 +28,7 @@ import orjson
 
 from . import jsonsafe
 from .model import Agent, SessionKey, SessionSnapshot, iso
-from .records import AssistantText, Prompt, Record, ToolCall
+from .records import TITLE_RANK_COMMAND, AssistantText, Prompt, Record, TitleSet, ToolCall
 
 if TYPE_CHECKING:
     from .replay.files import AgentRoots
@@ -264,7 +264,9 @@ def clean_text(text: str) -> str:
     return text
 
 
-SEARCHABLE = frozenset({Prompt, AssistantText, ToolCall})
+# (A title only when it is a slash command the person typed: ``/review src/app.py`` is a prompt
+# of theirs, which the replay shows as one, but not a ``Prompt`` record: it starts no turn.)
+SEARCHABLE = frozenset({Prompt, AssistantText, ToolCall, TitleSet})
 # One search row as the engine holds it until saved: (offset of the line, kind, ts, text). Plain
 # tuples of atoms, which the garbage collector stops tracking: a cold catch-up holds many.
 SearchEntry = tuple[int, str, float | None, str]
@@ -279,6 +281,8 @@ def search_entry(record: Record, offset: int) -> SearchEntry | None:
         text, kind = record.text, Kind.ANSWER
     elif type(record) is Prompt:
         text, kind = record.text, Kind.PROMPT
+    elif type(record) is TitleSet and record.rank == TITLE_RANK_COMMAND:
+        text, kind = record.title, Kind.PROMPT
     else:
         return None
     if not text:

@@ -49,6 +49,30 @@ def test_prompts_answers_and_commands_are_found_with_their_place(home: Home):
     engine.stop()
 
 
+def test_a_slash_command_is_found_as_the_prompt_the_person_typed(home: Home):
+    t = ClaudeTranscript(S2, "/work/cmd")
+    path = home.claude / "projects" / "-work-cmd" / f"{S2}.jsonl"
+    command = (
+        "<command-message>review is running…</command-message>\n"
+        "<command-name>/review</command-name>\n<command-args>src/quokka.py</command-args>"
+    )
+    write_lines(path, [t.prompt(command), t.text("looks fine"), t.prompt("and the wombat?")])
+    engine = home.caught_up()
+    searcher = Searcher(home.settings.index_path)
+    assert found(searcher, "quokka") == [("prompt", S2, "main")]
+    (hit,) = searcher.search("review quokka")
+    assert "".join(text for text, _ in hit.snippet) == "/review src/quokka.py"
+    # The hit opens the replay at the command, shown as the person's own item.
+    snap = next(s for s in engine.sessions() if s.key == hit.key)
+    (item,) = home.replay().page(snap, hit.thread, after=hit.offset, limit=1).items
+    assert item.kind == "user" and item.view is not None
+    assert item.to_json()["command"] == "/review" and item.text == "/review src/quokka.py"
+    # Still a title, not a prompt: the session's own prompts count as before.
+    assert searcher.counts()[snap.key] == {"prompt": 2, "answer": 1}
+    searcher.close()
+    engine.stop()
+
+
 def test_the_best_match_comes_first_and_filters_apply(home: Home):
     t = ClaudeTranscript(S1, "/work/rank")
     path = home.claude / "projects" / "-work-rank" / f"{S1}.jsonl"
