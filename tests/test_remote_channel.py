@@ -310,6 +310,8 @@ def test_a_far_session_is_resumed_forked_and_handed_off_there(far: FarHome, tmp_
     project.mkdir()
     far.claude(RESUMED, str(project), "the remote work", start=time.time() - 100)
     near = tmp_path / "near"
+    write_claude(near / "home" / ".claude", LOCAL, "/w/here", "the local question",
+                 start=time.time() - 60)  # fmt: skip
     app = Agentbar.open(near_settings(near, far), tasks=False)
     base = f"/api/sessions/{RESUMED}"
     try:
@@ -329,6 +331,20 @@ def test_a_far_session_is_resumed_forked_and_handed_off_there(far: FarHome, tmp_
             assert [(s.key.host, s.key.session_id) for s in bound] == [("box", RESUMED)]
             again = post(server, f"{base}/resume?host=box", {}, status=409)
             assert again["error"]["code"] == "already_running"
+            # This machine's session handed to the task running there: typed into it there.
+            registry = far.home / ".claude" / "sessions" / f"{resumed['pid']}.json"
+            wait_for(registry.exists, SLOW, "the resumed agent ready for input there")
+            body = {"what": "brief", "to": {"task": resumed["task_id"], "host": "box"}}
+            typed = post(server, f"/api/sessions/{LOCAL}/handoff", body, status=200)
+            assert typed["task"]["host"] == "box" and typed["chars"] > 0
+            # (Its transcript there: Claude's folder name makes every "_" of the path a "-".)
+            projects = far.home / ".claude" / "projects"
+            told = lambda: any(  # noqa: E731
+                "You said: # Hand-off" in t.read_text() for t in projects.glob(f"*/{RESUMED}.jsonl")
+            )
+            wait_for(told, SLOW, "the brief typed into the far agent and answered there")
+            body["to"] = {"task": resumed["task_id"], "host": "elsewhere"}
+            assert post(server, f"/api/sessions/{LOCAL}/handoff", body, status=404)
             seen = terminal_session(server, resumed["task_id"], "box", ["/exit\r"])
             assert "Fake Claude Code" in seen, seen[-500:]
 
@@ -340,11 +356,14 @@ def test_a_far_session_is_resumed_forked_and_handed_off_there(far: FarHome, tmp_
             terminal_session(server, forked["task_id"], "box", ["/exit\r"])
 
             # A hand-off to a new agent: launched where the session lives, in its folder.
+            # Its last answer there is now the far agent's to the brief typed above.
+            answer = get(server, f"{base}/handoff?host=box&what=answer")["text"]
+            assert answer.startswith("You said: # Hand-off: the local question"), answer
             body = {"what": "answer", "to": {"agent": "claude"}}
             handed = post(server, f"{base}/handoff?host=box", body, status=201)
-            assert handed["chars"] == len("Done.")
+            assert handed["chars"] == len(answer)
             assert (handed["task"]["host"], handed["task"]["project"]) == ("box", str(project))
-            assert handed["task"]["prompt"] == "Done."
+            assert handed["task"]["prompt"].startswith("You said: # Hand-off")
             terminal_session(server, handed["task"]["task_id"], "box", ["/exit\r"])
 
             # Refusals made there keep their meaning here.
