@@ -5,7 +5,8 @@ task manager's blocking calls run in worker threads).
 The contract is in ``docs/api.md``. Every route here changes something or streams a terminal,
 so the guard (``security.py``) has already required the token and, for anything but GET, our
 own ``Origin``. Tasks are named by the ids the manager hands out; keys only ever go to a task's
-own PTY.
+own PTY. A remote host's session is resumed, forked and read for a hand-off on that host, by
+its own agentbar through the channel (``far.py``), never here in its place.
 """
 
 from __future__ import annotations
@@ -302,8 +303,8 @@ class _Handlers:
     async def _launch_there(
         self, request: web.Request, body: dict[str, Any], host: str
     ) -> web.StreamResponse:
-        """A launch on a configured remote host, through its channel (its terminal is not
-        streamed here yet: its session, replay and approvals are)."""
+        """A launch on a configured remote host, through its channel (its session, replay,
+        approvals and terminal come back through it too)."""
         self._link(request, host)
         agent = self._agent(request, body.get("agent"))
         project = body.get("project")
