@@ -9,17 +9,27 @@ user with its own HOME and agentbar installed there, needs root). Over ssh the i
 also counted on the wire (the kernel's byte counts of the connection, encrypted, each way: ssh's
 own keep-alives included) and the CPU split into the far agentbar, the far sshd and the ssh
 client. Run: ``python bench/bench_remote.py [--writes 40] [--idle 60] [--ssh]``.
+
+``--relaunch`` (over the OpenSSH rig, alone): a far session resumed from here (``POST
+/api/sessions/ID/resume?host=rig`` to the real loopback server) against a remote launch
+(``POST /api/tasks`` with ``host``) in the same run, alternated, ``--runs`` of each: the time to
+the reply (the far side's task manager has started the agent: the launch tests' scripted
+``claude`` of the far user) and to the far session shown here bound to the task.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
+import json
 import os
 import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -30,6 +40,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 
 from benchlib import distribution, machine, write_json  # noqa: E402
+from claude_lines import ClaudeTranscript  # noqa: E402
 from remote_far import make_far  # noqa: E402
 from remote_rig import (  # noqa: E402
     FarClaude,
@@ -234,15 +245,125 @@ def local_latency(root: Path, writes: int) -> dict[str, Any]:
         app.close()
 
 
+def relaunch_latency(root: Path, runs: int) -> dict[str, Any]:
+    """A far session resumed over the OpenSSH rig against a remote launch, alternated."""
+    machine_ = prepare_machine(root / "keys")
+    with rig_running(machine_, root / "rig") as rig:
+        project = rig.far.home / "work"
+        project.mkdir()
+        rig.far.give(project)
+        t = ClaudeTranscript(SID, str(project), start=time.time() - 60)
+        folder = rig.far.home / ".claude" / "projects" / str(project).replace("/", "-")
+        rig.far.write_lines(folder / f"{SID}.jsonl", [t.prompt("bench"), t.text("Done.")])
+        config = root / "near" / "config"
+        config.mkdir(parents=True)
+        command = ", ".join(f'"{part}"' for part in rig.command)
+        (config / "settings.toml").write_text(
+            f'[[remotes]]\nname = "rig"\ncommand = [{command}]\n'
+            f'agentbar = "{rig.with_fake_agents()}"\n'
+        )
+        settings = Settings.from_env({"HOME": str(root / "near" / "home"),
+                                      "AGENTBAR_DATA_DIR": str(root / "near" / "data"),
+                                      "AGENTBAR_CONFIG_DIR": str(config)})  # fmt: skip
+        app = Agentbar.open(settings, tasks=False)
+        try:
+            with app.serving() as server:
+                app.start()
+                _until(lambda: any(s.key.session_id == SID for s in app.sessions()), 120)
+                post = _poster(server.origin, server.token)
+                launch = {"agent": "claude", "project": str(project), "host": "rig"}
+                resume_path = f"/api/sessions/{SID}/resume?host=rig"
+                timed: dict[str, dict[str, list[float]]] = {
+                    "launch": {"reply": [], "bound": []},
+                    "resume": {"reply": [], "bound": []},
+                }
+                for _ in range(runs):
+                    for kind, path, body in (("launch", "/api/tasks", launch),
+                                             ("resume", resume_path, {})):  # fmt: skip
+                        for _attempt in range(300):
+                            started = time.perf_counter()
+                            task = post(path, body)
+                            replied = time.perf_counter()
+                            if task:
+                                break
+                            time.sleep(0.2)  # still running there: refused (409), untimed
+                        else:
+                            raise TimeoutError("the resumed session's last task did not end")
+                        _until(functools.partial(_bound, app, task["task_id"]), 60)
+                        bound = time.perf_counter()
+                        timed[kind]["reply"].append((replied - started) * 1000)
+                        timed[kind]["bound"].append((bound - started) * 1000)
+                        _end_far_task(task)
+        finally:
+            app.close()
+    return {
+        kind: {name: distribution(values) for name, values in figures.items()}
+        for kind, figures in timed.items()
+    }
+
+
+def _bound(app: Agentbar, task_id: str) -> bool:
+    return any(s.task_id == task_id for s in app.sessions())
+
+
+def _until(check: Any, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the rig did not get there")
+        time.sleep(0.002)
+
+
+def _poster(origin: str, token: str) -> Any:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
+        request = urllib.request.Request(
+            origin + path,
+            data=json.dumps(body).encode(),
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Origin": origin,
+                "Content-Type": "application/json",
+            },
+            method="POST",
+        )
+        try:
+            with opener.open(request, timeout=60) as response:
+                task: dict[str, Any] = json.loads(response.read())["task"]
+                return task
+        except urllib.error.HTTPError as exc:
+            if exc.code == 409:  # the resumed session's last task has not ended yet there
+                return {}
+            raise
+
+    return post
+
+
+def _end_far_task(task: dict[str, Any]) -> None:
+    """The far agent ended (SIGTERM to its process: the far user's, on this machine) and
+    waited for; a resume is refused while its task runs there, so one refused is asked again,
+    untimed, until the far side's manager has seen it go."""
+    with contextlib.suppress(psutil.Error):
+        process = psutil.Process(task["pid"])
+        process.terminate()
+        process.wait(20)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--writes", type=int, default=40)
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--ssh", action="store_true", help="also over the OpenSSH rig (root)")
+    parser.add_argument("--relaunch", action="store_true",
+                        help="only: resume against launch over the OpenSSH rig (root)")  # fmt: skip
+    parser.add_argument("--runs", type=int, default=7, help="resumes and launches (--relaunch)")
     args = parser.parse_args()
-    if args.ssh and (reason := rig_unavailable()) is not None:
-        parser.error(f"--ssh: {reason}")
+    if (args.ssh or args.relaunch) and (reason := rig_unavailable()) is not None:
+        parser.error(f"--ssh / --relaunch: {reason}")
+    if args.relaunch:
+        return _relaunch_main(args.runs, args.json)
     with tempfile.TemporaryDirectory(prefix="bench-remote-") as tmp:
         root = Path(tmp)
         local = local_latency(root, args.writes)
@@ -276,6 +397,20 @@ def main() -> int:
                 f"{state} p50 {d['p50_ms']:.1f} ms p99 {d['p99_ms']:.1f} ms"
                 for state, d in by.items()))  # fmt: skip
     print(f"load average {os.getloadavg()}")
+    return 0
+
+
+def _relaunch_main(runs: int, json_path: Path | None) -> int:
+    with tempfile.TemporaryDirectory(prefix="bench-relaunch-") as tmp:
+        figures = relaunch_latency(Path(tmp), runs)
+    write_json(json_path, {"machine": machine(), "relaunch": figures})
+    for kind, by in figures.items():
+        print(f"{kind:<6} over ssh: reply p50 {by['reply']['p50_ms']:.0f} ms "
+              f"(max {by['reply']['max_ms']:.0f}), session bound here p50 "
+              f"{by['bound']['p50_ms']:.0f} ms (max {by['bound']['max_ms']:.0f}), "
+              f"{by['reply']['count']} runs")  # fmt: skip
+    ratio = figures["resume"]["reply"]["p50_ms"] / figures["launch"]["reply"]["p50_ms"]
+    print(f"resume / launch reply p50: {ratio:.2f}x; load average {os.getloadavg()}")
     return 0
 
 

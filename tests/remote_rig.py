@@ -58,6 +58,7 @@ CACHE_ROOT = Path("/var/tmp")
 SHIPPED = ("core", "tray", "assets", "pyproject.toml", "setup.py", "README.md")
 GIT_LS_FILES = ("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--")
 INSTALL_SECONDS = 900
+FAKE_AGENT_FILES = ("fake_agent.py", "claude_lines.py", "codex_lines.py")
 SSHD_CONFIG = """\
 Port {port}
 ListenAddress 127.0.0.1
@@ -509,6 +510,24 @@ class SshRig:
         sent = sum(int(n) for n in re.findall(r"\bbytes_sent:(\d+)", said))
         received = sum(int(n) for n in re.findall(r"\bbytes_received:(\d+)", said))
         return sent, received
+
+    def with_fake_agents(self) -> str:
+        """The far agentbar as a program whose ``claude`` is the launch tests' scripted CLI
+        (tests/fake_agent.py and the lines it writes, copied into the far HOME, run by the far
+        venv's Python): a script of the far user's that sets ``AGENTBAR_CLAUDE``, as a
+        person's own environment there would, then runs agentbar."""
+        folder = self.far.home / "fake-agents"
+        for name in FAKE_AGENT_FILES:
+            self.far.write_bytes(folder / name, (REPO / "tests" / name).read_bytes())
+        claude = f"{self.install.python} {folder / 'fake_agent.py'} --agent claude"
+        script = folder / "agentbar"
+        self.far.write_bytes(
+            script,
+            f'#!/bin/sh\nAGENTBAR_CLAUDE="{claude}"\nexport AGENTBAR_CLAUDE\n'
+            f'exec {self.agentbar} "$@"\n'.encode(),
+        )
+        script.chmod(0o755)
+        return str(script)
 
     def ssh(self, *words: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
         """``ssh rig WORDS`` as a person would type it (the far shell reads the words)."""

@@ -33,6 +33,7 @@ from agentbar.core.model import State, StateChange
 from agentbar.core.remote.hosts import HostState
 from agentbar.core.remote.hub import Hub
 from agentbar.core.remote.link import RemoteError
+from agentbar.core.server.remote_routes import refused
 
 A = "aaaaaaaa-0000-4000-8000-00000000000a"
 B = "bbbbbbbb-0000-4000-8000-00000000000b"
@@ -276,9 +277,9 @@ def test_the_app_and_its_server_show_every_host(far: FarHome, tmp_path: Path) ->
             assert missing["error"]["message"] == "no task 'abc'"
             unknown = post(server, "/api/tasks", {**body, "host": "elsewhere"}, status=404)
             assert unknown["error"]["code"] == "not_found"
-            # A hand-off of a remote session is refused, never read from a local file.
-            handoff = get(server, f"/api/sessions/{A}/handoff?host=box", status=501)
-            assert handoff["error"]["code"] == "not_supported"
+            # A hand-off of a remote session is read there, never from a local file.
+            handoff = get(server, f"/api/sessions/{A}/handoff?host=box&what=answer")
+            assert handoff["text"] == "Done."
             # The board's stream says how the hosts are, and when one changes.
             stream = Stream(server)
             hello = stream.next()
@@ -293,6 +294,99 @@ def test_the_app_and_its_server_show_every_host(far: FarHome, tmp_path: Path) ->
             refused = get(server, f"/api/sessions/{A}/items?host=box", status=503)
             assert refused["error"]["code"] == "host_unreachable"
             assert get(server, f"/api/sessions/{LOCAL}/items")["host"] == "local"
+    finally:
+        app.close()
+
+
+RESUMED = "eeeeeeee-0000-4000-8000-00000000000e"
+
+
+def test_a_far_session_is_resumed_forked_and_handed_off_there(far: FarHome, tmp_path: Path) -> None:
+    """Resume and fork run on the session's own host through its channel (this machine
+    launches nothing: its app has no task manager), their terminals reached as a remote
+    launch's; a hand-off is read there; a refusal there keeps its status; a host gone is a
+    503 at once."""
+    project = far.root / "resumed"
+    project.mkdir()
+    far.claude(RESUMED, str(project), "the remote work", start=time.time() - 100)
+    near = tmp_path / "near"
+    write_claude(near / "home" / ".claude", LOCAL, "/w/here", "the local question",
+                 start=time.time() - 60)  # fmt: skip
+    app = Agentbar.open(near_settings(near, far), tasks=False)
+    base = f"/api/sessions/{RESUMED}"
+    try:
+        with app.serving() as server:
+            app.start()
+            wait_for(lambda: any(s.key.session_id == RESUMED for s in app.sessions()), SLOW,
+                     "the far session")  # fmt: skip
+            assert app.hub is not None
+            resumed = post(server, f"{base}/resume?host=box", {}, status=201)["task"]
+            assert (resumed["host"], resumed["mode"], resumed["source"]) == (
+                "box",
+                "resume",
+                RESUMED,
+            )
+            task_of = lambda task_id: [s for s in app.sessions() if s.task_id == task_id]  # noqa: E731
+            bound = wait_for(lambda: task_of(resumed["task_id"]), SLOW, "the resumed task there")
+            assert [(s.key.host, s.key.session_id) for s in bound] == [("box", RESUMED)]
+            again = post(server, f"{base}/resume?host=box", {}, status=409)
+            assert again["error"]["code"] == "already_running"
+            # This machine's session handed to the task running there: typed into it there.
+            registry = far.home / ".claude" / "sessions" / f"{resumed['pid']}.json"
+            wait_for(registry.exists, SLOW, "the resumed agent ready for input there")
+            body = {"what": "brief", "to": {"task": resumed["task_id"], "host": "box"}}
+            typed = post(server, f"/api/sessions/{LOCAL}/handoff", body, status=200)
+            assert typed["task"]["host"] == "box" and typed["chars"] > 0
+            # (Its transcript there: Claude's folder name makes every "_" of the path a "-".)
+            projects = far.home / ".claude" / "projects"
+            told = lambda: any(  # noqa: E731
+                "You said: # Hand-off" in t.read_text() for t in projects.glob(f"*/{RESUMED}.jsonl")
+            )
+            wait_for(told, SLOW, "the brief typed into the far agent and answered there")
+            body["to"] = {"task": resumed["task_id"], "host": "elsewhere"}
+            assert post(server, f"/api/sessions/{LOCAL}/handoff", body, status=404)
+            seen = terminal_session(server, resumed["task_id"], "box", ["/exit\r"])
+            assert "Fake Claude Code" in seen, seen[-500:]
+
+            forked = post(server, f"{base}/fork?host=box", {"prompt": "go on"}, status=201)
+            forked = forked["task"]
+            assert (forked["host"], forked["mode"], forked["source"]) == ("box", "fork", RESUMED)
+            bound = wait_for(lambda: task_of(forked["task_id"]), SLOW, "the forked task there")
+            assert bound[0].key.host == "box" and bound[0].key.session_id != RESUMED
+            terminal_session(server, forked["task_id"], "box", ["/exit\r"])
+
+            # A hand-off to a new agent: launched where the session lives, in its folder.
+            # Its last answer there is now the far agent's to the brief typed above.
+            answer = get(server, f"{base}/handoff?host=box&what=answer")["text"]
+            assert answer.startswith("You said: # Hand-off: the local question"), answer
+            body = {"what": "answer", "to": {"agent": "claude"}}
+            handed = post(server, f"{base}/handoff?host=box", body, status=201)
+            assert handed["chars"] == len(answer)
+            assert (handed["task"]["host"], handed["task"]["project"]) == ("box", str(project))
+            assert handed["task"]["prompt"].startswith("You said: # Hand-off")
+            terminal_session(server, handed["task"]["task_id"], "box", ["/exit\r"])
+
+            # Refusals made there keep their meaning here.
+            gone = post(server, f"/api/sessions/{A}/resume?host=box", {}, status=400)
+            assert gone["error"]["code"] == "bad_launch", gone
+            assert "/srv/api" in gone["error"]["message"]
+            with pytest.raises(RemoteError) as unknown:
+                app.hub.links["box"].call("relaunch", {"agent": "claude", "id": LOCAL,
+                                                       "mode": "resume"})  # fmt: skip
+            assert unknown.value.kind == "not_found"
+            assert refused(unknown.value).status == 404
+            with pytest.raises(RemoteError) as older:
+                app.hub.links["box"].call("no-such-call", {})
+            assert refused(older.value).status == 501
+
+            # The host goes: a resume is refused at once, and says why.
+            for proc in far_pids(far):
+                proc.send_signal(signal.SIGKILL)
+            wait_for(lambda: app.hosts()[0].state is not HostState.CONNECTED, 20, "the drop")
+            down = post(server, f"{base}/fork?host=box", {}, status=503)
+            assert down["error"]["code"] == "host_unreachable"
+            down = get(server, f"{base}/handoff?host=box", status=503)
+            assert down["error"]["code"] == "host_unreachable"
     finally:
         app.close()
 

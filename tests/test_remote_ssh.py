@@ -387,6 +387,74 @@ def test_replay_and_search_go_through_the_channel(
     assert "the local one" not in exported
 
 
+# -- resume, fork, hand-off ----------------------------------------------------------------------
+
+
+def far_finished_claude(far: FarUser, session_id: str, project: Path) -> None:
+    """A finished Claude session of the far user, run in ``project`` (a folder of its HOME)."""
+    project.mkdir()
+    far.give(project)
+    t = ClaudeTranscript(session_id, str(project), start=time.time() - 60)
+    folder = far.home / ".claude" / "projects" / str(project).replace("/", "-")
+    far.write_lines(
+        folder / f"{session_id}.jsonl",
+        [t.prompt("the far work"), t.text("Done there.", stop_reason="end_turn")],
+    )
+
+
+def test_a_far_session_is_resumed_and_forked_on_its_host(ssh_rig: SshRig, near: Near) -> None:
+    """``agentbar resume`` and the fork route run the far user's agent over there (its
+    scripted ``claude``), never one here; the hand-off is read there; with the host down both
+    are refused at once."""
+    project = ssh_rig.far.home / "work"
+    far_finished_claude(ssh_rig.far, SID, project)
+    local_claude(near, SID, "/work/here")  # the same id here: never mixed up
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.with_fake_agents())
+    near.start()
+    near.wait_host("connected")
+    wait_for(lambda: near.session(SID), SECONDS, "the far session")
+
+    resumed = near.run("resume", SID, "--host", HOST, "--json", "--no-start")
+    assert resumed.returncode == 0, resumed.stderr
+    task = orjson.loads(resumed.stdout)["task"]
+    assert (task["host"], task["mode"], task["source"]) == (HOST, "resume", SID)
+    assert task["project"] == str(project)
+    assert psutil.Process(task["pid"]).uids().real == ssh_rig.far.user.uid  # run over there
+    wait_for(
+        lambda: (near.session(SID) or {}).get("task_id") == task["task_id"],
+        SECONDS,
+        "the far session bound to its resumed task",
+    )
+    assert near.session(SID, "local")["task_id"] is None  # type: ignore[index]
+    assert near.get("/api/tasks")["tasks"] == []  # this machine launched nothing
+    again = near.run("resume", SID, "--host", HOST, "--no-start")
+    assert again.returncode == 1 and "runs this session" in again.stderr, again.stderr
+
+    forked = near.client.request(
+        "POST", f"/api/sessions/{SID}/fork?host={HOST}", {"prompt": "go on"}, timeout=60
+    )["task"]
+    assert (forked["host"], forked["mode"], forked["source"]) == (HOST, "fork", SID)
+    wait_for(
+        lambda: [
+            s["session_id"]
+            for s in near.sessions()
+            if s["task_id"] == forked["task_id"] and s["host"] == HOST and s["session_id"] != SID
+        ],
+        SECONDS,
+        "the forked session there",
+    )
+
+    printed = near.run("handoff", SID, "--host", HOST, "--what", "answer", "--print", "--no-start")
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == "Done there.\n"
+
+    ssh_rig.stop()
+    near.wait_host("unreachable", timeout=30)
+    down = near.run("fork", SID, "--host", HOST, "--no-start", timeout=20)
+    assert down.returncode == 2, down.stderr
+    assert f"{HOST} is unreachable" in down.stderr, down.stderr
+
+
 # -- approvals -------------------------------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ from test_cli import write_claude
 from agentbar.core.app import Agentbar
 
 SHARED_ID = "aaaaaaaa-0000-4000-8000-00000000000a"  # a session of both machines
+FORKED_ID = "ffffffff-0000-4000-8000-00000000000f"  # a far session whose folder is there
 SLOW = 60.0  # the far side's first start imports and reads everything
 
 
@@ -31,6 +32,8 @@ def test_a_remote_session_is_its_own_card_replay_export_and_search_hit(
 ) -> None:
     far = make_far(tmp_path / "far")
     far.claude(SHARED_ID, "/srv/api", "the remote prompt", start=time.time() - 600)
+    (far.root / "proj").mkdir()
+    far.claude(FORKED_ID, str(far.root / "proj"), "fork me there", start=time.time() - 500)
     app = near_app(tmp_path, far)
     try:
         with app.serving() as server:
@@ -48,6 +51,7 @@ def test_a_remote_session_is_its_own_card_replay_export_and_search_hit(
                 page.on("pageerror", lambda exc: errors.append(str(exc)))
                 check_board_and_replay(page, server)
                 check_search(page, server)
+                check_resume_and_fork(page, server, app)
                 assert not errors, errors
             finally:
                 context.close()
@@ -83,3 +87,25 @@ def check_search(page: Any, server: Any) -> None:
     assert href.startswith(f"/session/claude/{SHARED_ID}?") and "q=remote" in href, href
     hit.click()
     page.get_by_text("the remote prompt").first.wait_for()
+
+
+def check_resume_and_fork(page: Any, server: Any, app: Agentbar) -> None:
+    """The replay's Resume and Fork of a remote session ask its host (this app launches
+    nothing): a refusal there is shown as said there, a fork started there is named."""
+    page.goto(server.open_url(f"/session/claude/{SHARED_ID}?host=box"))
+    page.get_by_text("the remote prompt").first.wait_for()
+    page.locator("button.resume").click()
+    note = page.locator(".action-note")
+    wait_for(note.inner_text, 20, "the resume's answer")
+    assert "/srv/api" in note.inner_text(), note.inner_text()  # the far side's own refusal
+    page.goto(server.open_url(f"/session/claude/{FORKED_ID}?host=box"))
+    page.get_by_text("fork me there").first.wait_for()
+    page.locator("button.fork").click()
+    wait_for(lambda: "Forked on box: task " in note.inner_text(), 20, "the fork's answer")
+    task_id = note.inner_text().split("task ")[1].split(" ")[0]
+    forked = wait_for(
+        lambda: [s for s in app.sessions() if s.task_id == task_id], SLOW, "the forked session"
+    )
+    assert forked[0].key.host == "box"
+    assert app.hub is not None
+    app.hub.links["box"].call_later("term_input", {"task_id": task_id, "data": "/exit\r"})

@@ -13,10 +13,12 @@ import sys
 import time
 from collections.abc import Sequence
 from typing import Any, TextIO
+from urllib.parse import quote, urlencode
 
 import orjson
 
 from ..config import Settings
+from ..model import LOCAL_HOST
 from ..text import natural_widths, short_path, table
 from .client import ApiError, Client, NoServer, connect
 
@@ -52,12 +54,14 @@ def add_parsers(commands: Any, agents: Sequence[str]) -> None:
         again = commands.add_parser(name, help=f"{what} a session in a new terminal")
         again.add_argument("session_id", metavar="SESSION_ID", help="the id or a unique prefix")
         again.add_argument("--prompt", metavar="TEXT", help="a prompt to send with it")
+        _host_arg(again, f"{what} it there")
         _output_args(again)
     handoff = commands.add_parser(
         "handoff", help="send a session's last answer or a brief of it to another agent"
     )
     handoff.add_argument("session_id", metavar="SESSION_ID", help="the id or a unique prefix")
     handoff.add_argument("--what", choices=["brief", "answer"], default="brief")
+    _host_arg(handoff, "read it there")
     target = handoff.add_mutually_exclusive_group(required=True)
     target.add_argument("--to-task", metavar="TASK_ID", help="type it into this running task")
     target.add_argument("--to-agent", choices=list(agents), help="a new agent, same folder")
@@ -68,6 +72,15 @@ def add_parsers(commands: Any, agents: Sequence[str]) -> None:
     choice.add_argument("--keep", action="store_true",
                         help="its launched agents run on without it (the default)")  # fmt: skip
     choice.add_argument("--stop", action="store_true", help="stop its launched agents too")
+
+
+def _host_arg(parser: argparse.ArgumentParser, there: str) -> None:
+    parser.add_argument(
+        "--host",
+        metavar="NAME",
+        help=f"the remote host the session is on ({there}); needed only when this machine "
+        "has a session with that id too",
+    )
 
 
 def _output_args(parser: argparse.ArgumentParser) -> None:
@@ -111,9 +124,9 @@ def _run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         out.write(f"task {task_id}: {task['status']} ({_exit_text(task)})\n")
         return 0
     if command in ("resume", "fork"):
-        session_id = _session_id(client, args.session_id)
+        path, host = _session_path(client, args.session_id, args.host)
         body = {"prompt": args.prompt}
-        task = client.request("POST", f"/api/sessions/{session_id}/{command}", body)["task"]
+        task = client.request("POST", f"{path}/{command}{host}", body)["task"]
         return _show_launched(client, task, args.json, out)
     if command == "handoff":
         return _handoff(client, args, out)
@@ -132,6 +145,8 @@ def _run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
 def _show_launched(client: Client, task: dict[str, Any], as_json: bool, out: TextIO) -> int:
     """Wait (briefly) for the task to learn its session, then say what was started."""
+    if task.get("host", LOCAL_HOST) != LOCAL_HOST:
+        return _show_launched_there(task, as_json, out)
     deadline = time.monotonic() + BIND_WAIT_SECONDS
     while task.get("session_id") is None and task["status"] == "running":
         if time.monotonic() > deadline:
@@ -153,6 +168,23 @@ def _show_launched(client: Client, task: dict[str, Any], as_json: bool, out: Tex
         f"{task.get('session_id') or ''}".rstrip()
         + "\n"
     )
+    return 0
+
+
+def _show_launched_there(task: dict[str, Any], as_json: bool, out: TextIO) -> int:
+    """A task started on a remote host (its manager is over there: nothing to wait for)."""
+    if as_json:
+        out.write(orjson.dumps({"task": task}, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0
+    session = task.get("session_id")
+    out.write(
+        f"task {task['task_id']} on {task['host']}: {task['agent']} in {task['project']} "
+        f"(pid {task['pid']} there), "
+        + (f"session {session}" if session else "its session is not known yet")
+        + "\n"
+    )
+    if session:
+        out.write(f"  agentbar window {session}\n")
     return 0
 
 
@@ -246,9 +278,18 @@ def _task_id(client: Client, wanted: str) -> str:
     return _unique(wanted, [t["task_id"] for t in tasks], "task")
 
 
-def _session_id(client: Client, wanted: str) -> str:
+def _session_path(client: Client, wanted: str, host: str | None) -> tuple[str, str]:
+    """The API path of the session ``wanted`` names (or starts), and the query naming its
+    host (``?host=NAME``; empty for this machine's): a remote host's is resumed, forked or
+    read there."""
     sessions = client.request("GET", "/api/sessions?all=1")["sessions"]
-    return _unique(wanted, [s["session_id"] for s in sessions], "session")
+    if host is not None:
+        sessions = [s for s in sessions if s.get("host", LOCAL_HOST) == host]
+    session_id = _unique(wanted, [s["session_id"] for s in sessions], "session")
+    hosts = {s.get("host", LOCAL_HOST) for s in sessions if s["session_id"] == session_id}
+    there = host or (hosts.pop() if len(hosts) == 1 else LOCAL_HOST)
+    query = "" if there == LOCAL_HOST else "?" + urlencode({"host": there})
+    return f"/api/sessions/{quote(session_id)}", query
 
 
 def _unique(wanted: str, ids: list[str], what: str) -> str:
@@ -266,15 +307,14 @@ def _unique(wanted: str, ids: list[str], what: str) -> str:
 
 
 def _handoff(client: Client, args: argparse.Namespace, out: TextIO) -> int:
-    session_id = _session_id(client, args.session_id)
+    path, host = _session_path(client, args.session_id, args.host)
     if args.print:
-        reply = client.request("GET", f"/api/sessions/{session_id}/handoff?what={args.what}")
+        what = f"{host}&" if host else "?"
+        reply = client.request("GET", f"{path}/handoff{what}what={args.what}")
         out.write(reply["text"].rstrip("\n") + "\n")
         return 0
     target = {"task": _task_id(client, args.to_task)} if args.to_task else {"agent": args.to_agent}
-    reply = client.request(
-        "POST", f"/api/sessions/{session_id}/handoff", {"what": args.what, "to": target}
-    )
+    reply = client.request("POST", f"{path}/handoff{host}", {"what": args.what, "to": target})
     task = reply["task"]
     if args.to_task:
         out.write(f"sent the {args.what} ({reply['chars']} characters) to task {task['task_id']}\n")

@@ -48,9 +48,14 @@ MAX_SEARCH = 200
 
 
 class CallError(AgentbarError):
-    """A call the far side cannot answer (no such session, a stale request)."""
+    """A call the far side cannot answer (no such session, a stale request); ``kind`` is what
+    the near side is told (``remote_routes`` makes it an HTTP status)."""
 
     title = "The remote cannot do it"
+
+    def __init__(self, message: str, kind: str = "not_found") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class FarSide:
@@ -79,6 +84,9 @@ class FarSide:
             "search": self._search,
             "decide": self._decide,
             "launch": self._launch,
+            "relaunch": self._relaunch,
+            "handoff": self._handoff,
+            "type": self._type,
             "detach": self.terminals.detach,
             "term_input": self.terminals.type_in,
             "term_resize": self.terminals.resize,
@@ -221,16 +229,10 @@ class FarSide:
                 self._send({"t": "reply", "id": call_id, "result": {"done": True}})
                 return
             if op is None:
-                raise CallError(f"unknown call {frame.get('op')!r}")
+                raise CallError(f"unknown call {frame.get('op')!r}", "unsupported")
             self._send({"t": "reply", "id": call_id, "result": op(args)})
         except (AgentbarError, ValueError, LookupError, TypeError) as exc:
-            kind = (
-                "stale"
-                if isinstance(exc, StaleRequest)
-                else (
-                    "not_found" if isinstance(exc, ReplayError | CallError | LookupError) else "bad"
-                )
-            )
+            kind = _kind(exc)
             self._send({"t": "reply", "id": call_id, "error": {"kind": kind,
                         "message": str(exc)}})  # fmt: skip
         except Exception as exc:
@@ -323,6 +325,59 @@ class FarSide:
         doc: dict[str, Any] = tasks.launch(request).to_json()
         return doc
 
+    def _relaunch(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A session of this machine resumed or forked (``mode``), in the folder it ran in, as
+        ``POST /api/sessions/ID/resume`` or ``/fork`` would here."""
+        from ..launch.request import BadLaunch, Mode  # noqa: PLC0415 - launching only
+
+        tasks = self.app.tasks
+        if tasks is None:
+            raise CallError("this agentbar launches no agents", "no_tasks")
+        mode = Mode(str(args.get("mode")))
+        if mode not in (Mode.RESUME, Mode.FORK):
+            raise CallError(f"mode must be resume or fork, not {mode}", "bad")
+        snap = self._session(args)
+        if mode is Mode.RESUME:
+            running = tasks.for_session(snap.key)
+            if running is not None:
+                raise CallError(f"task {running.task_id} runs this session", "already_running")
+        prompt = args.get("prompt")
+        try:
+            info = tasks.launch_from(snap, mode, prompt=None if prompt is None else str(prompt))
+        except BadLaunch as exc:
+            raise CallError(str(exc), "bad_launch") from None
+        doc: dict[str, Any] = info.to_json()
+        return doc
+
+    def _handoff(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The last answer or the brief of a session of this machine, read from its transcript
+        here (the near side hands it on)."""
+        from ..agents.base import tool_vocabularies  # noqa: PLC0415 - hand-offs only
+        from ..launch.handoff import NothingToHandOff, What, handoff_text  # noqa: PLC0415
+
+        snap = self._session(args)
+        what = What(str(args.get("what") or "brief"))
+        tools = tool_vocabularies(self.app.settings.kits).get(snap.key.agent)
+        try:
+            text = handoff_text(self.replay, snap, what, tools)
+        except NothingToHandOff as exc:
+            raise CallError(str(exc), "nothing_to_hand_off") from None
+        return {"what": str(what), "text": text, "project": snap.project}
+
+    def _type(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Text typed into a task of this machine (a paste, then Enter): a hand-off to it."""
+        from ..launch.manager import NotRunning  # noqa: PLC0415 - launching only
+
+        tasks = self.app.tasks
+        if tasks is None:
+            raise CallError("this agentbar launches no agents", "no_tasks")
+        try:
+            info = tasks.send_text(str(args["task_id"]), str(args["text"]))
+        except (NotRunning, ProcessLookupError) as exc:
+            raise CallError(str(exc), "not_running") from None
+        doc: dict[str, Any] = info.to_json()
+        return doc
+
     def _decide(self, args: dict[str, Any]) -> dict[str, Any]:
         replies = args.get("replies") or []
         message = args.get("message")
@@ -336,6 +391,17 @@ class FarSide:
             )
         )
         return {"request_id": request.request_id}
+
+
+def _kind(exc: Exception) -> str:
+    """What kind of refusal a failed call is, for the near side."""
+    if isinstance(exc, CallError):
+        return exc.kind
+    if isinstance(exc, StaleRequest):
+        return "stale"
+    if isinstance(exc, ReplayError | LookupError):
+        return "not_found"
+    return "bad"
 
 
 def _moved(sent: SessionSnapshot | None, now: SessionSnapshot) -> bool:

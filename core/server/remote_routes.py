@@ -23,7 +23,20 @@ from .replies import Refused, guarded, json_reply
 
 T = TypeVar("T")
 
-_STATUS = {"not_found": 404, "unreachable": 503, "timeout": 504, "bad": 400, "stale": 409}
+# A failed call's kind (the far side's, or the link's own) as the API's status and code.
+_REFUSALS = {
+    "not_found": (404, "not_found"),
+    "unreachable": (503, "host_unreachable"),
+    "timeout": (504, "host_timeout"),
+    "bad": (400, "bad"),
+    "stale": (409, "stale"),
+    "already_running": (409, "already_running"),
+    "not_running": (409, "not_running"),
+    "bad_launch": (400, "bad_launch"),
+    "nothing_to_hand_off": (409, "nothing_to_hand_off"),
+    "no_tasks": (503, "no_tasks"),
+    "unsupported": (501, "not_supported"),
+}
 
 
 def routes() -> list[web.RouteDef]:
@@ -43,9 +56,17 @@ def is_remote(snap: SessionSnapshot) -> bool:
 
 def refused(exc: RemoteError) -> Refused:
     """A failed call as the API's error (a host down is a 503, not a 500)."""
-    status = _STATUS.get(exc.kind, 502)
-    code = "host_" + exc.kind if exc.kind in ("unreachable", "timeout") else exc.kind
-    return Refused(status, code if exc.kind in _STATUS else "host_failed", str(exc))
+    if exc.kind == "unsupported" or (exc.kind == "not_found" and _older_far_side(exc)):
+        return Refused(501, "not_supported", f"{exc}: the agentbar there is older than this "
+                       "one; install the same version on both")  # fmt: skip
+    status, code = _REFUSALS.get(exc.kind, (502, "host_failed"))
+    return Refused(status, code, str(exc))
+
+
+def _older_far_side(exc: RemoteError) -> bool:
+    """A far side from before its unknown calls had their own kind (it called them not
+    found)."""
+    return str(exc).startswith("unknown call ")
 
 
 async def call(ctx: Context, snap: SessionSnapshot, op: str, args: dict[str, Any]) -> Any:

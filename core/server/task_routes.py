@@ -5,7 +5,8 @@ task manager's blocking calls run in worker threads).
 The contract is in ``docs/api.md``. Every route here changes something or streams a terminal,
 so the guard (``security.py``) has already required the token and, for anything but GET, our
 own ``Origin``. Tasks are named by the ids the manager hands out; keys only ever go to a task's
-own PTY.
+own PTY. A remote host's session is resumed, forked and read for a hand-off on that host, by
+its own agentbar through the channel (``far.py``), never here in its place.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ..launch.task import TaskInfo
 from ..model import LOCAL_HOST, Agent, SessionKey, SessionSnapshot
 from ..remote.link import Link, RemoteError
 from .context import Context, find_session, session_json
+from .remote_routes import is_remote
 from .remote_routes import refused as remote_refusal
 from .replies import Refused, guarded, json_reply, read_object
 
@@ -145,15 +147,35 @@ class _Handlers:
             raise Refused(404, "not_found", "no such task")
         return task_id
 
-    def _session(self, request: web.Request) -> SessionSnapshot:
-        """A session of this machine to resume, fork or hand off (a remote host's is refused:
-        its files and its agent are over there)."""
-        snap = find_session(request)
-        if snap.key.host != LOCAL_HOST:
-            raise Refused(
-                501, "not_supported", f"this is not possible yet for a session on {snap.key.host}"
+    def _link(self, request: web.Request, host: str) -> Link:
+        """The channel to a configured remote host; 404 for a name no remote has."""
+        hub = self._ctx_of(request).hub
+        if hub is None or host not in hub.links:
+            raise Refused(404, "not_found", f"no remote host named {host!r}")
+        return hub.link(host)
+
+    async def _call_there(
+        self, request: web.Request, host: str, op: str, args: dict[str, Any]
+    ) -> Any:
+        """The far side's answer to ``op`` (waited for in a worker thread); a host down or
+        dropped is a 503 at once, never a wait (``remote_routes.refused``)."""
+        link = self._link(request, host)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                None, lambda: link.call(op, args)
             )
-        return snap
+        except RemoteError as exc:
+            raise remote_refusal(exc) from None
+
+    def _task_there(self, request: web.Request, doc: dict[str, Any], host: str) -> dict[str, Any]:
+        """A task the far side started, as this server shows it: its host, and its session
+        as the engine sees it there (null until bound)."""
+        session = None
+        if isinstance(doc.get("session_id"), str) and isinstance(doc.get("agent"), str):
+            key = SessionKey(Agent(doc["agent"]), doc["session_id"], host)
+            snap = self._sessions(request).get(key)
+            session = None if snap is None else session_json(snap, None)
+        return {**doc, "host": host, "session": session}
 
     # -- tasks -----------------------------------------------------------------------------
 
@@ -261,10 +283,16 @@ class _Handlers:
         return await self._relaunch(request, Mode.FORK)
 
     async def _relaunch(self, request: web.Request, mode: Mode) -> web.StreamResponse:
-        tasks = self._tasks(request)
-        snap = self._session(request)
+        snap = find_session(request)
         body = await read_object(request)
         prompt = _optional_text(body, "prompt")
+        if is_remote(snap):  # resumed or forked where its files and its agent are
+            host = snap.key.host
+            args = {"agent": str(snap.key.agent), "id": snap.key.session_id,
+                    "mode": str(mode), "prompt": prompt}  # fmt: skip
+            doc = await self._call_there(request, host, "relaunch", args)
+            return json_reply({"task": self._task_there(request, doc, host)}, status=201)
+        tasks = self._tasks(request)
         if mode is Mode.RESUME:
             running = tasks.for_session(snap.key)
             if running is not None:
@@ -275,24 +303,16 @@ class _Handlers:
     async def _launch_there(
         self, request: web.Request, body: dict[str, Any], host: str
     ) -> web.StreamResponse:
-        """A launch on a configured remote host, through its channel (its terminal is not
-        streamed here yet: its session, replay and approvals are)."""
-        ctx = self._ctx_of(request)
-        if ctx.hub is None or host not in ctx.hub.links:
-            raise Refused(404, "not_found", f"no remote host named {host!r}")
+        """A launch on a configured remote host, through its channel (its session, replay,
+        approvals and terminal come back through it too)."""
+        self._link(request, host)
         agent = self._agent(request, body.get("agent"))
         project = body.get("project")
         if not isinstance(project, str) or not project.startswith("/"):
             raise Refused(400, "bad_request", "project must be an absolute folder on that host")
         args = {"agent": str(agent), "project": project, "prompt": _optional_text(body, "prompt")}
-        link = ctx.hub.link(host)
-        try:
-            doc = await asyncio.get_running_loop().run_in_executor(
-                None, lambda: link.call("launch", args)
-            )
-        except RemoteError as exc:
-            raise remote_refusal(exc) from None
-        return json_reply({"task": {**doc, "host": host, "session": None}}, status=201)
+        doc = await self._call_there(request, host, "launch", args)
+        return json_reply({"task": self._task_there(request, doc, host)}, status=201)
 
     def _what(self, value: object) -> What:
         try:
@@ -300,46 +320,88 @@ class _Handlers:
         except ValueError:
             raise Refused(400, "bad_request", "what must be answer or brief") from None
 
-    async def preview_handoff(self, request: web.Request) -> web.StreamResponse:
+    async def _handoff_text(self, request: web.Request, snap: SessionSnapshot, what: What) -> str:
+        """The answer or brief of ``snap``, read where the session lives (a remote host's
+        through its channel: its transcript is over there)."""
+        if is_remote(snap):
+            args = {"agent": str(snap.key.agent), "id": snap.key.session_id, "what": str(what)}
+            doc = await self._call_there(request, snap.key.host, "handoff", args)
+            if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):
+                raise Refused(502, "host_failed", f"{snap.key.host} answered no text")
+            return str(doc["text"])
         ctx = self._ctx_of(request)
-        snap = self._session(request)
-        what = self._what(request.query.get("what"))
-        text = await self._call(
-            request, lambda: handoff_text(ctx.replay, snap, what, ctx.tools.get(snap.key.agent))
+        return str(
+            await self._call(
+                request,
+                lambda: handoff_text(ctx.replay, snap, what, ctx.tools.get(snap.key.agent)),
+            )
         )
+
+    async def preview_handoff(self, request: web.Request) -> web.StreamResponse:
+        snap = find_session(request)
+        what = self._what(request.query.get("what"))
+        text = await self._handoff_text(request, snap, what)
         return json_reply({"what": str(what), "text": text})
 
     async def handoff(self, request: web.Request) -> web.StreamResponse:
-        ctx = self._ctx_of(request)
-        tasks = self._tasks(request)
-        snap = self._session(request)
+        """The text read where the session lives, typed into a running task (``{"task": ID}``,
+        with ``"host"`` for a remote host's) or given to a new agent launched where the
+        session lives, in its folder (``{"agent": NAME}``)."""
+        snap = find_session(request)
         body = await read_object(request)
         what = self._what(body.get("what"))
         target = body.get("to")
         if not isinstance(target, dict) or not (("task" in target) ^ ("agent" in target)):
             raise Refused(400, "bad_request", 'to must be {"task": ID} or {"agent": NAME}')
-        text = await self._call(
-            request, lambda: handoff_text(ctx.replay, snap, what, ctx.tools.get(snap.key.agent))
-        )
+        target_host = target.get("host") or LOCAL_HOST
+        if not isinstance(target_host, str):
+            raise Refused(400, "bad_request", "to.host must be a host's name")
+        if target_host != LOCAL_HOST:
+            self._link(request, target_host)
         if "task" in target:
             task_id = str(target["task"])
             if not _TASK_ID.match(task_id):
                 raise Refused(404, "not_found", "no such task")
-            info = await self._call(request, lambda: tasks.send_text(task_id, text))
-            status = 200
+            text = await self._handoff_text(request, snap, what)
+            task, status = await self._type_handoff(request, target_host, task_id, text), 200
         else:
             agent = self._agent(request, target["agent"])
             if snap.project is None:
                 raise Refused(409, "bad_launch", "the session's folder is not known")
-            project = snap.project
-            info = await self._call(
-                request, lambda: tasks.launch(LaunchRequest(agent, project, prompt=text))
-            )
-            status = 201
+            text = await self._handoff_text(request, snap, what)
+            task, status = await self._launch_handoff(request, snap, agent, text), 201
         return json_reply(
-            {"what": str(what), "chars": len(text), "task": self._task_doc(request, info)},
+            {"what": str(what), "chars": len(text), "task": task},
             status=status,
         )
+
+    async def _type_handoff(
+        self, request: web.Request, host: str, task_id: str, text: str
+    ) -> dict[str, Any]:
+        """``text`` typed into a running task of ``host`` (as a paste, then Enter)."""
+        if host != LOCAL_HOST:
+            doc = await self._call_there(request, host, "type", {"task_id": task_id, "text": text})
+            return self._task_there(request, doc, host)
+        tasks = self._tasks(request)
+        info = await self._call(request, lambda: tasks.send_text(task_id, text))
+        return self._task_doc(request, info)
+
+    async def _launch_handoff(
+        self, request: web.Request, snap: SessionSnapshot, agent: Agent, text: str
+    ) -> dict[str, Any]:
+        """A new ``agent`` given ``text``, launched where ``snap`` lives, in its folder."""
+        assert snap.project is not None
+        project = snap.project
+        if is_remote(snap):
+            host = snap.key.host
+            args = {"agent": str(agent), "project": project, "prompt": text}
+            doc = await self._call_there(request, host, "launch", args)
+            return self._task_there(request, doc, host)
+        tasks = self._tasks(request)
+        info = await self._call(
+            request, lambda: tasks.launch(LaunchRequest(agent, project, prompt=text))
+        )
+        return self._task_doc(request, info)
 
     async def projects(self, request: web.Request) -> web.StreamResponse:
         ctx = self._ctx_of(request)
@@ -425,10 +487,7 @@ class _Handlers:
     ) -> web.StreamResponse:
         """A task launched on a remote host: its output through the channel (``attach``), the
         client's input and size sent back the same way."""
-        ctx = self._ctx_of(request)
-        if ctx.hub is None or host not in ctx.hub.links:
-            raise Refused(404, "not_found", f"no remote host named {host!r}")
-        link = ctx.hub.link(host)
+        link = self._link(request, host)
         watch = secrets.token_hex(8)
         chunks = link.stream("attach", {"task_id": task_id, "watch": watch}, timeout=None)
         first = await asyncio.get_running_loop().run_in_executor(None, _first, chunks)

@@ -11,6 +11,21 @@ function openTerminal(task) {
   window.location.assign(terminalHref(task.task_id));
 }
 
+// A remote host's session is resumed, forked or read there; null for this machine's.
+function remoteHost(session) {
+  return session.host && session.host !== 'local' ? session.host : null;
+}
+
+// A task started: its terminal opened when it runs here; one started on a remote host is said
+// (its terminal is served through the channel to API clients: the page shows local tasks).
+function started(task, note, what) {
+  if (task.host && task.host !== 'local') {
+    note.textContent = `${what} on ${task.host}: task ${task.task_id} (pid ${task.pid} there).`;
+  } else {
+    openTerminal(task);
+  }
+}
+
 async function runningTasks() {
   try {
     const body = await getJSON('/api/tasks');
@@ -34,7 +49,7 @@ async function launchableAgents() {
 export function sessionActions(session) {
   const note = h('span', { class: 'action-note', 'aria-live': 'polite' });
   const box = h('div', { class: 'session-actions', dataset: { session: session.session_id } });
-  const params = { agent: session.agent };
+  const params = { agent: session.agent, host: remoteHost(session) };
   const act = async (button, work) => {
     button.disabled = true;
     note.textContent = '';
@@ -50,7 +65,7 @@ export function sessionActions(session) {
     type: 'button', class: `button ${mode}`, dataset: { action: mode },
     onclick: (event) => act(event.currentTarget, async () => {
       const reply = await postJSON(sessionPath(session.session_id, `/${mode}`), {}, { params });
-      openTerminal(reply.task);
+      started(reply.task, note, mode === 'resume' ? 'Resumed' : 'Forked');
     }),
   }, mode === 'resume' ? 'Resume' : 'Fork');
   const form = handoffForm(session, note);
@@ -108,11 +123,12 @@ function handoffForm(session, note) {
   const send = h('button', { type: 'submit', class: 'button' }, 'Send');
   const form = h('form', { class: 'handoff-form', hidden: true },
     h('span', null, 'Send'), what, h('span', null, 'to'), target, send);
+  const host = remoteHost(session);
   form.refresh = async () => {
     clear(target);
     for (const agent of await launchableAgents()) {
       target.append(h('option', { value: `agent:${agent.agent}` },
-        `a new ${agent.name} in ${shortPath(session.project)}`));
+        `a new ${agent.name} in ${shortPath(session.project)}${host ? ` on ${host}` : ''}`));
     }
     for (const task of (await runningTasks()) || []) {
       if (task.session_id === session.session_id) continue;
@@ -127,9 +143,9 @@ function handoffForm(session, note) {
     const to = kind === 'task' ? { task: id } : { agent: id };
     try {
       const reply = await postJSON(sessionPath(session.session_id, '/handoff'),
-        { what: what.value, to }, { params: { agent: session.agent } });
+        { what: what.value, to }, { params: { agent: session.agent, host } });
       if (kind === 'task') note.textContent = `Sent ${reply.chars} characters to task ${id}.`;
-      else openTerminal(reply.task);
+      else started(reply.task, note, 'Handed off');
     } catch (err) {
       note.textContent = err.message;
     } finally {
