@@ -29,7 +29,10 @@ step's Python per line over the syntax check: where the per-line work of the par
 
 Each is run ``--runs`` times (interleaved), the median reported, with its ratio to the
 baseline. Both parse modes must produce the same records, search rows and counters: the script
-checks a digest of them and fails loudly when they differ.
+checks a digest of them and fails loudly when they differ. The digest reads each value as its
+type's name and its fields' values (``neutral``), not its ``repr``: the same on a tree whose
+records are dataclasses and on one whose records are msgspec Structs, so two trees' digests
+compare too.
 
     python bench/bench_parse.py --size 1G
     python bench/bench_parse.py --corpus bench/corpus/index-1G-600-s1 --profile
@@ -41,6 +44,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import dataclasses
 import hashlib
 import logging
 import os
@@ -143,10 +147,27 @@ def parse_all(home: Path, data_dir: Path, *, full: bool, digest: bool = True) ->
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     for stream, outcome in zip(streams, outcomes, strict=False):  # the digest: not timed
         counters = (stream.malformed, stream.oversized, stream.unknown, stream.odd_times)
-        sha.update(repr((stream.path, outcome.records, outcome.search)).encode())
-        sha.update(repr((counters, stream.clamped, stream.parser.checkpoint())).encode())
+        sha.update(repr(neutral((stream.path, outcome.records, outcome.search))).encode())
+        sha.update(repr(neutral((counters, stream.clamped, stream.parser.checkpoint()))).encode())
     table_.close_all()
     return Run(cpu, wall, size, lines, records, rows, sha.hexdigest()[:16])
+
+
+def neutral(value: Any) -> Any:
+    """``value`` with every dataclass or msgspec Struct in it (however deep) made a tuple of its
+    type's name and its fields' names and values, in order: what the digest reads, so that it
+    does not depend on which of the two a record is, nor on how its ``repr`` reads."""
+    if isinstance(value, msgspec.Struct):
+        names: tuple[str, ...] = value.__struct_fields__
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = tuple(f.name for f in dataclasses.fields(value))
+    elif isinstance(value, list | tuple):
+        return type(value)(neutral(v) for v in value)
+    elif isinstance(value, dict):
+        return {k: neutral(v) for k, v in value.items()}
+    else:
+        return value
+    return (type(value).__name__, tuple((n, neutral(getattr(value, n))) for n in names))
 
 
 def line_kind(obj: Any, codex: bool) -> str:

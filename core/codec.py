@@ -1,8 +1,10 @@
 """JSON round-trip for the frozen dataclasses the engine persists (pure; any thread).
 
 Reducer states are plain frozen dataclasses of str/int/float/bool, enums, tuples, frozensets,
-optionals and nested dataclasses. Rather than hand-writing a serialiser per type (and keeping it
-in step with every field change), this builds a decoder from the type hints once per type.
+optionals and nested dataclasses or msgspec Structs (``records.Usage``), each written as an
+object of its fields in order, whichever of the two it is. Rather than hand-writing a serialiser
+per type (and keeping it in step with every field change), this builds a decoder from the type
+hints once per type.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from enum import Enum
 from functools import cache
 from typing import Any, TypeVar, cast, get_args, get_origin
 
+import msgspec
 import orjson
 
 from . import jsonsafe
@@ -60,8 +63,11 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 @cache
 def _field_names(cls: Any) -> tuple[str, ...] | None:
-    """A dataclass's field names, in order; None for any other type. (Asking ``dataclasses``
-    per value was most of the cost of saving a large index: one call per nested value.)"""
+    """A dataclass's or a Struct's field names, in order; None for any other type. (Asking
+    ``dataclasses`` per value was most of the cost of saving a large index: one call per nested
+    value.)"""
+    if isinstance(cls, type) and issubclass(cls, msgspec.Struct):
+        return cls.__struct_fields__
     if not dataclasses.is_dataclass(cls):
         return None
     return tuple(f.name for f in dataclasses.fields(cls))
@@ -94,8 +100,8 @@ def _decoder(tp: Any) -> Decoder:
     if origin is frozenset:
         member = _decoder(get_args(tp)[0])
         return lambda raw: frozenset(member(v) for v in _list(raw, tp))
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return _dataclass_decoder(tp)
+    if isinstance(tp, type) and (dataclasses.is_dataclass(tp) or issubclass(tp, msgspec.Struct)):
+        return _fields_decoder(tp)
     if isinstance(tp, type) and issubclass(tp, Enum):
         return tp
     if tp is float:
@@ -126,9 +132,11 @@ def _union_decoder(tp: Any) -> Decoder:
     return decode
 
 
-def _dataclass_decoder(cls: type) -> Decoder:
+def _fields_decoder(cls: type) -> Decoder:
     hints = typing.get_type_hints(cls)
-    fields = [(f.name, _decoder(hints[f.name])) for f in dataclasses.fields(cls)]
+    names = _field_names(cls)
+    assert names is not None, cls
+    fields = [(name, _decoder(hints[name])) for name in names]
 
     def decode(raw: Any) -> Any:
         if not isinstance(raw, dict):

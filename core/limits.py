@@ -73,8 +73,7 @@ class LimitWindow:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LimitsSeen(Record):
+class LimitsSeen(Record, frozen=True, kw_only=True):
     """A Codex ``token_count``'s ``rate_limits`` object as the rollout has it (read into
     windows by ``codex_windows`` once the record's ``ts``, the observation time, is known)."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from enum import Enum
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -115,9 +116,12 @@ def test_missing_fields_take_their_defaults() -> None:
 
 
 def _walk(value: object) -> object:
-    """The encoding as a walk asking ``dataclasses`` per value (what ``codec`` caches)."""
+    """The encoding as a walk asking ``dataclasses`` or ``msgspec.structs`` per value (what
+    ``codec`` caches)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _walk(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, msgspec.Struct):
+        return {f.name: _walk(getattr(value, f.name)) for f in msgspec.structs.fields(value)}
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, tuple | list):

@@ -7,10 +7,10 @@ import json
 import logging
 import os
 from collections.abc import Iterable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 import zstandard
@@ -1698,7 +1698,7 @@ def test_parse_never_raises_on_any_json_object(
         except MalformedLine:
             continue  # e.g. an integer orjson will not read
         assert records and all(isinstance(r, Record) for r in records)
-        assert all(isinstance(asdict(r), dict) for r in records)
+        assert all(isinstance(msgspec.structs.asdict(r), dict) for r in records)
     saved = orjson.loads(orjson.dumps(parser.checkpoint()))
     restored = new_parser(hint=MAIN, checkpoint=saved)
     assert restored.checkpoint() == parser.checkpoint()

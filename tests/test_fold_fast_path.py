@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from dataclasses import fields
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from agentbar.core import facts
@@ -53,13 +53,14 @@ from .test_fast_decode import (
 @cache
 def _twin(cls: type[Record]) -> type[Record]:
     """A subclass of ``cls`` that adds nothing: no fast path knows it."""
-    return type(f"Twin{cls.__name__}", (cls,), {"__slots__": ()})
+    return type(f"Twin{cls.__name__}", (cls,), {})
 
 
 def as_twin(record: Record) -> Record:
-    twin = object.__new__(_twin(type(record)))
-    for f in fields(record):
-        object.__setattr__(twin, f.name, getattr(record, f.name))
+    twin = _twin(type(record))(**msgspec.structs.asdict(record))
+    assert type(twin) is not type(record) and msgspec.structs.asdict(twin) == (
+        msgspec.structs.asdict(record)
+    )
     return twin
 
 
