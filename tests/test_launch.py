@@ -21,7 +21,7 @@ import pytest
 from launch_rig import FAKE_AGENT, launch_rig, zombies_of_this_process
 from polling import wait_for
 
-from agentbar.core.launch.manager import NotWaiting
+from agentbar.core.launch.manager import AlreadyRunning, NotWaiting
 from agentbar.core.launch.request import BadLaunch, LaunchRequest, Mode
 from agentbar.core.launch.task import BindPath, Status
 from agentbar.core.model import Agent, Source, State, WaitingFor
@@ -140,6 +140,11 @@ def test_a_resumed_session_is_bound_at_once_and_a_fork_gets_a_new_id(tmp_path: P
         fork_info = rig.bound(manager, forked.task_id)
         assert fork_info.session_id not in (None, source)
         assert fork_info.binding is not None and fork_info.binding.path is BindPath.SESSION_ID
+        # A second resume while a task holds the session is refused, and starts nothing.
+        running = len(manager.running())
+        with pytest.raises(AlreadyRunning, match=f"task {resumed.task_id} runs this session"):
+            manager.launch_from(back, Mode.RESUME)
+        assert len(manager.running()) == running
 
 
 def test_claude_clear_binds_the_new_session_of_the_same_process(tmp_path: Path):

@@ -88,6 +88,12 @@ class NotRunning(LaunchError, RuntimeError):
     title = "The agent is not running any more"
 
 
+class AlreadyRunning(LaunchError, RuntimeError):
+    """A resume of a session a launched task runs now: two agents would write one session."""
+
+    title = "A launched agent runs this session"
+
+
 class NotWaiting(LaunchError, RuntimeError):
     """The task's screen shows no approval prompt: nothing was typed."""
 
@@ -265,7 +271,10 @@ class TaskManager:
     def launch_from(
         self, session: SessionSnapshot, mode: Mode, *, prompt: str | None = None
     ) -> TaskInfo:
-        """Resume or fork a discovered session, in the folder it ran in."""
+        """Resume or fork a discovered session, in the folder it ran in (a resume of a session a
+        running task holds is refused: ``AlreadyRunning``)."""
+        if mode is Mode.RESUME and (running := self.for_session(session.key)) is not None:
+            raise AlreadyRunning(f"task {running.task_id} runs this session")
         if session.project is None:
             raise BadLaunch("the session's folder is not known")
         if not Path(session.project).is_dir():

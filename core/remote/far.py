@@ -328,7 +328,8 @@ class FarSide:
     def _relaunch(self, args: dict[str, Any]) -> dict[str, Any]:
         """A session of this machine resumed or forked (``mode``), in the folder it ran in, as
         ``POST /api/sessions/ID/resume`` or ``/fork`` would here."""
-        from ..launch.request import BadLaunch, Mode  # noqa: PLC0415 - launching only
+        from ..launch.manager import AlreadyRunning  # noqa: PLC0415 - launching only
+        from ..launch.request import BadLaunch, Mode  # noqa: PLC0415
 
         tasks = self.app.tasks
         if tasks is None:
@@ -337,13 +338,11 @@ class FarSide:
         if mode not in (Mode.RESUME, Mode.FORK):
             raise CallError(f"mode must be resume or fork, not {mode}", "bad")
         snap = self._session(args)
-        if mode is Mode.RESUME:
-            running = tasks.for_session(snap.key)
-            if running is not None:
-                raise CallError(f"task {running.task_id} runs this session", "already_running")
         prompt = args.get("prompt")
         try:
             info = tasks.launch_from(snap, mode, prompt=None if prompt is None else str(prompt))
+        except AlreadyRunning as exc:
+            raise CallError(str(exc), "already_running") from None
         except BadLaunch as exc:
             raise CallError(str(exc), "bad_launch") from None
         doc: dict[str, Any] = info.to_json()

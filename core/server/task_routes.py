@@ -27,7 +27,7 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from ..launch.handoff import NothingToHandOff, What, handoff_text
-from ..launch.manager import NoSuchTask, NotRunning, NotWaiting, TaskManager
+from ..launch.manager import AlreadyRunning, NoSuchTask, NotRunning, NotWaiting, TaskManager
 from ..launch.projects import recent_projects
 from ..launch.request import BadLaunch, LaunchRequest, Mode
 from ..launch.task import TaskInfo
@@ -134,6 +134,8 @@ class _Handlers:
             raise Refused(404, "not_found", str(exc)) from None
         except NotWaiting as exc:
             raise Refused(409, "not_waiting", str(exc)) from None
+        except AlreadyRunning as exc:
+            raise Refused(409, "already_running", str(exc)) from None
         except (NotRunning, ProcessLookupError) as exc:
             raise Refused(409, "not_running", str(exc)) from None
         except BadLaunch as exc:
@@ -293,10 +295,6 @@ class _Handlers:
             doc = await self._call_there(request, host, "relaunch", args)
             return json_reply({"task": self._task_there(request, doc, host)}, status=201)
         tasks = self._tasks(request)
-        if mode is Mode.RESUME:
-            running = tasks.for_session(snap.key)
-            if running is not None:
-                raise Refused(409, "already_running", f"task {running.task_id} runs this session")
         info = await self._call(request, lambda: tasks.launch_from(snap, mode, prompt=prompt))
         return json_reply({"task": self._task_doc(request, info)}, status=201)
 
