@@ -38,6 +38,7 @@ from .wire import request_to_wire, snapshot_to_wire
 
 if TYPE_CHECKING:
     from ..app import Agentbar
+    from ..launch.manager import TaskManager
 
 log = logging.getLogger(__name__)
 
@@ -309,13 +310,18 @@ class FarSide:
         if buffer:
             yield "".join(buffer)
 
+    def _tasks(self) -> TaskManager:
+        """This machine's task manager; a refusal (503 ``no_tasks`` on the near side, as every
+        task route answers without one) when this agentbar launches nothing."""
+        if self.app.tasks is None:
+            raise CallError("this agentbar launches no agents", "no_tasks")
+        return self.app.tasks
+
     def _launch(self, args: dict[str, Any]) -> dict[str, Any]:
         """An agent started in a project of this machine, as ``POST /api/tasks`` would."""
         from ..launch.request import LaunchRequest  # noqa: PLC0415 - launching only
 
-        tasks = self.app.tasks
-        if tasks is None:
-            raise CallError("this agentbar launches no agents")
+        tasks = self._tasks()
         prompt = args.get("prompt")
         request = LaunchRequest(
             self.app.settings.kit(str(args.get("agent"))).agent,
@@ -331,9 +337,7 @@ class FarSide:
         from ..launch.manager import AlreadyRunning  # noqa: PLC0415 - launching only
         from ..launch.request import BadLaunch, Mode  # noqa: PLC0415
 
-        tasks = self.app.tasks
-        if tasks is None:
-            raise CallError("this agentbar launches no agents", "no_tasks")
+        tasks = self._tasks()
         mode = Mode(str(args.get("mode")))
         if mode not in (Mode.RESUME, Mode.FORK):
             raise CallError(f"mode must be resume or fork, not {mode}", "bad")
@@ -367,9 +371,7 @@ class FarSide:
         """Text typed into a task of this machine (a paste, then Enter): a hand-off to it."""
         from ..launch.manager import NotRunning  # noqa: PLC0415 - launching only
 
-        tasks = self.app.tasks
-        if tasks is None:
-            raise CallError("this agentbar launches no agents", "no_tasks")
+        tasks = self._tasks()
         try:
             info = tasks.send_text(str(args["task_id"]), str(args["text"]))
         except (NotRunning, ProcessLookupError) as exc:
