@@ -320,10 +320,12 @@ class _Fetched:
 
 
 class _Later:
-    """The streams to hand out once a read's own are (None once planned)."""
+    """The streams to hand out once a read's own are, planned a batch at a time as the window
+    lets them go (``at``: the first not planned yet)."""
 
     def __init__(self, streams: Sequence[Stream]) -> None:
-        self.streams: list[Stream] | None = list(streams) or None
+        self.streams = list(streams)
+        self.at = 0
 
 
 class ColdReader:
@@ -348,8 +350,12 @@ class ColdReader:
         self._holds = 0
         self._expected = 0  # bytes the reads of a ``held`` block take together
         self._in_flight = 0  # bytes handed to workers whose results are not taken yet
-        # Streams of the next read already handed to workers (by id: the stream, its batch).
+        # Streams of the next reads already handed to workers (by id: the stream, its batch).
         self._ahead: dict[int, _Fetched] = {}
+        # Sessions claimed by a file handed out and not merged yet, kept from one read to the
+        # next while the pool is held: a file of the same session read ahead in a later
+        # read then sends its records (else it would be read again on this thread).
+        self._claimed: set[SessionKey] = set()
 
     @contextlib.contextmanager
     def held(self, expected_bytes: int = 0) -> Iterator[None]:
@@ -374,10 +380,12 @@ class ColdReader:
         """Each of ``streams`` in order, with what a worker read of it, or None when the
         caller must read it itself (small reads, streams the pool does not take, failures).
         ``sessions`` (keys the engine knows) says which files' records will be wanted.
-        ``ahead``: the streams the next read will likely ask for (a held pool's next slice of
-        history): handed to the workers once this read's are, so that they keep reading while
-        the engine merges and settles this one (a read of them that is stale by then is
-        noticed at the merge, as any other)."""
+        ``ahead``: the streams the next reads will likely ask for, in their order (a held
+        pool's history still to come): handed to the workers once this read's are, as far as
+        the window lets them go, so that they keep reading while the engine merges and settles
+        this one (a read of them that is stale by then is noticed at the merge, as any
+        other). Those handed out and not in ``ahead`` are dropped at the end; a read without
+        ``ahead`` (a file event's) keeps them for the next."""
         pooled = self._plan(streams, set(sessions or ()))
         if pooled is None:
             for stream in streams:
@@ -474,11 +482,7 @@ class ColdReader:
     ) -> _Planned:
         """``stream`` added to ``batch``, or to a new one appended to ``plan`` when it is full:
         the batch it is in."""
-        if (
-            batch is None
-            or batch.bytes + todo > self.task_bytes
-            or (len(batch.streams) >= self.task_files)
-        ):
+        if batch is None or not self._fits(batch, todo):
             batch = _Planned([], [], 0, ahead=ahead)
             plan.append(batch)
         batch.streams.append(stream)
@@ -486,10 +490,15 @@ class ColdReader:
         batch.bytes += todo
         return batch
 
+    def _fits(self, batch: _Planned, todo: int) -> bool:
+        """Whether a file of ``todo`` bytes still goes in ``batch``."""
+        return batch.bytes + todo <= self.task_bytes and len(batch.streams) < self.task_files
+
     def _pooled(
         self, streams: Sequence[Stream], chosen: dict[int, int], ahead: Sequence[Stream]
     ) -> Iterator[tuple[Stream, FileRead | None]]:
-        claimed: set[SessionKey] = set()  # (this read's and the ahead's files claim sessions)
+        # (this read's and the ahead's files claim sessions; a held pool's, read after read)
+        claimed: set[SessionKey] = self._claimed if self._holds else set()
         plan = self._batches(streams, chosen, claimed)
         self._warned = False  # said once per read
         pool = self._pool or self._start()
@@ -511,14 +520,16 @@ class ColdReader:
                         self.merged += read is not None
                         yield stream, read
                     continue
+                # (Results taken since free the window: the workers are kept fed meanwhile.)
+                self._hand_out(pool, to_hand, None, later, claimed)
                 read = _unchanged_since(self._results(step.batch)[step.at], step.stream)
                 self.merged += read is not None
                 self.merged_ahead += read is not None
                 yield step.stream, read
             self._hand_out(pool, to_hand, None, later, claimed)  # the next read's, meanwhile
         finally:
-            wanted = {id(stream) for stream in ahead}
-            self._ahead = {k: v for k, v in self._ahead.items() if k in wanted}
+            if ahead:
+                self._forget_ahead({id(stream) for stream in ahead})
             if self._warned or not self._holds:
                 self._close()  # (a pool that failed once is not used again)
 
@@ -534,15 +545,15 @@ class ColdReader:
         merged (and at least up to ``waited``, the batch the engine waits on next); once this
         read's are all handed out, the ``ahead`` streams' batches follow."""
         while not self._warned:
-            if not to_hand:
-                if later.streams is None:
-                    return
-                to_hand.extend(self._plan_ahead(later, claimed))
-            if not to_hand or (
-                (waited is None or waited.future is not None)
-                and self._in_flight >= self.window_bytes
+            if (waited is None or waited.future is not None) and (
+                self._in_flight >= self.window_bytes
             ):
                 return
+            if not to_hand:
+                planned = self._plan_ahead(later, claimed)
+                if planned is None:
+                    return
+                to_hand.append(planned)
             batch = to_hand.popleft()
             try:
                 batch.future = pool.submit(_read_files, batch.tasks)
@@ -554,19 +565,37 @@ class ColdReader:
                 for at, stream in enumerate(batch.streams):
                     self._ahead[id(stream)] = _Fetched(stream, batch, at)
 
-    def _plan_ahead(self, later: _Later, claimed: set[SessionKey]) -> list[_Planned]:
-        """Batches of the ``ahead`` streams a worker can read (but those handed out already)."""
-        streams, later.streams = later.streams or [], None
-        chosen = self._sizes(streams, self._source_index)
-        batches: list[_Planned] = []
-        open_batch: _Planned | None = None
-        for n, size in chosen.items():
-            if id(streams[n]) not in self._ahead:
-                open_batch = self._join(open_batch, streams[n], size, claimed, batches, ahead=True)
-        return batches
+    def _plan_ahead(self, later: _Later, claimed: set[SessionKey]) -> _Planned | None:
+        """The next batch of the ``ahead`` streams a worker can read (but those handed out
+        already), or None when none is left; the streams after it stay unplanned."""
+        batch: _Planned | None = None
+        while later.at < len(later.streams):
+            stream = later.streams[later.at]
+            handed = id(stream) in self._ahead
+            size = None if handed else self._sizes([stream], self._source_index).get(0)
+            if size is not None and batch is not None and not self._fits(batch, size):
+                return batch  # the stream begins the next batch
+            later.at += 1
+            if size is not None:
+                batch = self._join(batch, stream, size, claimed, [], ahead=True)
+        return batch
+
+    def _forget_ahead(self, wanted: set[int]) -> None:
+        """Keep of the streams handed out ahead those in ``wanted``; a batch none of whose
+        streams is kept gives its bytes back to the window (its result is never taken)."""
+        kept = {key: fetched for key, fetched in self._ahead.items() if key in wanted}
+        still = {id(fetched.batch) for fetched in kept.values()}
+        for fetched in self._ahead.values():
+            batch = fetched.batch
+            if id(batch) not in still and batch.reads is None and batch.future is not None:
+                batch.future.cancel()
+                batch.reads = [None] * len(batch.streams)
+                self._in_flight -= batch.bytes
+        self._ahead = kept
 
     def _close(self) -> None:
         self._ahead.clear()
+        self._claimed = set()
         self._in_flight = 0
         pool, self._pool = self._pool, None
         if pool is None:

@@ -383,7 +383,7 @@ class Engine:
             return
         started, planned = self.clock.monotonic(), history.bytes_done
         streams = history.next_slice()
-        self._read_streams(streams, ahead=history.peek_slice())
+        self._read_streams(streams, ahead=history.peek_rest())
         if self.reads_live_first:
             history.adapt(history.bytes_done - planned, self.clock.monotonic() - started)
         self._settle_read(history, streams)
@@ -624,7 +624,7 @@ class Engine:
     def _read_streams(self, streams: Sequence[Stream], ahead: Sequence[Stream] = ()) -> None:
         """Read each of ``streams`` to its end, in this order (a cold catch-up reads almost
         every byte here): on every core when there is much to read (``cold_read``); the
-        workers read on into ``ahead`` (the next slice) while these are merged."""
+        workers read on into ``ahead`` (the slices to come) while these are merged."""
         reads = self.cold.read(streams, self._sessions.keys(), ahead)
         with contextlib.closing(reads):
             for stream, read in reads:

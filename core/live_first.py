@@ -165,18 +165,10 @@ class History:
             self._count(item)
         return taken
 
-    def peek_slice(self) -> list[Stream]:
-        """The streams ``next_slice`` would give now, left in the queue (handed to the workers
-        ahead of their turn)."""
-        taken: list[Stream] = []
-        size = 0
-        for item in self.queue[self._next :]:
-            if taken and size >= self.slice_bytes:
-                break
-            if item.stream.path in self._waiting:
-                taken.append(item.stream)
-                size += item.size
-        return taken
+    def peek_rest(self) -> list[Stream]:
+        """The streams the next slices would give now, in their order, left in the queue
+        (handed to the workers ahead of their turn, as far as their window lets them go)."""
+        return [p.stream for p in self.queue[self._next :] if p.stream.path in self._waiting]
 
     def take_group(self, stream: Stream) -> list[Stream]:
         """``stream`` and the rest of its group still waiting, out of turn (a file event came

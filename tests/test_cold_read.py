@@ -417,20 +417,24 @@ def small_slices(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(live_first.History, "plan", first_slice_small)
 
 
-@pytest.mark.parametrize("seed", [4, 5])
+@pytest.mark.parametrize(("seed", "window"), [(4, None), (5, None), (4, 600_000)])
 def test_slices_read_ahead_by_the_workers_read_the_same(
-    seed: int, tmp_path: Path, engines: list[Engine], small_slices: None
+    seed: int, window: int | None, tmp_path: Path, engines: list[Engine], small_slices: None
 ) -> None:
     """The same history in small slices: serially, on workers slice by slice, and on workers
-    with each next slice handed out ahead. All the same after the catch-up; the two pooled
-    ones the same after appends too (a serial read that leaves a reader open counts the bytes
-    of an unfinished line differently from a worker's, ahead or not)."""
+    with the slices to come handed out ahead (the whole history at once, or, with a small
+    window, batch by batch as results are taken, across slices). All the same after the
+    catch-up; the two pooled ones the same after appends too (a serial read that leaves a
+    reader open counts the bytes of an unfinished line differently from a worker's, ahead or
+    not)."""
     home = tmp_path / "home"
     corpus.generate(home, 16, 3 * corpus.MB, seed=seed, now=NOW, projects=3)
     rests = cut_last_lines(home)
     serial = open_engine(home, tmp_path / "serial", workers=0)
     plain = open_engine(home, tmp_path / "plain", workers=2)
     ahead = open_engine(home, tmp_path / "ahead", workers=2)
+    if window is not None:
+        ahead.cold.window_bytes, ahead.cold.task_bytes = window, window // 4
     engines += [serial, plain, ahead]
     read = plain.cold.read
     plain.cold.read = lambda streams, sessions=None, ahead=(): read(streams, sessions)  # type: ignore[method-assign]
@@ -464,9 +468,12 @@ def test_a_file_read_out_of_turn_after_it_was_handed_out_ahead_is_not_merged_twi
     pooled._read_history_slice()
     fetched = list(pooled.cold._ahead.values())
     assert fetched, "nothing was handed out ahead"
-    assert fetched[-1].batch.future is not None
-    fetched[-1].batch.future.result()  # the worker read it before the write below
-    stream = fetched[-1].stream
+    # The first file handed out ahead: one of the next slice (the workers read on into the
+    # slices after it as far as their window goes; a file read out of turn further on would
+    # have its search rows saved before the slices between, in another order than serially).
+    assert fetched[0].batch.future is not None
+    fetched[0].batch.future.result()  # the worker read it before the write below
+    stream = fetched[0].stream
     touched = stream.spec.path
     lines = touched.read_bytes().splitlines(keepends=True)
     with touched.open("ab") as fh:
