@@ -343,7 +343,9 @@ class Engine:
         if not self.reads_live_first:
             self._history.slice_bytes = sys.maxsize  # one slice: the serial catch-up
         rest = [p.stream for p in live if p.stream.spec.kind is not StreamKind.REGISTRY]
-        self._read_streams(rest)
+        # The workers go on into the history once the live files are handed out: they would
+        # sit idle behind the last live file while this thread decides and publishes.
+        self._read_streams(rest, ahead=self._history.peek_rest())
         self._binder.check(full=True)
         for session in self._sessions:
             self._decide(session, report=False)
