@@ -28,6 +28,7 @@ from test_cli import write_claude, write_codex
 from test_hook_route import finish, permission_request, start_hook
 
 from agentbar.core.app import Agentbar
+from agentbar.core.config import Settings
 from agentbar.core.decisions import Decision, DecisionBook, StaleRequest, Verdict
 from agentbar.core.model import State, StateChange
 from agentbar.core.remote.hosts import HostState
@@ -439,6 +440,63 @@ def test_a_task_there_is_shown_and_stopped_from_here_and_its_terminal_says_when_
             assert down["error"]["code"] == "host_unreachable"
             down = get(server, f"/api/tasks/{second}?host=box", status=503)
             assert down["error"]["code"] == "host_unreachable"
+    finally:
+        app.close()
+
+
+# An agentbar from before the far side's task and stop calls, as a channel's far side.
+OLDER_FAR = """
+import sys
+
+from agentbar.core.remote import far
+from agentbar.tray.__main__ import main
+
+_init = far.FarSide.__init__
+
+
+def _older(self, *args, **kwargs):
+    _init(self, *args, **kwargs)
+    del self._ops["stop"], self._ops["task"]
+
+
+far.FarSide.__init__ = _older
+sys.exit(main())
+"""
+
+
+def test_a_far_agentbar_without_the_stop_call_is_told_to_match_versions(
+    far: FarHome, tmp_path: Path
+) -> None:
+    """A host running an agentbar from before ``stop`` and ``task``: the routes answer 501,
+    naming the fix, and its task is left running."""
+    modules = tmp_path / "older"
+    modules.mkdir()
+    (modules / "older_far.py").write_text(OLDER_FAR)
+    near = tmp_path / "near"
+    near_settings(near, far)
+    toml = near / "config" / "settings.toml"
+    toml.write_text(
+        toml.read_text()
+        .replace('"env", ', f'"env", "PYTHONPATH={modules}", ')
+        .replace('agentbar = "agentbar.tray"', 'agentbar = "older_far"')
+    )
+    env = {"HOME": str(near / "home"), "AGENTBAR_DATA_DIR": str(near / "data"),
+           "AGENTBAR_CONFIG_DIR": str(near / "config")}  # fmt: skip
+    app = Agentbar.open(Settings.from_env(env), tasks=False)
+    try:
+        with app.serving() as server:
+            app.start()
+            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
+            project = far.root / "project"
+            project.mkdir()
+            body = {"agent": "claude", "project": str(project), "host": "box"}
+            task_id = post(server, "/api/tasks", body, status=201)["task"]["task_id"]
+            older = post(server, f"/api/tasks/{task_id}/stop?host=box", {}, status=501)
+            assert older["error"]["code"] == "not_supported"
+            assert "install the same version on both" in older["error"]["message"]
+            assert get(server, f"/api/tasks/{task_id}?host=box", status=501)
+            seen = terminal_session(server, task_id, "box", ["/exit\r"])  # it ran on
+            assert "Fake Claude Code" in seen, seen[-500:]
     finally:
         app.close()
 
