@@ -15,6 +15,14 @@ client. Run: ``python bench/bench_remote.py [--writes 40] [--idle 60] [--ssh]``.
 (``POST /api/tasks`` with ``host``) in the same run, alternated, ``--runs`` of each: the time to
 the reply (the far side's task manager has started the agent: the launch tests' scripted
 ``claude`` of the far user) and to the far session shown here bound to the task.
+
+``--stop`` (alone): a task launched on a remote host (the real ``agentbar channel`` reached by a
+local command) stopped from here (``POST /api/tasks/ID/stop?host=bench``: the far side's
+manager stops it, exit keys first, and answers once it is gone) against a task of this
+machine's own manager stopped by the same route without ``host``, in the same run, alternated,
+``--runs`` of each, graceful (the Stop button's: the agent's exit keys first) and forced
+(``graceful: false``: signals at once, where the channel's share shows); both run the launch
+tests' scripted ``claude``. The time to the reply.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import itertools
 import json
 import os
 import sys
@@ -41,6 +50,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from benchlib import distribution, machine, write_json  # noqa: E402
 from claude_lines import ClaudeTranscript  # noqa: E402
+from launch_rig import FAKE_AGENT  # noqa: E402
 from remote_far import make_far  # noqa: E402
 from remote_rig import (  # noqa: E402
     FarClaude,
@@ -57,6 +67,7 @@ from agentbar.core.model import StateChange  # noqa: E402
 from agentbar.core.remote.hub import Hub  # noqa: E402
 from agentbar.core.remote.remotes import Remote  # noqa: E402
 
+FAKE_CLAUDE = f"{sys.executable} {FAKE_AGENT} --agent claude"  # this machine's tasks (--stop)
 SID = "eeeeeeee-0000-4000-8000-00000000000e"
 
 
@@ -302,6 +313,71 @@ def relaunch_latency(root: Path, runs: int) -> dict[str, Any]:
     }
 
 
+def stop_latency(root: Path, runs: int) -> dict[str, Any]:
+    """A remote task's stop through the channel against a local task's, alternated."""
+    far = make_far(root / "far")
+    project = far.root / "proj"
+    project.mkdir()
+    remote = far.remote("bench")
+    config = root / "near" / "config"
+    config.mkdir(parents=True)
+    command = ", ".join(f'"{part}"' for part in remote.command)
+    (config / "settings.toml").write_text(
+        f'[[remotes]]\nname = "bench"\ncommand = [{command}]\nagentbar = "{remote.program}"\n'
+    )
+    settings = Settings.from_env({"HOME": str(root / "near" / "home"),
+                                  "AGENTBAR_DATA_DIR": str(root / "near" / "data"),
+                                  "AGENTBAR_CONFIG_DIR": str(config),
+                                  })  # fmt: skip
+    os.environ["AGENTBAR_CLAUDE"] = FAKE_CLAUDE  # this process's tasks read it at launch
+    app = Agentbar.open(settings)
+    timed: dict[str, list[float]] = {
+        f"{where} {how}": [] for where in ("local", "remote") for how in ("graceful", "forced")
+    }
+    try:
+        with app.serving() as server:
+            app.start()
+            assert app.hub is not None
+            _until(lambda: app.hub is not None and app.hub.links["bench"].connected, 120)
+            post, get = _poster(server.origin, server.token), _getter(server.origin, server.token)
+            for run in range(runs):
+                order = ("local", "remote") if run % 2 == 0 else ("remote", "local")
+                for kind, how in itertools.product(order, ("graceful", "forced")):
+                    query = "?host=bench" if kind == "remote" else ""
+                    body: dict[str, Any] = {"agent": "claude", "project": str(project)}
+                    if kind == "remote":
+                        body["host"] = "bench"
+                    task_id = post("/api/tasks", body)["task_id"]
+                    # Ready: the agent told its session (it reads its keys by then).
+                    _until(functools.partial(_known, get, f"/api/tasks/{task_id}{query}"), 60)
+                    started = time.perf_counter()
+                    stop = {"graceful": how == "graceful"}
+                    stopped = post(f"/api/tasks/{task_id}/stop{query}", stop)
+                    timed[f"{kind} {how}"].append((time.perf_counter() - started) * 1000)
+                    assert stopped["status"] == "exited", stopped
+    finally:
+        app.close()
+    return {kind: distribution(values) for kind, values in timed.items()}
+
+
+def _known(get: Any, path: str) -> bool:
+    return bool(get(path)["session_id"])
+
+
+def _getter(origin: str, token: str) -> Any:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def get(path: str) -> dict[str, Any]:
+        request = urllib.request.Request(
+            origin + path, headers={"Authorization": f"Bearer {token}"}
+        )
+        with opener.open(request, timeout=60) as response:
+            task: dict[str, Any] = json.loads(response.read())["task"]
+            return task
+
+    return get
+
+
 def _bound(app: Agentbar, task_id: str) -> bool:
     return any(s.task_id == task_id for s in app.sessions())
 
@@ -358,8 +434,13 @@ def main() -> int:
     parser.add_argument("--ssh", action="store_true", help="also over the OpenSSH rig (root)")
     parser.add_argument("--relaunch", action="store_true",
                         help="only: resume against launch over the OpenSSH rig (root)")  # fmt: skip
-    parser.add_argument("--runs", type=int, default=7, help="resumes and launches (--relaunch)")
+    parser.add_argument("--stop", action="store_true",
+                        help="only: a remote task's stop against a local one's")  # fmt: skip
+    parser.add_argument("--runs", type=int, default=7,
+                        help="resumes and launches (--relaunch), stops (--stop)")  # fmt: skip
     args = parser.parse_args()
+    if args.stop:
+        return _stop_main(args.runs, args.json)
     if (args.ssh or args.relaunch) and (reason := rig_unavailable()) is not None:
         parser.error(f"--ssh / --relaunch: {reason}")
     if args.relaunch:
@@ -396,6 +477,20 @@ def main() -> int:
             print(f"{name:<6} by state: " + "; ".join(
                 f"{state} p50 {d['p50_ms']:.1f} ms p99 {d['p99_ms']:.1f} ms"
                 for state, d in by.items()))  # fmt: skip
+    print(f"load average {os.getloadavg()}")
+    return 0
+
+
+def _stop_main(runs: int, json_path: Path | None) -> int:
+    with tempfile.TemporaryDirectory(prefix="bench-stop-") as tmp:
+        figures = stop_latency(Path(tmp), runs)
+    write_json(json_path, {"machine": machine(), "stop": figures})
+    for kind, d in figures.items():
+        print(f"{kind:<15} stop: reply p50 {d['p50_ms']:.0f} ms, p99 {d['p99_ms']:.0f} ms, "
+              f"max {d['max_ms']:.0f} ms ({d['count']} stops)")  # fmt: skip
+    for how in ("graceful", "forced"):
+        ratio = figures[f"remote {how}"]["p50_ms"] / figures[f"local {how}"]["p50_ms"]
+        print(f"remote / local {how} stop reply p50: {ratio:.2f}x")
     print(f"load average {os.getloadavg()}")
     return 0
 

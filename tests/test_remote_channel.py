@@ -28,6 +28,7 @@ from test_cli import write_claude, write_codex
 from test_hook_route import finish, permission_request, start_hook
 
 from agentbar.core.app import Agentbar
+from agentbar.core.config import Settings
 from agentbar.core.decisions import Decision, DecisionBook, StaleRequest, Verdict
 from agentbar.core.model import State, StateChange
 from agentbar.core.remote.hosts import HostState
@@ -389,6 +390,156 @@ def test_a_far_session_is_resumed_forked_and_handed_off_there(far: FarHome, tmp_
             assert down["error"]["code"] == "host_unreachable"
     finally:
         app.close()
+
+
+def test_a_task_there_is_shown_and_stopped_from_here_and_its_terminal_says_when_the_host_goes(
+    far: FarHome, tmp_path: Path
+) -> None:
+    """A task launched on a host is read (``GET /api/tasks/ID?host=``) and stopped (``POST
+    .../stop?host=``) by that host's own task manager, as a local one is here: its attached
+    terminal ends with the task as it ended; the far side's refusals keep their status; a
+    terminal attached when the host drops is told so, and a stop is then refused at once."""
+    app = Agentbar.open(near_settings(tmp_path / "near", far), tasks=False)
+    try:
+        with app.serving() as server:
+            app.start()
+            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
+            project = far.root / "project"
+            project.mkdir()
+            body = {"agent": "claude", "project": str(project), "prompt": "hi", "host": "box"}
+            task_id = post(server, "/api/tasks", body, status=201)["task"]["task_id"]
+            shown = get(server, f"/api/tasks/{task_id}?host=box")["task"]
+            assert (shown["task_id"], shown["host"], shown["status"]) == (task_id, "box", "running")
+            assert get(server, f"/api/tasks/{task_id}", status=503)["error"]["code"] == "no_tasks"
+            # Stopped from here while its terminal is attached: the terminal is told how it ended.
+            seen, told = terminal_until_end(server, task_id, "box", stop=True)
+            assert "Fake Claude Code" in seen, seen[-500:]
+            assert told and told[-1]["type"] == "task", told
+            assert (told[-1]["task"]["status"], told[-1]["task"]["host"]) == ("exited", "box")
+            again = post(server, f"/api/tasks/{task_id}/stop?host=box", {}, status=200)["task"]
+            assert (again["status"], again["host"]) == ("exited", "box")  # as a local one: done
+            missing = post(server, "/api/tasks/abcdef12/stop?host=box", {}, status=404)
+            assert missing["error"]["code"] == "not_found"
+            assert post(server, f"/api/tasks/{task_id}/stop?host=elsewhere", {}, status=404)
+            with pytest.raises(RemoteError) as not_there:
+                app.hub.links["box"].call("stop", {"task_id": "abcdef12"})  # type: ignore[union-attr]
+            assert not_there.value.kind == "not_found"
+
+            # The host drops while a terminal is attached: the terminal says so, then closes.
+            second = post(server, "/api/tasks", body, status=201)["task"]["task_id"]
+
+            def kill_far() -> None:
+                for proc in far_pids(far):
+                    proc.send_signal(signal.SIGKILL)
+
+            _seen, told = terminal_until_end(server, second, "box", then=kill_far)
+            assert told and told[-1]["type"] == "unreachable", told
+            assert told[-1]["host"] == "box" and "box" in told[-1]["message"]
+            wait_for(lambda: app.hosts()[0].state is not HostState.CONNECTED, 20, "the drop")
+            down = post(server, f"/api/tasks/{second}/stop?host=box", {}, status=503)
+            assert down["error"]["code"] == "host_unreachable"
+            down = get(server, f"/api/tasks/{second}?host=box", status=503)
+            assert down["error"]["code"] == "host_unreachable"
+    finally:
+        app.close()
+
+
+# An agentbar from before the far side's task and stop calls, as a channel's far side.
+OLDER_FAR = """
+import sys
+
+from agentbar.core.remote import far
+from agentbar.tray.__main__ import main
+
+_init = far.FarSide.__init__
+
+
+def _older(self, *args, **kwargs):
+    _init(self, *args, **kwargs)
+    del self._ops["stop"], self._ops["task"]
+
+
+far.FarSide.__init__ = _older
+sys.exit(main())
+"""
+
+
+def test_a_far_agentbar_without_the_stop_call_is_told_to_match_versions(
+    far: FarHome, tmp_path: Path
+) -> None:
+    """A host running an agentbar from before ``stop`` and ``task``: the routes answer 501,
+    naming the fix, and its task is left running."""
+    modules = tmp_path / "older"
+    modules.mkdir()
+    (modules / "older_far.py").write_text(OLDER_FAR)
+    near = tmp_path / "near"
+    near_settings(near, far)
+    toml = near / "config" / "settings.toml"
+    toml.write_text(
+        toml.read_text()
+        .replace('"env", ', f'"env", "PYTHONPATH={modules}", ')
+        .replace('agentbar = "agentbar.tray"', 'agentbar = "older_far"')
+    )
+    env = {"HOME": str(near / "home"), "AGENTBAR_DATA_DIR": str(near / "data"),
+           "AGENTBAR_CONFIG_DIR": str(near / "config")}  # fmt: skip
+    app = Agentbar.open(Settings.from_env(env), tasks=False)
+    try:
+        with app.serving() as server:
+            app.start()
+            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
+            project = far.root / "project"
+            project.mkdir()
+            body = {"agent": "claude", "project": str(project), "host": "box"}
+            task_id = post(server, "/api/tasks", body, status=201)["task"]["task_id"]
+            older = post(server, f"/api/tasks/{task_id}/stop?host=box", {}, status=501)
+            assert older["error"]["code"] == "not_supported"
+            assert "install the same version on both" in older["error"]["message"]
+            assert get(server, f"/api/tasks/{task_id}?host=box", status=501)
+            seen = terminal_session(server, task_id, "box", ["/exit\r"])  # it ran on
+            assert "Fake Claude Code" in seen, seen[-500:]
+    finally:
+        app.close()
+
+
+def terminal_until_end(
+    server: Any, task_id: str, host: str, *, stop: bool = False, then: Any = None
+) -> tuple[str, list[dict[str, Any]]]:
+    """A terminal client of a remote task: once its prompt shows, the task is stopped through
+    the API (``stop``) or ``then()`` is called; read until the socket closes. What it showed,
+    and the text frames it was sent."""
+
+    async def main() -> tuple[str, list[dict[str, Any]]]:
+        headers = {"Authorization": f"Bearer {server.token}", "Origin": server.origin}
+        shown, told, acted = b"", [], False
+        url = f"{server.origin}/api/tasks/{task_id}/terminal?host={host}"
+        async with (
+            aiohttp.ClientSession(headers=headers) as client,
+            client.ws_connect(url) as ws,
+        ):
+            deadline = time.monotonic() + SLOW
+            while time.monotonic() < deadline:
+                try:
+                    message = await ws.receive(timeout=1)
+                except TimeoutError:
+                    continue
+                if message.type == aiohttp.WSMsgType.BINARY:
+                    shown += message.data
+                elif message.type == aiohttp.WSMsgType.TEXT:
+                    told.append(orjson.loads(message.data))
+                else:
+                    break
+                if not acted and b"> " in shown:
+                    acted = True
+                    if stop:
+                        stopped = f"{server.origin}/api/tasks/{task_id}/stop?host={host}"
+                        async with client.post(stopped, json={}) as reply:
+                            assert reply.status == 200, await reply.text()
+                            assert (await reply.json())["task"]["status"] == "exited"
+                    if then is not None:
+                        await asyncio.get_running_loop().run_in_executor(None, then)
+        return shown.decode("utf-8", "replace"), told
+
+    return asyncio.run(main())
 
 
 def get(server: Any, path: str, status: int = 200) -> Any:

@@ -404,8 +404,8 @@ def far_finished_claude(far: FarUser, session_id: str, project: Path) -> None:
 
 def test_a_far_session_is_resumed_and_forked_on_its_host(ssh_rig: SshRig, near: Near) -> None:
     """``agentbar resume`` and the fork route run the far user's agent over there (its
-    scripted ``claude``), never one here; the hand-off is read there; with the host down both
-    are refused at once."""
+    scripted ``claude``), never one here; ``agentbar stop --host`` stops it there; the hand-off
+    is read there; with the host down all of them are refused at once."""
     project = ssh_rig.far.home / "work"
     far_finished_claude(ssh_rig.far, SID, project)
     local_claude(near, SID, "/work/here")  # the same id here: never mixed up
@@ -444,6 +444,18 @@ def test_a_far_session_is_resumed_and_forked_on_its_host(ssh_rig: SshRig, near: 
         "the forked session there",
     )
 
+    # Stopped from here by its own agentbar there: the far user's agent is gone, reaped.
+    far_agent = psutil.Process(forked["pid"])
+    stopped = near.run("stop", forked["task_id"][:6], "--host", HOST)
+    assert stopped.returncode == 0, stopped.stderr
+    assert stopped.stdout.startswith(f"task {forked['task_id']} on {HOST}: exited"), stopped.stdout
+    assert not far_agent.is_running() or far_agent.status() == psutil.STATUS_ZOMBIE
+    shown = near.client.request("GET", f"/api/tasks/{forked['task_id']}?host={HOST}")["task"]
+    assert (shown["status"], shown["host"]) == ("exited", HOST)
+    unknown = near.run("stop", "abcdef12", "--host", HOST)
+    assert unknown.returncode == 1 and "no task 'abcdef12'" in unknown.stderr, unknown.stderr
+    assert near.run("stop", forked["task_id"]).returncode == 1  # not this machine's task
+
     printed = near.run("handoff", SID, "--host", HOST, "--what", "answer", "--print", "--no-start")
     assert printed.returncode == 0, printed.stderr
     assert printed.stdout == "Done there.\n"
@@ -453,6 +465,8 @@ def test_a_far_session_is_resumed_and_forked_on_its_host(ssh_rig: SshRig, near: 
     down = near.run("fork", SID, "--host", HOST, "--no-start", timeout=20)
     assert down.returncode == 2, down.stderr
     assert f"{HOST} is unreachable" in down.stderr, down.stderr
+    down = near.run("stop", task["task_id"], "--host", HOST, timeout=20)
+    assert down.returncode == 2 and f"{HOST} is unreachable" in down.stderr, down.stderr
 
 
 # -- approvals -------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ hits ask its host, never this machine."""
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,10 @@ from typing import Any
 from polling import wait_for
 from remote_far import FarHome, make_far, near_settings
 from test_cli import write_claude
+from test_remote_channel import far_pids
 
 from agentbar.core.app import Agentbar
+from agentbar.core.remote.hosts import HostState
 
 SHARED_ID = "aaaaaaaa-0000-4000-8000-00000000000a"  # a session of both machines
 FORKED_ID = "ffffffff-0000-4000-8000-00000000000f"  # a far session whose folder is there
@@ -101,11 +104,102 @@ def check_resume_and_fork(page: Any, server: Any, app: Agentbar) -> None:
     page.goto(server.open_url(f"/session/claude/{FORKED_ID}?host=box"))
     page.get_by_text("fork me there").first.wait_for()
     page.locator("button.fork").click()
-    wait_for(lambda: "Forked on box: task " in note.inner_text(), 20, "the fork's answer")
-    task_id = note.inner_text().split("task ")[1].split(" ")[0]
+    # The fork runs there; its terminal page opens here, through the channel.
+    page.wait_for_url("**/terminal/*?host=box")
+    task_id = page.url.split("/terminal/")[1].split("?")[0]
     forked = wait_for(
         lambda: [s for s in app.sessions() if s.task_id == task_id], SLOW, "the forked session"
     )
     assert forked[0].key.host == "box"
+    check_remote_terminal(page, app, task_id)
+
+
+def terminal_text(page: Any) -> str:
+    return str(
+        page.evaluate(
+            """() => { const b = window.agentbarTerminal.term.buffer.active; const out = [];
+                       for (let i = 0; i < b.length; i++)
+                         out.push(b.getLine(i).translateToString(true));
+                       return out.join('\\n'); }"""
+        )
+    )
+
+
+def wait_terminal(page: Any, text: str) -> None:
+    wait_for(lambda: text in terminal_text(page), SLOW, f"{text!r} in the terminal")
+
+
+def far_task(app: Agentbar, task_id: str) -> dict[str, Any]:
     assert app.hub is not None
-    app.hub.links["box"].call_later("term_input", {"task_id": task_id, "data": "/exit\r"})
+    task: dict[str, Any] = app.hub.links["box"].call("task", {"task_id": task_id})
+    return task
+
+
+def check_remote_terminal(page: Any, app: Agentbar, task_id: str) -> None:
+    """A remote task's terminal page: its output live, typed into and sized as a local one's,
+    its Stop stops it there."""
+    page.wait_for_selector("body[data-ready='true'][data-output='true']")
+    wait_terminal(page, "Fake Claude Code")
+    assert "on box" in page.inner_text("#task-header")
+    page.locator(".terminal-box").click()
+    page.keyboard.type("hello over there")
+    page.keyboard.press("Enter")
+    wait_terminal(page, "You said: hello over there")
+    cols = page.evaluate("window.agentbarTerminal.term.cols")
+    wait_for(lambda: far_task(app, task_id)["size"]["cols"] == cols, 20, "the far PTY sized")
+    page.set_viewport_size({"width": 800, "height": 600})
+    wait_for(lambda: far_task(app, task_id)["size"]["cols"] < cols, 20, "the far PTY smaller")
+    page.locator("button.stop").click()
+    page.wait_for_selector("body[data-status='exited']")
+    assert far_task(app, task_id)["status"] == "exited"
+    wait_for(lambda: page.locator("#live-status").text_content() == "ended", 20, "the end")
+
+
+def test_a_remote_terminal_detaches_on_close_and_says_when_its_host_drops(
+    tmp_path: Path, browser: Any
+) -> None:
+    far = make_far(tmp_path / "far")
+    (far.root / "proj").mkdir()
+    app = near_app(tmp_path, far)
+    try:
+        with app.serving() as server:
+            app.start()
+            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
+            assert app.hub is not None
+            link = app.hub.links["box"]
+            launch = {"agent": "claude", "project": str(far.root / "proj"), "prompt": None}
+            task_id = link.call("launch", launch)["task_id"]
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            try:
+                page = context.new_page()
+                page.set_default_timeout(20_000)
+                errors: list[str] = []
+                page.on("pageerror", lambda exc: errors.append(str(exc)))
+                # Closing the page detaches its terminal there; the task runs on.
+                page.goto(server.open_url(f"/terminal/{task_id}?host=box"))
+                page.wait_for_selector("body[data-output='true']")
+                wait_for(lambda: far_task(app, task_id)["clients"] == 1, 20, "attached there")
+                page.close()
+                wait_for(lambda: far_task(app, task_id)["clients"] == 0, 20, "detached there")
+                assert far_task(app, task_id)["status"] == "running"
+                # The host drops while the page is open: it says so, and nothing breaks.
+                page = context.new_page()
+                page.on("pageerror", lambda exc: errors.append(str(exc)))
+                page.goto(server.open_url(f"/terminal/{task_id}?host=box"))
+                page.wait_for_selector("body[data-output='true']")
+                assert page.locator("#host-lost").is_hidden()
+                for proc in far_pids(far):
+                    proc.send_signal(signal.SIGKILL)
+                page.wait_for_selector("body[data-host='unreachable']")
+                said = page.inner_text("#host-lost")
+                assert "box is unreachable" in said and "connection" in said, said
+                wait_for(
+                    lambda: page.locator("#live-status").text_content() == "host unreachable",
+                    20,
+                    "the status",
+                )
+                assert not errors, errors
+            finally:
+                context.close()
+    finally:
+        app.close()

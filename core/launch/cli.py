@@ -24,6 +24,7 @@ from .client import ApiError, Client, NoServer, connect
 
 COMMANDS = ("launch", "tasks", "send", "stop", "resume", "fork", "handoff", "quit")
 BIND_WAIT_SECONDS = 10.0
+STOP_TIMEOUT = 70.0  # a stop answers once the task is gone (a remote one: the server waits 60 s)
 
 
 def add_parsers(commands: Any, agents: Sequence[str]) -> None:
@@ -50,6 +51,11 @@ def add_parsers(commands: Any, agents: Sequence[str]) -> None:
     stop = commands.add_parser("stop", help="stop a launched agent (its own exit, then signals)")
     stop.add_argument("task_id", metavar="TASK_ID")
     stop.add_argument("--force", action="store_true", help="signals at once, no exit keys")
+    stop.add_argument(
+        "--host",
+        metavar="NAME",
+        help="the remote host the task was launched on (its agentbar there stops it)",
+    )
     for name, what in (("resume", "resume"), ("fork", "fork")):
         again = commands.add_parser(name, help=f"{what} a session in a new terminal")
         again.add_argument("session_id", metavar="SESSION_ID", help="the id or a unique prefix")
@@ -117,12 +123,7 @@ def _run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     if command == "send":
         return _send(client, args, out)
     if command == "stop":
-        task_id = _task_id(client, args.task_id)
-        task = client.request(
-            "POST", f"/api/tasks/{task_id}/stop", {"graceful": not args.force}, timeout=60
-        )["task"]
-        out.write(f"task {task_id}: {task['status']} ({_exit_text(task)})\n")
-        return 0
+        return _stop(client, args, out)
     if command in ("resume", "fork"):
         path, host = _session_path(client, args.session_id, args.host)
         body = {"prompt": args.prompt}
@@ -269,6 +270,24 @@ def _send(client: Client, args: argparse.Namespace, out: TextIO) -> int:
             body = {"keys": args.key, "enter": False}
     client.request("POST", f"/api/tasks/{task_id}/input", body)
     out.write(f"sent to task {task_id}\n")
+    return 0
+
+
+def _stop(client: Client, args: argparse.Namespace, out: TextIO) -> int:
+    """Stop a task of this machine, or of a remote host (``--host``: its own agentbar there
+    finds the task by its id or a unique start of it, and stops it)."""
+    if args.host in (None, LOCAL_HOST):
+        task_id, query = _task_id(client, args.task_id), ""
+    else:
+        task_id, query = args.task_id, "?" + urlencode({"host": args.host})
+    task = client.request(
+        "POST",
+        f"/api/tasks/{quote(task_id)}/stop{query}",
+        {"graceful": not args.force},
+        timeout=STOP_TIMEOUT,
+    )["task"]
+    there = "" if args.host in (None, LOCAL_HOST) else f" on {args.host}"
+    out.write(f"task {task['task_id']}{there}: {task['status']} ({_exit_text(task)})\n")
     return 0
 
 

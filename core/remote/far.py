@@ -88,6 +88,8 @@ class FarSide:
             "relaunch": self._relaunch,
             "handoff": self._handoff,
             "type": self._type,
+            "task": self._task,
+            "stop": self._stop_task,
             "detach": self.terminals.detach,
             "term_input": self.terminals.type_in,
             "term_resize": self.terminals.resize,
@@ -374,6 +376,26 @@ class FarSide:
         tasks = self._tasks()
         try:
             info = tasks.send_text(str(args["task_id"]), str(args["text"]))
+        except (NotRunning, ProcessLookupError) as exc:
+            raise CallError(str(exc), "not_running") from None
+        doc: dict[str, Any] = info.to_json()
+        return doc
+
+    def _task(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A task of this machine as ``GET /api/tasks/TASK_ID`` shows it (no such task: the
+        manager's ``NoSuchTask``, a lookup error: ``not_found``)."""
+        doc: dict[str, Any] = self._tasks().get(str(args.get("task_id"))).to_json()
+        return doc
+
+    def _stop_task(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A task of this machine stopped by its own manager, as ``POST /api/tasks/ID/stop``
+        stops it here (the agent's exit keys unless ``graceful`` is false, then signals);
+        answered once it is gone."""
+        from ..launch.manager import NotRunning  # noqa: PLC0415 - launching only
+
+        tasks = self._tasks()
+        try:
+            info = tasks.stop(str(args.get("task_id")), graceful=args.get("graceful") is not False)
         except (NotRunning, ProcessLookupError) as exc:
             raise CallError(str(exc), "not_running") from None
         doc: dict[str, Any] = info.to_json()

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
 
@@ -416,9 +416,10 @@ class Link:
 
     def stream(
         self, op: str, args: dict[str, Any], timeout: float | None = CALL_SECONDS
-    ) -> Iterator[str]:
+    ) -> Generator[str, None, Any]:
         """The chunks of a call that answers in parts (an export, an attached terminal: no
-        ``timeout``), as they come."""
+        ``timeout``), as they come; it returns the call's closing answer (an attached
+        terminal's: the task as it ended)."""
         call_id, call = self._send_call(op, args, chunks=True)
         assert call.chunks is not None and call.more is not None
         try:
@@ -433,7 +434,7 @@ class Link:
                     if call.error is not None:
                         raise RemoteError(str(call.error.get("message")),
                                           str(call.error.get("kind")))  # fmt: skip
-                    return
+                    return call.result
         finally:
             with self._lock:
                 self._calls.pop(call_id, None)

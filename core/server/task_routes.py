@@ -14,12 +14,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import itertools
 import logging
 import re
 import secrets
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from ..launch.projects import recent_projects
 from ..launch.request import BadLaunch, LaunchRequest, Mode
 from ..launch.task import TaskInfo
 from ..model import LOCAL_HOST, Agent, SessionKey, SessionSnapshot
-from ..remote.link import Link, RemoteError
+from ..remote.link import CALL_SECONDS, Link, RemoteError
 from .context import Context, find_session, session_json
 from .remote_routes import is_remote
 from .remote_routes import refused as remote_refusal
@@ -40,6 +39,7 @@ from .replies import Refused, guarded, json_reply, read_object
 
 log = logging.getLogger(__name__)
 
+STOP_SECONDS = 60.0  # a remote stop answers once the task is gone: its exit keys, then signals
 TERMINAL_QUEUE = 2048  # output chunks waiting for one slow terminal before it is dropped
 MAX_INPUT_CHARS = 100_000
 # What a browser terminal answers on its own to the program's queries (cursor position, device
@@ -157,14 +157,19 @@ class _Handlers:
         return hub.link(host)
 
     async def _call_there(
-        self, request: web.Request, host: str, op: str, args: dict[str, Any]
+        self,
+        request: web.Request,
+        host: str,
+        op: str,
+        args: dict[str, Any],
+        timeout: float = CALL_SECONDS,
     ) -> Any:
         """The far side's answer to ``op`` (waited for in a worker thread); a host down or
         dropped is a 503 at once, never a wait (``remote_routes.refused``)."""
         link = self._link(request, host)
         try:
             return await asyncio.get_running_loop().run_in_executor(
-                None, lambda: link.call(op, args)
+                None, lambda: link.call(op, args, timeout)
             )
         except RemoteError as exc:
             raise remote_refusal(exc) from None
@@ -201,6 +206,11 @@ class _Handlers:
         return json_reply({"task": self._task_doc(request, info)}, status=201)
 
     async def one(self, request: web.Request) -> web.StreamResponse:
+        host = _host_of(request)
+        if host != LOCAL_HOST:  # its manager is over there
+            args = {"task_id": self._task_id(request)}
+            doc = await self._call_there(request, host, "task", args)
+            return json_reply({"task": self._task_there(request, doc, host)})
         tasks, task_id = self._tasks(request), self._task_id(request)
         info = await self._call(request, lambda: tasks.get(task_id))
         return json_reply({"task": self._task_doc(request, info)})
@@ -270,9 +280,14 @@ class _Handlers:
         return json_reply({"task": self._task_doc(request, info)})
 
     async def stop(self, request: web.Request) -> web.StreamResponse:
-        tasks, task_id = self._tasks(request), self._task_id(request)
+        host, task_id = _host_of(request), self._task_id(request)
         body = await read_object(request)
         graceful = body.get("graceful", True) is not False
+        if host != LOCAL_HOST:  # stopped by its own manager, there
+            args = {"task_id": task_id, "graceful": graceful}
+            doc = await self._call_there(request, host, "stop", args, STOP_SECONDS)
+            return json_reply({"task": self._task_there(request, doc, host)})
+        tasks = self._tasks(request)
         info = await self._call(request, lambda: tasks.stop(task_id, graceful=graceful))
         return json_reply({"task": self._task_doc(request, info)})
 
@@ -428,7 +443,7 @@ class _Handlers:
         """The task's scrollback, then its output as it comes (binary frames); the client
         sends ``{"type": "input", "data": "..."}`` and ``{"type": "resize", "rows", "cols"}``
         (text frames)."""
-        host = request.query.get("host") or LOCAL_HOST
+        host = _host_of(request)
         if host != LOCAL_HOST:
             return await self._terminal_there(request, host, self._task_id(request))
         tasks, task_id = self._tasks(request), self._task_id(request)
@@ -494,18 +509,19 @@ class _Handlers:
         ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=1 << 20)
         await ws.prepare(request)
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        queue: asyncio.Queue[bytes | str | None] = asyncio.Queue()
+
+        def put(item: bytes | str | None) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closing: nobody reads
+                loop.call_soon_threadsafe(queue.put_nowait, item)
 
         def pump() -> None:  # a thread of its own: the stream blocks between outputs
-            try:
-                for text in itertools.chain([first] if first else [], chunks):
-                    if text:
-                        loop.call_soon_threadsafe(queue.put_nowait, base64.b64decode(text))
-            except (RemoteError, ValueError):
-                pass
-            finally:
-                with contextlib.suppress(RuntimeError):
-                    loop.call_soon_threadsafe(queue.put_nowait, None)
+            told = _relay(
+                first, chunks, put, host, lambda doc: self._task_there(request, doc, host)
+            )
+            if told is not None:
+                put(told)
+            put(None)
 
         threading.Thread(target=pump, daemon=True, name="agentbar-remote-terminal").start()
         sender = asyncio.create_task(_send_remote_output(ws, queue))
@@ -574,15 +590,49 @@ def _first(chunks: Iterator[str]) -> str | RemoteError | None:
         return exc
 
 
+def _relay(
+    first: str | None,
+    chunks: Generator[str, None, Any],
+    put: Callable[[bytes | str | None], None],
+    host: str,
+    task_there: Callable[[dict[str, Any]], dict[str, Any]],
+) -> str | None:
+    """An attached remote terminal's output handed to ``put`` (decoded) as it comes; what to
+    tell the client when it ends (text frames): the task as it ended, as a local terminal's
+    last message; ``{"type": "unreachable", "host", "message"}`` when its host dropped (the
+    client says so, and tries again); nothing when it was detached."""
+    if first:
+        put(base64.b64decode(first))
+    try:
+        while True:
+            text = next(chunks)
+            if text:
+                put(base64.b64decode(text))
+    except StopIteration as end:
+        result = end.value
+        if isinstance(result, dict) and isinstance(result.get("task"), dict):
+            return orjson.dumps({"type": "task", "task": task_there(result["task"])}).decode()
+    except RemoteError as exc:
+        if exc.kind == "unreachable":
+            lost = {"type": "unreachable", "host": host, "message": str(exc)}
+            return orjson.dumps(lost).decode()
+    except ValueError:
+        pass  # not base64: a far side gone wrong; the socket closes
+    return None
+
+
 async def _send_remote_output(
-    ws: web.WebSocketResponse, queue: asyncio.Queue[bytes | None]
+    ws: web.WebSocketResponse, queue: asyncio.Queue[bytes | str | None]
 ) -> None:
     while True:
         data = await queue.get()
         if data is None:
             await ws.close()
             return
-        await ws.send_bytes(data)
+        if isinstance(data, str):
+            await ws.send_str(data)
+        else:
+            await ws.send_bytes(data)
 
 
 def _terminal_there_message(link: Link, task_id: str, raw: str) -> None:
@@ -612,6 +662,11 @@ def _terminal_request(raw: str) -> str | tuple[int, int] | None:
         if isinstance(rows, int) and isinstance(cols, int):
             return rows, cols
     return None
+
+
+def _host_of(request: web.Request) -> str:
+    """The host a task route's ``?host=NAME`` names (this machine without it)."""
+    return request.query.get("host") or LOCAL_HOST
 
 
 def _optional_text(body: dict[str, Any], name: str) -> str | None:

@@ -7,8 +7,9 @@ import { append, clear, h } from './dom.js';
 import { shortPath } from './format.js';
 import { LaunchControl } from './launch.js';
 
+// A task started, here or on a remote host: its terminal page (a remote one's through its channel).
 function openTerminal(task) {
-  window.location.assign(terminalHref(task.task_id));
+  window.location.assign(terminalHref(task.task_id, task.host));
 }
 
 // A remote host's session is resumed, forked or read there; null for this machine's.
@@ -16,15 +17,6 @@ function remoteHost(session) {
   return session.host && session.host !== 'local' ? session.host : null;
 }
 
-// A task started: its terminal opened when it runs here; one started on a remote host is said
-// (its terminal is served through the channel to API clients: the page shows local tasks).
-function started(task, note, what) {
-  if (task.host && task.host !== 'local') {
-    note.textContent = `${what} on ${task.host}: task ${task.task_id} (pid ${task.pid} there).`;
-  } else {
-    openTerminal(task);
-  }
-}
 
 async function runningTasks() {
   try {
@@ -65,7 +57,7 @@ export function sessionActions(session) {
     type: 'button', class: `button ${mode}`, dataset: { action: mode },
     onclick: (event) => act(event.currentTarget, async () => {
       const reply = await postJSON(sessionPath(session.session_id, `/${mode}`), {}, { params });
-      started(reply.task, note, mode === 'resume' ? 'Resumed' : 'Forked');
+      openTerminal(reply.task);
     }),
   }, mode === 'resume' ? 'Resume' : 'Fork');
   const form = handoffForm(session, note);
@@ -86,6 +78,16 @@ export function sessionActions(session) {
 }
 
 async function showTask(session, box, note) {
+  const host = remoteHost(session);
+  if (host) {
+    // A task of that host runs it: its terminal through the channel (its manager is there).
+    if (session.task_id) {
+      box.dataset.task = session.task_id;
+      append(box, [h('a', { class: 'button open-terminal', href: terminalHref(session.task_id, host) },
+        'Open terminal')]);
+    }
+    return;
+  }
   const tasks = await runningTasks();
   if (!tasks) return;
   const task = tasks.find((t) => t.session_id === session.session_id && t.agent === session.agent);
@@ -145,7 +147,7 @@ function handoffForm(session, note) {
       const reply = await postJSON(sessionPath(session.session_id, '/handoff'),
         { what: what.value, to }, { params: { agent: session.agent, host } });
       if (kind === 'task') note.textContent = `Sent ${reply.chars} characters to task ${id}.`;
-      else started(reply.task, note, 'Handed off');
+      else openTerminal(reply.task);
     } catch (err) {
       note.textContent = err.message;
     } finally {

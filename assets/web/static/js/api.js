@@ -59,8 +59,10 @@ export function taskPath(taskId, tail = '') {
   return `/api/tasks/${encodeURIComponent(taskId)}${tail}`;
 }
 
-export function terminalHref(taskId) {
-  return `/terminal/${encodeURIComponent(taskId)}`;
+// A task's terminal page; `host`: the remote host it was launched on (null or 'local': here).
+export function terminalHref(taskId, host = null) {
+  const base = `/terminal/${encodeURIComponent(taskId)}`;
+  return host && host !== 'local' ? `${base}?host=${encodeURIComponent(host)}` : base;
 }
 
 export function sessionPath(sessionId, tail = '') {

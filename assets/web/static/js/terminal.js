@@ -1,7 +1,8 @@
 // A launched task's live terminal: xterm.js over the task's WebSocket (docs/api.md), fitted to
 // the window and resizing the task's PTY with it, with scrollback; above it, the task's state
 // and Approve / Deny (when its screen shows an approval prompt) and Stop. Closing the page
-// leaves the task running.
+// leaves the task running. `?host=NAME`: a task launched on that remote host, the same page
+// through its channel (the API routes take the host); a host that drops is said, and tried again.
 
 import { Terminal } from '../vendor/xterm/xterm.js';
 import { FitAddon } from '../vendor/xterm/addon-fit.js';
@@ -44,8 +45,11 @@ function exitText(task) {
 }
 
 class TerminalPage {
-  constructor(taskId) {
+  constructor(taskId, host) {
     this.taskId = taskId;
+    this.host = host; // a remote host's name, or null for this machine
+    this.params = host ? { host } : null;
+    this.lost = null; // what the server said when the host dropped, until it answers again
     this.task = null;
     this.socket = null;
     this.delay = 500;
@@ -81,14 +85,16 @@ class TerminalPage {
     }).observe(this.box);
     if (document.fonts) document.fonts.ready.then(() => this.fitNow());
     try {
-      this.show((await getJSON(taskPath(this.taskId))).task);
+      this.show((await getJSON(taskPath(this.taskId), this.params)).task);
     } catch (err) {
       this.fail(err);
       return;
     }
     this.events = new Events();
     this.events.on((message) => {
-      if (message.type === 'task' && message.task.task_id === this.taskId) this.show(message.task);
+      // The stream's tasks are this machine's; a remote task's host is told by its state.
+      if (message.type === 'task' && !this.host && message.task.task_id === this.taskId) this.show(message.task);
+      if (message.type === 'host' && this.host && message.host.name === this.host) this.hostChanged(message.host);
     });
     this.events.start();
     this.connect();
@@ -111,12 +117,14 @@ class TerminalPage {
 
   connect() {
     const scheme = window.location.protocol === 'https:' ? 'wss' : 'ws';
-    const socket = new WebSocket(`${scheme}://${window.location.host}${taskPath(this.taskId, '/terminal')}`);
+    const query = this.host ? `?host=${encodeURIComponent(this.host)}` : '';
+    const socket = new WebSocket(`${scheme}://${window.location.host}${taskPath(this.taskId, '/terminal')}${query}`);
     socket.binaryType = 'arraybuffer';
     this.socket = socket;
     let fresh = true;
     socket.addEventListener('open', () => {
       this.delay = 500;
+      this.found();
       this.setStatus('live');
       // Our size, so the agent redraws for it (the first frame is the scrollback).
       this.send({ type: 'resize', rows: this.term.rows, cols: this.term.cols });
@@ -130,6 +138,7 @@ class TerminalPage {
           return;
         }
         if (message && message.type === 'task') this.show(message.task);
+        if (message && message.type === 'unreachable') this.hostLost(message.message);
         return;
       }
       if (fresh) {
@@ -153,21 +162,63 @@ class TerminalPage {
   }
 
   async refreshThenConnect() {
+    if (this.socket) return; // connected again already (the host came back)
     try {
-      this.show((await getJSON(taskPath(this.taskId))).task);
+      this.show((await getJSON(taskPath(this.taskId), this.params)).task);
+      this.found();
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         this.fail(err);
         return;
       }
+      if (err instanceof ApiError && err.code === 'host_unreachable') this.hostLost(err.message);
     }
     if (this.task && this.task.status === 'running') this.connect();
   }
 
+  // The task's host dropped (the terminal's stream said so, or the API): said above the
+  // terminal until it answers again; the page goes on trying.
+  hostLost(message) {
+    this.lost = message || `${this.host} is unreachable`;
+    this.showLost();
+    this.setStatus('unreachable');
+  }
+
+  found() {
+    if (this.lost === null) return;
+    this.lost = null;
+    this.showLost();
+  }
+
+  hostChanged(host) {
+    if (host.state === 'connected') {
+      if (!this.socket && this.task && this.task.status === 'running') {
+        this.delay = 500;
+        this.refreshThenConnect();
+      }
+    } else if (host.state === 'unreachable') {
+      this.hostLost(`${host.name} is unreachable${host.detail ? ` (${host.detail})` : ''}`);
+    }
+  }
+
+  showLost() {
+    const banner = document.getElementById('host-lost');
+    if (this.lost === null) {
+      banner.hidden = true;
+      document.body.dataset.host = 'connected';
+      return;
+    }
+    banner.textContent = `${this.lost}: the connection to the task's host is lost. `
+      + 'Its terminal comes back here once the host answers again.';
+    banner.hidden = false;
+    document.body.dataset.host = 'unreachable';
+  }
+
   setStatus(status) {
-    const labels = { live: 'live', offline: 'reconnecting…', ended: 'ended' };
-    this.status.textContent = labels[status] || status;
-    this.status.dataset.status = status;
+    const labels = { live: 'live', offline: 'reconnecting…', ended: 'ended', unreachable: 'host unreachable' };
+    const shown = this.lost !== null && status === 'offline' ? 'unreachable' : status;
+    this.status.textContent = labels[shown] || shown;
+    this.status.dataset.status = shown === 'unreachable' ? 'offline' : shown;
   }
 
   fail(err) {
@@ -183,7 +234,9 @@ class TerminalPage {
   async act(path, body, button) {
     button.disabled = true;
     try {
-      return await postJSON(taskPath(this.taskId, path), body);
+      const reply = await postJSON(taskPath(this.taskId, path), body, { params: this.params });
+      if (reply && reply.task) this.show(reply.task);
+      return reply;
     } catch (err) {
       this.note(err.message);
       return null;
@@ -216,8 +269,9 @@ class TerminalPage {
         h('span', { class: `task-status status-${task.status}` }, alive ? task.status : exitText(task)),
         session ? h('span', { class: `state-badge state-${session.state}` }, stateLabel(session)) : null,
         session && session.detail ? h('span', { class: 'detail' }, session.detail) : null,
+        this.host ? h('span', { class: 'task-host' }, `on ${this.host}`) : null,
         task.session_id
-          ? h('a', { class: 'session-link', href: sessionHref(task.agent, task.session_id) }, 'Replay')
+          ? h('a', { class: 'session-link', href: sessionHref(task.agent, task.session_id, this.params) }, 'Replay')
           : h('span', { class: 'session-id' }, 'session not known yet'),
         h('span', { class: 'task-id' }, `task ${task.task_id}`)),
       h('p', { class: 'task-actions' }, stop, h('span', { class: 'task-note', 'aria-live': 'polite' })),
@@ -234,6 +288,14 @@ class TerminalPage {
       this.waiting.hidden = true;
       return;
     }
+    const detail = task.session && task.session.detail ? task.session.detail : task.waiting.question;
+    if (this.host) {
+      // Its approve and deny are its host's manager's: answered in the terminal, or on the board.
+      append(this.waiting, [h('strong', null, 'Waiting for your approval: '), h('code', null, detail),
+        ' (answer it in the terminal below, or on the board)']);
+      this.waiting.hidden = false;
+      return;
+    }
     const approve = h('button', {
       type: 'button', class: 'button approve',
       onclick: (event) => this.act('/approve', {}, event.currentTarget),
@@ -242,7 +304,6 @@ class TerminalPage {
       type: 'button', class: 'button deny',
       onclick: (event) => this.act('/deny', {}, event.currentTarget),
     }, 'Deny');
-    const detail = task.session && task.session.detail ? task.session.detail : task.waiting.question;
     append(this.waiting, [h('strong', null, 'Waiting for your approval: '), h('code', null, detail), ' ', approve, ' ', deny]);
     this.waiting.hidden = false;
   }
@@ -250,7 +311,8 @@ class TerminalPage {
 
 const match = window.location.pathname.match(/^\/terminal\/([0-9a-f]{1,32})\/?$/);
 if (match) {
-  const page = new TerminalPage(match[1]);
+  const host = new URLSearchParams(window.location.search).get('host');
+  const page = new TerminalPage(match[1], host && host !== 'local' ? host : null);
   window.agentbarTerminal = page; // for the browser tests: the terminal's own buffer
   page.start();
 } else {
