@@ -76,9 +76,11 @@ def lines(
     now: float | None = None,
     heard: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """Every window's line, then the notes."""
+    """This machine's windows' lines, its notes, then each remote host's windows' lines."""
     when = time.time() if now is None else now
-    return [line(w, when) for w in windows] + notes(windows, heard)
+    here = [line(w, when) for w in windows if w.host == LOCAL_HOST]
+    there = [line(w, when) for w in windows if w.host != LOCAL_HOST]
+    return here + notes(windows, heard) + there
 
 
 def to_json(
