@@ -7,18 +7,22 @@ sends neither (an agentbar from before) is shown without them, and nothing fails
 
 from __future__ import annotations
 
+import os
 import signal
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from claude_lines import write_lines
+from cli_runner import agentbar
 from codex_lines import CodexRollout
 from polling import wait_for
 from remote_far import FarHome, make_far, near_settings
 from test_limits import codex_limits, window
-from test_remote_channel import SLOW, far_pids, get
+from test_remote_channel import SLOW, far_pids
 
 from agentbar.core.app import Agentbar
 from agentbar.core.decisions import DecisionBook
@@ -44,6 +48,33 @@ def codex_rollout(codex_home: Path, session_id: str, used: float, *, at: float) 
     path = path / f"rollout-2026-12-02T10-00-00-{session_id}.jsonl"
     write_lines(path, [r.meta(), r.started(), r.prompt("hi"), token_count])
     return path
+
+
+def get(server: Any, path: str) -> Any:
+    """A GET of the near server's API with its token (plain urllib: a browser test's event
+    loop may be running in this thread)."""
+    request = urllib.request.Request(
+        server.origin + path, headers={"Authorization": f"Bearer {server.token}"}
+    )
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=30) as response:
+        return orjson.loads(response.read())
+
+
+def drop(far: FarHome) -> Path:
+    """The far side ends and cannot start again (its data dir is a file now) until ``back``:
+    the host stays away as long as a test looks at it."""
+    away = far.data.with_name("data.away")
+    far.data.rename(away)
+    far.data.write_text("not a folder")
+    for proc in far_pids(far):
+        proc.send_signal(signal.SIGKILL)
+    return away
+
+
+def back(far: FarHome, away: Path) -> None:
+    far.data.unlink()
+    away.rename(far.data)
 
 
 @pytest.fixture
@@ -90,15 +121,17 @@ def test_a_host_s_windows_and_progress_come_named_and_apart_from_this_machine_s(
             assert _used(app, "local") == 10.0
 
             # The host goes: its windows stay as last known, saying so; its progress goes.
-            for proc in far_pids(far):
-                proc.send_signal(signal.SIGKILL)
-            wait_for(lambda: app.hosts()[0].state is not HostState.CONNECTED, 20, "the drop")
+            pids = far_pids(far)
+            away = drop(far)
+            wait_for(lambda: app.hosts()[0].state is HostState.UNREACHABLE, 20, "the drop")
+            wait_for(lambda: not any(p.is_running() for p in pids), 20, "the far side's end")
             assert app.hosts()[0].progress is None
             windows = by_host(get(server, "/api/limits")["limits"])
             assert windows[("box", "5h")]["stale"] is True
             assert windows[("box", "5h")]["used_percent"] == 55.0
             assert "box not connected" in windows[("box", "5h")]["text"]
             assert not windows[("local", "5h")]["stale"]
+            back(far, away)
             wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the reconnect")
             wait_for(lambda: not any(w.stale for w in app.limits()), 20, "fresh again")
     finally:
@@ -139,3 +172,30 @@ def test_a_far_side_that_sends_neither_is_shown_without_them(far: FarHome, tmp_p
         assert hub.links["box"].call("ping", {})["at"] > 0  # the channel still answers
     finally:
         hub.stop()
+
+
+def test_status_shows_the_host_s_windows_apart_and_in_its_json(
+    far: FarHome, tmp_path: Path
+) -> None:
+    near = tmp_path / "near"
+    codex_rollout(near / "home" / ".codex", NEAR_CODEX, 10.0, at=time.time() - 30)
+    near_settings(near, far)  # settings.toml with the far side as ``box``
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_"))},
+        "HOME": str(near / "home"),
+        "AGENTBAR_DATA_DIR": str(near / "data"),
+        "AGENTBAR_CONFIG_DIR": str(near / "config"),
+    }
+    done = agentbar(env, "status", timeout=120)
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.splitlines()[-1]
+    assert last.startswith("Limits: Codex: 90 % of 5 h left, resets ")
+    # This machine's, its note, then the host's, named.
+    assert f"; {NOT_KNOWN}; Codex on box: 62 % of 5 h left, resets " in last
+    document = orjson.loads(agentbar(env, "status", "--json", timeout=120).stdout)
+    seen = [(w["host"], w["window"], w["used_percent"]) for w in document["limits"]["limits"]]
+    assert seen == [("local", "5h", 10.0), ("local", "weekly", 7.0),
+                    ("box", "5h", 38.0), ("box", "weekly", 7.0)]  # fmt: skip
+    assert document["progress"]["host"] == "local"
+    (host,) = document["hosts"]
+    assert host["name"] == "box" and host["progress"]["host"] == "box"

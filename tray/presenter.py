@@ -31,7 +31,7 @@ from .actions import Action
 from .answer_entries import request_entries, request_heading
 from .pause import Pause
 from .preferences import Preferences
-from .text import host_line, host_reading, on_host, shorten
+from .text import host_line, on_host, shorten
 from .view import SEPARATOR, Badge, Entry, TrayView
 
 # What a person calls each agent ("Claude Code"), from the kits the tray was given
@@ -104,7 +104,7 @@ def present(
     reading = reading_line(tray.reading) if tray.reading is not None else None
     if reading is not None:
         menu.append(Entry(reading))
-    host_readings = [text for text in map(host_reading, tray.hosts) if text]
+    host_readings = [text for text in (host.reading() for host in tray.hosts) if text]
     menu += [Entry(text) for text in host_readings]
     if prefs.problems:
         count = len(prefs.problems)

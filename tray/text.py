@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 from ..core.model import LOCAL_HOST
-from ..core.progress_text import reading_line
 from ..core.remote.hosts import HostState, HostStatus
 
 LABEL_CHARS = 72
@@ -25,16 +24,6 @@ def host_line(status: HostStatus) -> str | None:
     since = time.strftime("%H:%M", time.localtime(status.since))
     why = f" ({status.detail})" if status.detail else ""
     return shorten(f"{status.name}: unreachable since {since}{why}", LABEL_CHARS * 2)
-
-
-def host_reading(status: HostStatus) -> str | None:
-    """A connected host's first reading while it goes on ("devbox: Reading history: 42 % (1.3
-    of 3.1 GB)"); None once done, while not connected, or from an agentbar that does not tell."""
-    progress = status.progress
-    if status.state is not HostState.CONNECTED or progress is None:
-        return None
-    line = reading_line(progress)
-    return None if line is None else f"{status.name}: {line}"
 
 
 def on_host(host: str) -> str:
