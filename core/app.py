@@ -186,8 +186,9 @@ class Agentbar:
         return self.hub.subscribe_hosts(callback)
 
     def limits(self) -> tuple[LimitWindow, ...]:
-        """Every agent's usage windows as last observed (``core/limits.py``)."""
-        return self.engine.limits()
+        """Every agent's usage windows as last observed (``core/limits.py``): this machine's,
+        then each remote host's (``host`` names it; ``stale`` while it is not connected)."""
+        return self.everywhere.limits()
 
     def limits_heard(self) -> frozenset[str]:
         return self.engine.limits_heard()

@@ -11,6 +11,9 @@ Every number comes from a file another program wrote: a percent that is not a fi
 dropped, one below 0 is dropped, one above 100 is shown as 100 (a window can be overdrawn, but
 "more than all of it used" says nothing more); a reset time that is not a plausible epoch second
 is unknown.
+
+A remote host's windows (``core/remote/``) keep its name in ``host``: its Claude or Codex account
+may not be this machine's, so they are never merged into this machine's ``LimitStore``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .model import LOCAL_HOST
 from .records import Record
 
 FIVE_HOURS = "5h"
@@ -38,7 +42,9 @@ SOURCE_CLAUDE = "claude-status-line"
 class LimitWindow:
     """One usage window of one agent as last observed. ``window``: ``"5h"``, ``"weekly"`` or
     its length in minutes (``"90m"``); ``resets_at`` and ``observed_at`` are epoch seconds;
-    ``reset``: the reset time has passed since, so ``used_percent`` is 0 whatever was seen."""
+    ``reset``: the reset time has passed since, so ``used_percent`` is 0 whatever was seen;
+    ``host``: the machine whose agent reported it; ``stale``: that host is not connected now,
+    so this is its last known (``observed_at`` says how old)."""
 
     agent: str
     window: str
@@ -48,6 +54,8 @@ class LimitWindow:
     observed_at: float
     source: str
     reset: bool = False
+    host: str = LOCAL_HOST
+    stale: bool = False
 
     @property
     def left_percent(self) -> float:
@@ -70,6 +78,8 @@ class LimitWindow:
             "observed_at": self.observed_at,
             "source": self.source,
             "reset": self.reset,
+            "host": self.host,
+            "stale": self.stale,
         }
 
 

@@ -2,7 +2,9 @@
 
 "Codex: 62 % of 5 h left, resets 14:20" (the reset as local time; a date when it is not today);
 a window whose reset has passed reads "reset"; an agent without windows gets its plain note
-(Claude's: the status-line link is not installed, or has not seen limits yet).
+(Claude's: the status-line link is not installed, or has not seen limits yet). A remote host's
+window names it ("Codex on devbox: ..."), and while that host is not connected says how old it
+is ("... (last known 13:55, devbox not connected)"); the notes are this machine's alone.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from .limits import FIVE_HOURS, WEEKLY, LimitWindow
 from .limits_claude import NOT_KNOWN, NOT_SENT
+from .model import LOCAL_HOST
 
 _AGENT_NAMES = {"claude": "Claude", "codex": "Codex"}
 _WINDOW_NAMES = {FIVE_HOURS: "5 h", WEEKLY: "the week"}
@@ -38,21 +41,32 @@ def reset_words(resets_at: float, now: float) -> str:
     return time.strftime("%a %d %b %H:%M", at)
 
 
+def whose(window: LimitWindow) -> str:
+    """ "Codex", or "Codex on devbox" for a remote host's window."""
+    who = agent_name(window.agent)
+    return who if window.host == LOCAL_HOST else f"{who} on {window.host}"
+
+
 def line(window: LimitWindow, now: float) -> str:
     """One window in words: "Codex: 62 % of 5 h left, resets 14:20"."""
-    who, span = agent_name(window.agent), window_words(window.window)
+    who, span = whose(window), window_words(window.window)
     if window.reset:
-        return f"{who}: {span} window reset (nothing used since it was last seen)"
-    text = f"{who}: {window.left_percent:.0f} % of {span} left"
-    if window.resets_at is not None:
-        text += f", resets {reset_words(window.resets_at, now)}"
+        text = f"{who}: {span} window reset (nothing used since it was last seen)"
+    else:
+        text = f"{who}: {window.left_percent:.0f} % of {span} left"
+        if window.resets_at is not None:
+            text += f", resets {reset_words(window.resets_at, now)}"
+    if window.stale:
+        seen = reset_words(window.observed_at, now)
+        text += f" (last known {seen}, {window.host} not connected)"
     return text
 
 
 def notes(windows: Sequence[LimitWindow], heard: frozenset[str] = frozenset()) -> list[str]:
     """What to say about agents with no windows known; ``heard``: the agents whose source
-    spoke without naming any (``Engine.limits_heard()``)."""
-    if any(w.agent == "claude" for w in windows):
+    spoke without naming any (``Engine.limits_heard()``). This machine's alone: a remote
+    host's Claude window says nothing of this machine's Claude."""
+    if any(w.agent == "claude" and w.host == LOCAL_HOST for w in windows):
         return []
     return [NOT_SENT if "claude" in heard else NOT_KNOWN]
 
@@ -62,9 +76,11 @@ def lines(
     now: float | None = None,
     heard: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """Every window's line, then the notes."""
+    """This machine's windows' lines, its notes, then each remote host's windows' lines."""
     when = time.time() if now is None else now
-    return [line(w, when) for w in windows] + notes(windows, heard)
+    here = [line(w, when) for w in windows if w.host == LOCAL_HOST]
+    there = [line(w, when) for w in windows if w.host != LOCAL_HOST]
+    return here + notes(windows, heard) + there
 
 
 def to_json(

@@ -11,13 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from .engine_messages import IndexProgress
+from .model import LOCAL_HOST
 
 UNITS = ((1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "KB"))
 
 
-def progress_json(progress: IndexProgress) -> dict[str, Any]:
-    """The API's ``progress`` object (docs/api.md)."""
+def progress_json(progress: IndexProgress, host: str = LOCAL_HOST) -> dict[str, Any]:
+    """The API's ``progress`` object (docs/api.md): ``host`` is the machine reading (a remote
+    host's is in its status, ``/api/hosts``)."""
     return {
+        "host": host,
         "live_ready": progress.live_ready,
         "done": progress.done,
         "files_done": progress.files_done,

@@ -200,6 +200,8 @@ def status(
     for host in hosts:
         if host.state is not HostState.CONNECTED:
             out.write(f"({host.name}: {host.state}{': ' + host.detail if host.detail else ''})\n")
+        elif reading := host.reading():  # its older sessions may not all be listed yet
+            out.write(f"({reading})\n")
     if limits or snapshots:  # (nothing at all on disk: no agent to say anything of)
         out.write(f"Limits: {'; '.join(limits_text.lines(limits, now, heard))}\n")
     out.flush()

@@ -31,6 +31,7 @@ from codex_lines import CodexRollout
 from other_user import PYTHON
 from polling import end_process, wait_for
 from remote_rig import FarClaude, FarUser, SshRig
+from test_limits import codex_limits, window
 from tray_rig import Tray
 
 from agentbar.core.agents.claude.events import HOLD_CALLER
@@ -257,6 +258,37 @@ def test_status_json_names_the_host_of_every_session(
         (HOST, SID),
         (HOST, CODEX_ID),
     }
+
+
+def test_the_host_s_limits_and_reading_come_through_ssh_named_by_it(
+    ssh_rig: SshRig, near: Near
+) -> None:
+    """The far user's Codex names its windows there; this machine's API shows them as the
+    host's, apart from this machine's (none here: only its note), and the host's first reading
+    as done, in its status."""
+    now = time.time()
+    rollout = CodexRollout(CODEX_ID, "/srv/parser", start=now - 60)
+    token_count = rollout.tokens(100, 0, 10)
+    token_count["payload"]["rate_limits"] = codex_limits(
+        window(38.0, 300, now + 3600), window(7.0, 10080, now + 86400)
+    )
+    path = ssh_rig.far.home / ".codex" / "sessions" / "2026" / "12" / "02"
+    path = path / f"rollout-2026-12-02T10-00-00-{CODEX_ID}.jsonl"
+    ssh_rig.far.write_lines(path, [rollout.meta(), rollout.context(), token_count])
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    near.start()
+
+    def theirs() -> list[dict[str, Any]] | None:
+        return [w for w in near.get("/api/limits")["limits"] if w["host"] == HOST] or None
+
+    five, week = wait_for(theirs, SECONDS, "the host's windows", 0.2)
+    assert (five["agent"], five["window"], five["used_percent"]) == ("codex", "5h", 38.0)
+    assert five["text"].startswith(f"Codex on {HOST}: 62 % of 5 h left, resets ")
+    assert (week["window"], week["stale"]) == ("weekly", False)
+    assert not [w for w in near.get("/api/limits")["limits"] if w["host"] == "local"]
+    host = wait_for(lambda: (h := near.host())["progress"] and h["progress"]["done"] and h,
+                    SECONDS, "the host's reading done", 0.2)  # fmt: skip
+    assert host["progress"]["host"] == HOST
 
 
 @dataclass

@@ -52,7 +52,7 @@ def test_the_words_say_what_is_read_and_how_far() -> None:
     )
     assert tooltip_part(STARTING) == "reading live sessions…"
     assert progress_json(reading(GB, 4 * GB)) == {
-        "live_ready": True, "done": False, "files_done": 3, "files_total": 9,
+        "host": "local", "live_ready": True, "done": False, "files_done": 3, "files_total": 9,
         "bytes_done": GB, "bytes_total": 4 * GB, "fraction": 0.25,
     }  # fmt: skip
 

@@ -10,6 +10,7 @@ import time
 from tray_values import NAMES, T0, approval, change, snap
 
 from agentbar.core.decisions import PendingRequest, RequestKind, Route
+from agentbar.core.engine_messages import IndexProgress
 from agentbar.core.model import Agent, SessionKey, State
 from agentbar.core.remote.hosts import HostState, HostStatus
 from agentbar.tray import actions
@@ -84,3 +85,23 @@ def test_notices_name_the_host_and_open_its_replay_with_it() -> None:
     assert headline(Transition.of(change(local), NAMES)) == "Claude Code in db needs your approval"
     assert actions.session_path(local.key) == "/session/claude/l2"
     assert Agent("claude") == remote.key.agent
+
+
+def test_a_host_s_first_reading_is_a_line_and_in_the_tooltip_while_it_goes_on() -> None:
+    reading = IndexProgress(live_ready=True, done=False, files_done=3, files_total=9,
+                            bytes_done=1_395_864_371, bytes_total=3_328_599_654)  # fmt: skip
+    devbox = HostStatus(name="devbox", state=HostState.CONNECTED, since=NOW, progress=reading)
+    view = present([], now=NOW, prefs=Preferences(), tray=TrayState(hosts=(devbox,)))
+    assert view.menu[0].label == "devbox: Reading history: 41 % (1.3 of 3.1 GB)"
+    assert view.tooltip == (
+        "agentbar: nothing needs you; devbox: Reading history: 41 % (1.3 of 3.1 GB)"
+    )
+    # Done, not told (an older agentbar there), or gone with the connection: nothing.
+    for status in (
+        dataclasses.replace(devbox, progress=IndexProgress(live_ready=True, done=True)),
+        dataclasses.replace(devbox, progress=None),
+        dataclasses.replace(devbox, state=HostState.CONNECTING),
+    ):
+        view = present([], now=NOW, prefs=Preferences(), tray=TrayState(hosts=(status,)))
+        assert not any("Reading" in e.label for e in view.menu)
+        assert view.tooltip == "agentbar: nothing needs you"

@@ -120,3 +120,41 @@ def test_a_window_past_the_threshold_notifies_dunst_once(
         assert len(told) == 1
     finally:
         notifier.close()
+
+
+def test_a_remote_host_s_windows_are_its_own_lines_after_this_machine_s() -> None:
+    at = time.mktime((2026, 11, 30, 14, 20, 0, 0, 0, -1))
+    local = dataclasses.replace(codex(38.0), resets_at=at, observed_at=at - 60)
+    there = dataclasses.replace(local, used_percent=60.0, host="devbox")
+    claude_there = LimitWindow("claude", FIVE_HOURS, 10.0, None, None, at - 60, "x", host="devbox")
+    view = present([], now=at - 60, prefs=Preferences(),
+                   tray=TrayState(limits=(local, there, claude_there)))  # fmt: skip
+    labels = [e.label for e in view.menu]
+    at_limits = labels.index("Codex: 62 % of 5 h left, resets 14:20")
+    # This machine's line and its note (devbox's Claude says nothing of this one's), then
+    # devbox's, each naming it.
+    assert labels[at_limits : at_limits + 4] == [
+        "Codex: 62 % of 5 h left, resets 14:20",
+        NOT_KNOWN,
+        "Codex on devbox: 40 % of 5 h left, resets 14:20",
+        "Claude on devbox: 90 % of 5 h left",
+    ]
+    assert view.tooltip == (
+        "agentbar: nothing needs you; Codex 5 h 62 % left; Codex on devbox 5 h 40 % left; "
+        "Claude on devbox 5 h 90 % left"
+    )
+    # devbox not connected: its last known, saying how old.
+    stale = dataclasses.replace(there, stale=True)
+    view = present([], now=at - 30, prefs=Preferences(), tray=TrayState(limits=(stale,)))
+    assert ("Codex on devbox: 40 % of 5 h left, resets 14:20 (last known 14:19, devbox not "
+            "connected)") in [e.label for e in view.menu]  # fmt: skip
+
+
+def test_alerts_name_the_host_and_tell_each_host_s_window_apart() -> None:
+    alerts = LimitAlerts()
+    there = dataclasses.replace(codex(85.0), host="devbox")
+    local, remote = alerts.check([codex(85.0), there], 80, NOW)
+    assert local.title == "Codex has used 85 % of 5 h"
+    assert remote.title == "Codex on devbox has used 85 % of 5 h"
+    assert remote.body.startswith("Codex on devbox: 15 % of 5 h left, resets ")
+    assert alerts.check([codex(90.0), there], 80, NOW + 60) == []

@@ -13,9 +13,14 @@ from typing import Any
 import pytest
 from claude_lines import write_lines
 from codex_lines import CodexRollout
+from polling import wait_for
+from remote_far import make_far, near_settings
 from test_limits import CLAUDE_PAYLOAD, codex_limits, window
+from test_remote_channel import SLOW
+from test_remote_gauges import FAR_CODEX, NEAR_CODEX, codex_rollout, drop
 from web_harness import World, serve_world
 
+from agentbar.core.app import Agentbar
 from agentbar.core.config import Settings
 from agentbar.core.limits_claude import NOT_KNOWN, record_path
 from agentbar.core.model import Agent
@@ -86,3 +91,39 @@ def test_the_board_header_shows_the_windows_and_the_note(page: Any, limits_world
     texts = [item["text"] for item in shown(page)]
     assert texts[0].startswith("Claude: 76 % of 5 h left, resets ")
     assert page.locator(f"{LINE} .limit-notes").is_hidden()
+
+
+def test_a_remote_host_s_windows_are_its_own_and_dim_once_it_drops(
+    page: Any, tmp_path: Path
+) -> None:
+    """A real far side (``agentbar channel`` over its own HOME) and the real app here: the
+    board lists this computer's windows, then the host's, named by it; the host goes and its
+    windows stay as last known, marked, without a reload (the socket's ``host`` message)."""
+    far = make_far(tmp_path / "far")
+    codex_rollout(far.home / ".codex", FAR_CODEX, 38.0, at=time.time() - 30)
+    near = tmp_path / "near"
+    codex_rollout(near / "home" / ".codex", NEAR_CODEX, 10.0, at=time.time() - 30)
+    app = Agentbar.open(near_settings(near, far), tasks=False)
+    try:
+        with app.serving() as server:
+            app.start()
+            wait_for(lambda: any(w.host == "box" for w in app.limits()), SLOW, "box's windows")
+            page.goto(server.open_url("/"))
+            page.wait_for_selector(f"{LINE} .limit[data-host=box]")
+            items = page.locator(f"{LINE} .limit").evaluate_all(
+                "items => items.map(li => [li.dataset.host, li.dataset.window,"
+                " li.querySelector('.limit-text').textContent])"
+            )
+            assert [(host, span) for host, span, _ in items] == [
+                ("local", "5h"), ("local", "weekly"), ("box", "5h"), ("box", "weekly"),
+            ]  # fmt: skip
+            assert items[0][2].startswith("Codex: 90 % of 5 h left")
+            assert items[2][2].startswith("Codex on box: 62 % of 5 h left")
+            drop(far)
+            stale = page.locator(f"{LINE} .limit[data-host=box][data-stale=true]").first
+            stale.wait_for()
+            assert "box not connected" in stale.inner_text()
+            assert page.locator(f"{LINE} .limit[data-host=local][data-stale]").count() == 0
+            assert page.problems.errors == []
+    finally:
+        app.close()

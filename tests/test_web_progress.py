@@ -55,7 +55,7 @@ def test_the_board_shows_the_reading_until_it_is_done(
     health = world.api("/api/health")
     assert health["ready"] is False
     assert health["progress"] == {
-        "live_ready": False, "done": False, "files_done": 0, "files_total": 0,
+        "host": "local", "live_ready": False, "done": False, "files_done": 0, "files_total": 0,
         "bytes_done": 0, "bytes_total": 0, "fraction": 0.0,
     }  # fmt: skip
 

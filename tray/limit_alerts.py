@@ -3,7 +3,8 @@
 
 A window is one agent's one span until it resets: told once when its use reaches the threshold,
 again only after its reset time has moved on (a new window). Windows already past the threshold
-when agentbar starts are told too (the person did not know yet), once.
+when agentbar starts are told too (the person did not know yet), once. A remote host's window
+is its own (its account may not be this machine's): told apart, naming the host.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ MAX_TOLD = 64  # windows remembered (a few agents x a few spans; old ones fall o
 
 class LimitAlerts:
     def __init__(self) -> None:
-        self._told: list[tuple[str, str, float | None]] = []
+        self._told: list[tuple[str, str, str, float | None]] = []
 
     def check(self, windows: Sequence[LimitWindow], threshold: float, now: float) -> list[Notice]:
         """The notices due now (each window at most once); ``threshold`` 0: none."""
@@ -31,7 +32,7 @@ class LimitAlerts:
             current = window.as_of(now)
             if current.reset or current.used_percent < threshold:
                 continue
-            key = (window.agent, window.window, _minute(window.resets_at))
+            key = (window.host, window.agent, window.window, _minute(window.resets_at))
             if key in self._told:
                 continue
             self._told = [*self._told[-(MAX_TOLD - 1) :], key]
@@ -45,7 +46,7 @@ def _minute(resets_at: float | None) -> float | None:
 
 
 def notice(window: LimitWindow, now: float) -> Notice:
-    who = limits_text.agent_name(window.agent)
+    who = limits_text.whose(window)
     span = limits_text.window_words(window.window)
     title = f"{who} has used {window.used_percent:.0f} % of {span}"
     return Notice(title=title, body=limits_text.line(window, now), click=actions.BOARD)

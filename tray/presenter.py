@@ -5,7 +5,9 @@ The menu lists the sessions that need you first (what each waits for; choosing o
 replay at that point; one whose request the decision book holds gets a submenu that answers it:
 Approve, Deny, Always allow with its rule, a question's options), then the running ones, then
 the recently done or failed ones, then the tray's own entries. While the engine's first reading
-of the history goes on, a line at the top says how far it has come, and the tooltip says it too.
+of the history goes on, a line at the top says how far it has come, and the tooltip says it too
+(a remote host's reading too, named by host). The usage windows are this machine's, then each
+remote host's, each line naming its host.
 Labels use only what changes when the session's state does (a running session shows its title,
 not the tool it runs right now), so the menu is not rebuilt on every tool call.
 """
@@ -58,10 +60,12 @@ class TrayState:
     reading: IndexProgress | None = None
     # The requests waiting on the person (the decision book), whatever session they are of.
     requests: tuple[PendingRequest, ...] = ()
-    # The agents' usage windows (``Engine.limits()``): a menu line each, and the tooltip's end.
+    # The agents' usage windows (``Agentbar.limits()``: this machine's, then each host's): a
+    # menu line each, and the tooltip's end.
     limits: tuple[LimitWindow, ...] = ()
     limits_heard: frozenset[str] = frozenset()  # sources that spoke without windows
-    # The remote hosts (``Agentbar.hosts()``): a line each while one is unreachable.
+    # The remote hosts (``Agentbar.hosts()``): a line each while one is unreachable, or while
+    # its agentbar's first reading goes on.
     hosts: tuple[HostStatus, ...] = ()
 
 
@@ -100,6 +104,8 @@ def present(
     reading = reading_line(tray.reading) if tray.reading is not None else None
     if reading is not None:
         menu.append(Entry(reading))
+    host_readings = [text for text in (host.reading() for host in tray.hosts) if text]
+    menu += [Entry(text) for text in host_readings]
     if prefs.problems:
         count = len(prefs.problems)
         menu.append(Entry(f"settings.toml: {count} problem{'s' * (count > 1)}, see the log"))
@@ -123,6 +129,8 @@ def present(
         choice = "disable" if tray.autostart else "enable"
         menu.append(Entry("Start at login", Action(actions.AUTOSTART, choice), tray.autostart))
     menu += [SEPARATOR, _quit_entry(tray.tasks_running)]
+    local_reading = tooltip_part(tray.reading) if tray.reading is not None else None
+    readings = "; ".join(text for text in (local_reading, *host_readings) if text)
     return TrayView(
         badge=badge,
         tooltip=tooltip(
@@ -130,7 +138,7 @@ def present(
             len(running),
             failed,
             tray.pause.describe(now),
-            tooltip_part(tray.reading) if tray.reading is not None else None,
+            readings or None,
             limits=limits_part(tray.limits, now),
         ),
         menu=tuple(menu),
@@ -168,14 +176,15 @@ def tooltip(
 
 def limits_part(windows: Sequence[LimitWindow], now: float) -> str | None:
     """The windows in a few words for the tooltip (its room is short): ``Codex 5 h 62 % left,
-    the week 93 % left`` (none known: nothing; the menu says why)."""
+    the week 93 % left`` (none known: nothing; the menu says why); a remote host's apart:
+    ``Codex on devbox 5 h 40 % left``."""
     parts: list[str] = []
-    for agent in dict.fromkeys(w.agent for w in windows):
-        mine = [w.as_of(now) for w in windows if w.agent == agent]
+    for host, agent in dict.fromkeys((w.host, w.agent) for w in windows):
+        mine = [w.as_of(now) for w in windows if (w.host, w.agent) == (host, agent)]
         spans = ", ".join(
             f"{limits_text.window_words(w.window)} {w.left_percent:.0f} % left" for w in mine
         )
-        parts.append(f"{limits_text.agent_name(agent)} {spans}")
+        parts.append(f"{limits_text.whose(mine[0])} {spans}")
     return "; ".join(parts) if parts else None
 
 

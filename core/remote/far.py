@@ -6,7 +6,9 @@ It runs the engine, the decision book and the task manager as usual, and its own
 for the hooks of this machine (announced in its data dir as ``agentbar serve`` does); it opens
 no other socket. It says hello (protocol, version, a boot id), sends the full session list once
 the live sessions are read, then every change with a sequence number, the sessions' other
-updates, the decision book's changes; it answers calls by id. It ends when its input closes.
+updates, the decision book's changes; its own usage windows and its first reading's progress
+with the list and whenever they change (``gauges.py``); it answers calls by id. It ends when
+its input closes.
 Nothing it sends holds a token: the server's token stays in its own ``server.json``.
 """
 
@@ -33,6 +35,7 @@ from ..replay.pages import PAGE_ITEMS, Replay
 from ..search import Searcher, hits_json
 from . import frames
 from .frames import CHUNK_CHARS, PROTOCOL, Closed, FrameError, Writer
+from .gauges import limits_to_wire, progress_to_wire
 from .terminal import Terminals
 from .wire import request_to_wire, snapshot_to_wire
 
@@ -72,6 +75,8 @@ class FarSide:
         self._seq = 0
         self._seq_lock = threading.Lock()
         self._sent: dict[SessionKey, SessionSnapshot] = {}
+        self._gauges: dict[str, Any] = {}  # the limits and progress frames last sent
+        self._gauges_lock = threading.Lock()
         self._listed = threading.Event()
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="agentbar-channel-call")
@@ -130,9 +135,25 @@ class FarSide:
                     self._send({"t": "sessions", "sessions": part, "last": False})
                     part, size = [], 0
             pending = [request_to_wire(r) for r in self.app.decisions.pending()]
+            # Before the list's end: a near side connected with it knows them too (``status``).
+            self.send_gauges(again=True)
             self._send({"t": "sessions", "sessions": part, "last": True, "decisions": pending,
                         "seq": self._seq})  # fmt: skip
             self._listed.set()
+
+    def send_gauges(self, *, again: bool = False) -> None:
+        """This machine's own usage windows and first reading's progress, each when it changed
+        since last sent (``again``: with a list, whatever was sent before). Never a remote's
+        windows: a far side has none, and they are not this machine's to tell."""
+        frames_now: dict[str, dict[str, Any]] = {
+            "limits": {"t": "limits", "limits": limits_to_wire(self.app.engine.limits())},
+            "progress": {"t": "progress", "progress": progress_to_wire(self.app.progress())},
+        }
+        with self._gauges_lock:
+            for kind, frame in frames_now.items():
+                if again or self._gauges.get(kind) != frame:
+                    self._gauges[kind] = frame
+                    self._send(frame)
 
     def on_change(self, change: StateChange) -> None:
         """The engine's subscriber (engine thread): one numbered frame, written at once."""
@@ -178,6 +199,7 @@ class FarSide:
                 self._numbered({"t": "update", "session": snapshot_to_wire(snap)})
             for key in gone:
                 self._numbered({"t": "gone", "agent": str(key.agent), "id": key.session_id})
+        self.send_gauges()
 
     # -- in ----------------------------------------------------------------------------------
 

@@ -15,9 +15,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..decisions import BookChange, DecisionBook, new_request_id
+from ..limits import LimitWindow
 from ..model import SessionSnapshot, StateChange
 from .hosts import HostState, HostStatus
 from .link import Link, RemoteError, Spawn, spawn
@@ -28,7 +30,6 @@ if TYPE_CHECKING:
     from ..engine import Engine
     from ..engine_messages import EngineStats, IndexProgress
     from ..errors import Fault
-    from ..limits import LimitWindow
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +77,17 @@ class Hub:
             status = link.status()
             count = len(link.sessions())
             if status.sessions != count:
-                status = HostStatus(name=status.name, state=status.state, since=status.since,
-                                    detail=status.detail, sessions=count)  # fmt: skip
+                status = replace(status, sessions=count)
             found.append(status)
+        return tuple(found)
+
+    def limits(self) -> tuple[LimitWindow, ...]:
+        """Each host's usage windows as last sent, host by host (a host not connected now:
+        ``stale``, its last known). Never merged with this machine's or each other's."""
+        found: list[LimitWindow] = []
+        for link in self.links.values():
+            stale = not link.connected
+            found += (replace(w, stale=True) if stale else w for w in link.limits())
         return tuple(found)
 
     def link(self, host: str) -> Link:
@@ -235,7 +244,9 @@ class Everywhere:
         return self.engine.stats()
 
     def limits(self) -> tuple[LimitWindow, ...]:
-        return self.engine.limits()
+        """This machine's windows, then each remote host's (``host`` names it)."""
+        local = self.engine.limits()
+        return local if self.hub is None else local + self.hub.limits()
 
     def limits_heard(self) -> frozenset[str]:
         return self.engine.limits_heard()

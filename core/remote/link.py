@@ -6,6 +6,10 @@ A remote's sessions are mirrored with ``SessionKey(agent, id, host=NAME)``. A ch
 reported once: the far side's changes are compared with what was last shown, and after a
 reconnect the fresh list is compared with what was shown before the link dropped, so only
 what really changed meanwhile is reported (never a transition twice).
+
+Its usage windows are kept as the far side last sent them (still shown, as last known, while
+it is unreachable: an account's windows go on whether or not the link is up); its first
+reading's progress is part of its status while connected, and goes with the connection.
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Any, Protocol
 
 from ..errors import AgentbarError
+from ..limits import LimitWindow
 from ..model import (
     Agent,
     SessionKey,
@@ -37,6 +42,7 @@ from ..model import (
 )
 from . import frames
 from .frames import PROTOCOL, Closed, FrameError, Writer
+from .gauges import limits_from_wire, progress_from_wire
 from .hosts import HostState, HostStatus
 from .remotes import Remote
 from .wire import WireError, snapshot_from_wire
@@ -106,7 +112,8 @@ class Listener(Protocol):
 
     def changed(self, change: StateChange) -> None: ...
 
-    def status(self, status: HostStatus) -> None: ...
+    def status(self, status: HostStatus) -> None:
+        """The host's status changed (its state, its progress), or its usage windows did."""
 
     def decisions(self, host: str, requests: list[dict[str, Any]]) -> None: ...
 
@@ -156,6 +163,7 @@ class Link:
         # What was last told (listed or reported as a change) of each session: a change
         # frame is reported unless it tells the same again.
         self._told: dict[SessionKey, tuple[str, str | None, str, float]] = {}
+        self._limits: tuple[LimitWindow, ...] = ()  # as the far side last sent them
         self._listed_once = False
         self._lost_at: float | None = None
         self._status = HostStatus(name=remote.name, state=HostState.CONNECTING, since=clock())
@@ -178,6 +186,12 @@ class Link:
     def status(self) -> HostStatus:
         with self._lock:
             return self._status
+
+    def limits(self) -> tuple[LimitWindow, ...]:
+        """The far side's usage windows as last sent (``host`` its name); none from a far side
+        that does not send them."""
+        with self._lock:
+            return self._limits
 
     @property
     def connected(self) -> bool:
@@ -297,8 +311,10 @@ class Link:
             if old.state is state and old.detail == detail:
                 return
             since = old.since if old.state is state else self._clock()
+            # The progress of the far side's reading is that process's: gone with it.
+            progress = old.progress if state is HostState.CONNECTED else None
             self._status = HostStatus(name=self.name, state=state, since=since, detail=detail,
-                                      sessions=len(self._shown))  # fmt: skip
+                                      sessions=len(self._shown), progress=progress)  # fmt: skip
             status = self._status
         if state is HostState.UNREACHABLE:
             log.info("remote %s unreachable: %s", self.name, detail)
@@ -326,10 +342,33 @@ class Link:
                     self._take_numbered(frame)
                 elif kind == "decision":
                     self._listener.decision(self.name, frame)
+                elif kind == "limits":
+                    self._take_limits(limits_from_wire(frame.get("limits"), self.name))
+                elif kind == "progress":
+                    self._take_progress(frame.get("progress"))
                 elif kind in ("reply", "chunk"):
                     self._take_reply(frame)
             except (WireError, ValueError, TypeError, KeyError) as exc:  # one frame: skipped
                 log.warning("remote %s: a %s frame that does not read: %s", self.name, kind, exc)
+
+    def _take_limits(self, windows: tuple[LimitWindow, ...]) -> None:
+        with self._lock:
+            changed = windows != self._limits
+            self._limits = windows
+            status = self._status
+        if changed and status.state is HostState.CONNECTED:  # (else: told once it is)
+            self._listener.status(status)
+
+    def _take_progress(self, doc: object) -> None:
+        progress = progress_from_wire(doc)
+        with self._lock:
+            old = self._status
+            if old.progress == progress:
+                return
+            self._status = replace(old, progress=progress)
+            status = self._status
+        if status.state is HostState.CONNECTED:
+            self._listener.status(status)
 
     def _snapshots(self, docs: object) -> list[SessionSnapshot]:
         if not isinstance(docs, list):

@@ -221,7 +221,8 @@ export class Events {
     } else if (message.type === 'change' && message.session) {
       const s = message.session;
       this.sessions.set(sessionKey(s.agent, s.session_id, s.host), s);
-    } else if (message.type !== 'task') { // a launched task changed: its listeners look
+    } else if (message.type !== 'task' && message.type !== 'host') {
+      // (a launched task or a remote host changed: its listeners look)
       return;
     }
     this.emit(message);

@@ -121,8 +121,11 @@ export class BoardView {
       this.empty,
       this.rest,
     );
-    this.unsubscribe = app.events.on((message) => (
-      message && message.type === 'progress' ? this.renderReading() : this.schedule()));
+    this.unsubscribe = app.events.on((message) => {
+      if (message && message.type === 'host') this.hosts.take(message.host);
+      if (message && message.type === 'progress') this.renderReading();
+      else this.schedule();
+    });
     this.timer = window.setInterval(() => this.schedule(), 30000);
     this.learnHome();
     this.render();

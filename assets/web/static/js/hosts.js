@@ -1,11 +1,13 @@
 // The board's hosts line: once any session comes from another computer (a remote, issue 13),
 // each host with its state as GET /api/hosts has it ("unreachable since 14:02"); the board
 // then groups its projects by host. Hidden while every session is this computer's. A server
-// without /api/hosts (404) is one without remotes: the line stays away.
+// without /api/hosts (404) is one without remotes: the line stays away. A connected host whose
+// agentbar still reads its history says how far (its `progress`, also in the socket's `host`
+// messages).
 
 import { ApiError, getJSON } from './api.js';
 import { h } from './dom.js';
-import { ago } from './format.js';
+import { ago, readingText } from './format.js';
 
 const REFRESH_MS = 15000;
 
@@ -16,11 +18,13 @@ function since(epochSeconds) {
 function hostItem(host) {
   const words = { connecting: 'connecting…', connected: 'connected', unreachable: 'unreachable' };
   const when = host.state === 'unreachable' && host.since ? ` since ${since(host.since)}` : '';
+  const reading = host.state === 'connected' ? readingText(host.progress) : null;
   return h('li', { class: `host host-${host.state}`, dataset: { host: host.name, state: host.state }, title: host.detail || '' },
     h('span', { class: 'host-dot', 'aria-hidden': 'true' }),
     h('strong', null, host.name), ' ',
     h('span', { class: 'host-state' }, `${words[host.state] || host.state}${when}`),
-    typeof host.sessions === 'number' ? h('span', { class: 'muted' }, ` · ${host.sessions} sessions`) : null);
+    typeof host.sessions === 'number' ? h('span', { class: 'muted' }, ` · ${host.sessions} sessions`) : null,
+    reading ? h('span', { class: 'host-reading' }, ` · ${reading}`) : null);
 }
 
 export class HostsLine {
@@ -45,6 +49,15 @@ export class HostsLine {
       return; // or it is away for now
     }
     this.hosts = Array.isArray(body.hosts) ? body.hosts : [];
+    this.onchange();
+  }
+
+  // A host's new status from the board's socket (connected, unreachable, its reading's step).
+  take(status) {
+    if (!status || !status.name) return;
+    const at = this.hosts.findIndex((known) => known.name === status.name);
+    if (at < 0) return; // one not listed yet: the next refresh brings it
+    this.hosts = this.hosts.map((known, i) => (i === at ? status : known));
     this.onchange();
   }
 

@@ -1,6 +1,7 @@
 // The board header's usage line: how much of each agent's 5-hour and weekly windows is left and
 // when they reset, as GET /api/limits has them, and a plain note for an agent whose limits are
-// not known (Claude without the status-line link). The windows move with the agents' work, not
+// not known (Claude without the status-line link). This computer's windows first, then each
+// remote host's (their text names the host; a host not connected shows its last known, dimmed). The windows move with the agents' work, not
 // with a socket message of their own: fetched on start, after each state change (at most every
 // few seconds), when the socket comes back, and every minute (a window resets on its own).
 
@@ -14,6 +15,7 @@ function windowItem(limit) {
   const used = Math.min(100, Math.max(0, Number(limit.used_percent) || 0));
   return h('li', {
     class: 'limit', 'data-agent': limit.agent, 'data-window': limit.window,
+    'data-host': limit.host || 'local', 'data-stale': limit.stale ? 'true' : null,
     'data-high': used >= 80 ? 'true' : null,
   },
   h('meter', { min: 0, max: 100, low: 50, high: 80, optimum: 0, value: used, 'aria-hidden': 'true' }),
