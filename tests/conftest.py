@@ -18,3 +18,13 @@ def _umask_as_it_was() -> Iterator[None]:
     os.umask(mask)
     yield
     os.umask(mask)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that open Chromium run after all others, in their order: Playwright's sync API
+    keeps its event loop marked running in the main thread while the session's browser is
+    open, so a later test's ``asyncio.run`` would fail however the files were named."""
+    in_browser = [i for i in items if "browser" in getattr(i, "fixturenames", ())]
+    if in_browser:
+        others = [i for i in items if "browser" not in getattr(i, "fixturenames", ())]
+        items[:] = others + in_browser
