@@ -8,6 +8,7 @@ say (``None``).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from .engine_messages import IndexProgress
@@ -19,16 +20,7 @@ UNITS = ((1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "KB"))
 def progress_json(progress: IndexProgress, host: str = LOCAL_HOST) -> dict[str, Any]:
     """The API's ``progress`` object (docs/api.md): ``host`` is the machine reading (a remote
     host's is in its status, ``/api/hosts``)."""
-    return {
-        "host": host,
-        "live_ready": progress.live_ready,
-        "done": progress.done,
-        "files_done": progress.files_done,
-        "files_total": progress.files_total,
-        "bytes_done": progress.bytes_done,
-        "bytes_total": progress.bytes_total,
-        "fraction": round(progress.fraction, 4),
-    }
+    return {"host": host, **dataclasses.asdict(progress), "fraction": round(progress.fraction, 4)}
 
 
 def percent(progress: IndexProgress) -> int:

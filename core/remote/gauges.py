@@ -10,6 +10,7 @@ side then knows no limits and no progress of it, and shows none.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..engine_messages import IndexProgress
@@ -79,14 +80,7 @@ def _name(value: object) -> str | None:
 
 
 def progress_to_wire(progress: IndexProgress) -> dict[str, Any]:
-    return {
-        "live_ready": progress.live_ready,
-        "done": progress.done,
-        "files_done": progress.files_done,
-        "files_total": progress.files_total,
-        "bytes_done": progress.bytes_done,
-        "bytes_total": progress.bytes_total,
-    }
+    return dataclasses.asdict(progress)  # every field, as IndexProgress names them
 
 
 def progress_from_wire(doc: object) -> IndexProgress:
