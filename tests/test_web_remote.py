@@ -5,11 +5,13 @@ hits ask its host, never this machine."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 from polling import wait_for
 from remote_far import FarHome, make_far, near_settings
 from test_cli import write_claude
@@ -215,6 +217,7 @@ def test_the_board_lists_a_host_s_tasks_each_opening_its_terminal_there(
     far = make_far(tmp_path / "far")
     (far.root / "proj").mkdir()
     app = near_app(tmp_path, far)
+    far_agents: list[int] = []
     try:
         with app.serving() as server:
             app.start()
@@ -222,7 +225,9 @@ def test_the_board_lists_a_host_s_tasks_each_opening_its_terminal_there(
             assert app.hub is not None
             link = app.hub.links["box"]
             launch = {"agent": "claude", "project": str(far.root / "proj"), "prompt": None}
-            kept = link.call("launch", launch)["task_id"]
+            kept_task = link.call("launch", launch)
+            far_agents.append(kept_task["pid"])
+            kept = kept_task["task_id"]
             stopped = link.call("launch", launch)["task_id"]
             link.call("stop", {"task_id": stopped, "graceful": False}, 60)
             context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -256,3 +261,6 @@ def test_the_board_lists_a_host_s_tasks_each_opening_its_terminal_there(
                 context.close()
     finally:
         app.close()
+        for pid in far_agents:  # a far task outlives its channel: ended here
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(pid).terminate()
