@@ -411,6 +411,16 @@ def test_a_task_there_is_shown_and_stopped_from_here_and_its_terminal_says_when_
             shown = get(server, f"/api/tasks/{task_id}?host=box")["task"]
             assert (shown["task_id"], shown["host"], shown["status"]) == (task_id, "box", "running")
             assert get(server, f"/api/tasks/{task_id}", status=503)["error"]["code"] == "no_tasks"
+            # Its host's list (its own manager's there), each task naming the host.
+            listed = get(server, "/api/tasks?host=box")["tasks"]
+            assert [(t["task_id"], t["host"], t["status"]) for t in listed] == [
+                (task_id, "box", "running")
+            ]
+            assert listed[0]["project"] == str(project) and listed[0]["prompt"] == "hi"
+            assert get(server, "/api/tasks", status=503)["error"]["code"] == "no_tasks"  # here
+            assert get(server, "/api/tasks?host=elsewhere", status=404)["error"]["code"] == (
+                "not_found"
+            )
             # Stopped from here while its terminal is attached: the terminal is told how it ended.
             seen, told = terminal_until_end(server, task_id, "box", stop=True)
             assert "Fake Claude Code" in seen, seen[-500:]
@@ -440,11 +450,13 @@ def test_a_task_there_is_shown_and_stopped_from_here_and_its_terminal_says_when_
             assert down["error"]["code"] == "host_unreachable"
             down = get(server, f"/api/tasks/{second}?host=box", status=503)
             assert down["error"]["code"] == "host_unreachable"
+            down = get(server, "/api/tasks?host=box", status=503)
+            assert down["error"]["code"] == "host_unreachable"
     finally:
         app.close()
 
 
-# An agentbar from before the far side's task and stop calls, as a channel's far side.
+# An agentbar from before the far side's task, tasks and stop calls, as a channel's far side.
 OLDER_FAR = """
 import sys
 
@@ -456,33 +468,59 @@ _init = far.FarSide.__init__
 
 def _older(self, *args, **kwargs):
     _init(self, *args, **kwargs)
-    del self._ops["stop"], self._ops["task"]
+    for op in ("stop", "task", "tasks"):
+        self._ops.pop(op, None)
 
 
 far.FarSide.__init__ = _older
 sys.exit(main())
 """
 
+# An agentbar that launches no agents (no task manager), as a channel's far side.
+TASKLESS_FAR = """
+import sys
 
-def test_a_far_agentbar_without_the_stop_call_is_told_to_match_versions(
-    far: FarHome, tmp_path: Path
-) -> None:
-    """A host running an agentbar from before ``stop`` and ``task``: the routes answer 501,
-    naming the fix, and its task is left running."""
-    modules = tmp_path / "older"
-    modules.mkdir()
-    (modules / "older_far.py").write_text(OLDER_FAR)
+from agentbar.core.app import Agentbar
+from agentbar.tray.__main__ import main
+
+_open = Agentbar.open.__func__
+
+
+def _taskless(cls, settings, **kwargs):
+    return _open(cls, settings, **{**kwargs, "tasks": False})
+
+
+Agentbar.open = classmethod(_taskless)
+sys.exit(main())
+"""
+
+
+def settings_with_far_module(far: FarHome, tmp_path: Path, name: str, source: str) -> Settings:
+    """This machine's settings under ``tmp_path / "near"`` whose remote ``box`` runs the
+    module ``name`` (``source``) as its agentbar there, instead of the installed one."""
+    modules = tmp_path / "modules"
+    modules.mkdir(exist_ok=True)
+    (modules / f"{name}.py").write_text(source)
     near = tmp_path / "near"
     near_settings(near, far)
     toml = near / "config" / "settings.toml"
     toml.write_text(
         toml.read_text()
         .replace('"env", ', f'"env", "PYTHONPATH={modules}", ')
-        .replace('agentbar = "agentbar.tray"', 'agentbar = "older_far"')
+        .replace('agentbar = "agentbar.tray"', f'agentbar = "{name}"')
     )
     env = {"HOME": str(near / "home"), "AGENTBAR_DATA_DIR": str(near / "data"),
            "AGENTBAR_CONFIG_DIR": str(near / "config")}  # fmt: skip
-    app = Agentbar.open(Settings.from_env(env), tasks=False)
+    return Settings.from_env(env)
+
+
+def test_a_far_agentbar_without_the_stop_call_is_told_to_match_versions(
+    far: FarHome, tmp_path: Path
+) -> None:
+    """A host running an agentbar from before ``stop``, ``task`` and ``tasks``: the routes
+    answer 501, naming the fix, and its task is left running."""
+    settings = settings_with_far_module(far, tmp_path, "older_far", OLDER_FAR)
+    app = Agentbar.open(settings, tasks=False)
     try:
         with app.serving() as server:
             app.start()
@@ -495,8 +533,30 @@ def test_a_far_agentbar_without_the_stop_call_is_told_to_match_versions(
             assert older["error"]["code"] == "not_supported"
             assert "install the same version on both" in older["error"]["message"]
             assert get(server, f"/api/tasks/{task_id}?host=box", status=501)
+            listed = get(server, "/api/tasks?host=box", status=501)["error"]
+            assert listed["code"] == "not_supported", listed
+            assert "install the same version on both" in listed["message"]
             seen = terminal_session(server, task_id, "box", ["/exit\r"])  # it ran on
             assert "Fake Claude Code" in seen, seen[-500:]
+    finally:
+        app.close()
+
+
+def test_a_far_agentbar_without_a_task_manager_refuses_its_task_list(
+    far: FarHome, tmp_path: Path
+) -> None:
+    """A host whose agentbar launches no agents: its task list is refused there as its other
+    task calls are (503 ``no_tasks``), not an empty list nor a 501."""
+    app = Agentbar.open(settings_with_far_module(far, tmp_path, "taskless_far", TASKLESS_FAR))
+    try:
+        with app.serving() as server:
+            app.start()
+            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
+            assert get(server, "/api/tasks")["tasks"] == []  # this machine's own: it launches
+            refused_there = get(server, "/api/tasks?host=box", status=503)["error"]
+            assert refused_there["code"] == "no_tasks", refused_there
+            assert "launches no agents" in refused_there["message"]
+            assert get(server, "/api/tasks/abcdef12?host=box", status=503)  # as its task call
     finally:
         app.close()
 

@@ -436,8 +436,9 @@ def far_finished_claude(far: FarUser, session_id: str, project: Path) -> None:
 
 def test_a_far_session_is_resumed_and_forked_on_its_host(ssh_rig: SshRig, near: Near) -> None:
     """``agentbar resume`` and the fork route run the far user's agent over there (its
-    scripted ``claude``), never one here; ``agentbar stop --host`` stops it there; the hand-off
-    is read there; with the host down all of them are refused at once."""
+    scripted ``claude``), never one here; ``agentbar tasks --host`` lists them as that host's
+    agentbar does; ``agentbar stop --host`` stops it there; the hand-off is read there; with the
+    host down all of them are refused at once."""
     project = ssh_rig.far.home / "work"
     far_finished_claude(ssh_rig.far, SID, project)
     local_claude(near, SID, "/work/here")  # the same id here: never mixed up
@@ -476,6 +477,22 @@ def test_a_far_session_is_resumed_and_forked_on_its_host(ssh_rig: SshRig, near: 
         "the forked session there",
     )
 
+    # Listed from here by its own agentbar there: the far user's two tasks, naming the host.
+    listed = near.run("tasks", "--host", HOST, "--json")
+    assert listed.returncode == 0, listed.stderr
+    there = orjson.loads(listed.stdout)["tasks"]
+    assert sorted((t["task_id"], t["host"], t["mode"]) for t in there) == sorted(
+        [(task["task_id"], HOST, "resume"), (forked["task_id"], HOST, "fork")]
+    )
+    assert {t["pid"] for t in there} == {task["pid"], forked["pid"]}
+    table = near.run("tasks", "--host", HOST)
+    assert table.returncode == 0, table.stderr
+    assert task["task_id"] in table.stdout and forked["task_id"] in table.stdout, table.stdout
+    assert near.run("tasks").stdout == "No launched agents.\n"  # this machine's: none
+    unknown_host = near.run("tasks", "--host", "nowhere")
+    assert unknown_host.returncode == 1, unknown_host.stderr
+    assert "no remote host named 'nowhere'" in unknown_host.stderr, unknown_host.stderr
+
     # Stopped from here by its own agentbar there: the far user's agent is gone, reaped.
     far_agent = psutil.Process(forked["pid"])
     stopped = near.run("stop", forked["task_id"][:6], "--host", HOST)
@@ -498,6 +515,8 @@ def test_a_far_session_is_resumed_and_forked_on_its_host(ssh_rig: SshRig, near: 
     assert down.returncode == 2, down.stderr
     assert f"{HOST} is unreachable" in down.stderr, down.stderr
     down = near.run("stop", task["task_id"], "--host", HOST, timeout=20)
+    assert down.returncode == 2 and f"{HOST} is unreachable" in down.stderr, down.stderr
+    down = near.run("tasks", "--host", HOST, timeout=20)
     assert down.returncode == 2 and f"{HOST} is unreachable" in down.stderr, down.stderr
 
 

@@ -5,11 +5,13 @@ hits ask its host, never this machine."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 from polling import wait_for
 from remote_far import FarHome, make_far, near_settings
 from test_cli import write_claude
@@ -203,3 +205,62 @@ def test_a_remote_terminal_detaches_on_close_and_says_when_its_host_drops(
                 context.close()
     finally:
         app.close()
+
+
+def test_the_board_lists_a_host_s_tasks_each_opening_its_terminal_there(
+    tmp_path: Path, browser: Any
+) -> None:
+    """The board's task panel lists a connected host's running tasks beside this machine's
+    (here, one that launches none: the list without the launcher), each naming its host and
+    opening its terminal page with ``?host=``; a stopped one leaves the list, and a host that
+    drops takes its tasks with it."""
+    far = make_far(tmp_path / "far")
+    (far.root / "proj").mkdir()
+    app = near_app(tmp_path, far)
+    far_agents: list[int] = []
+    try:
+        with app.serving() as server:
+            app.start()
+            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
+            assert app.hub is not None
+            link = app.hub.links["box"]
+            launch = {"agent": "claude", "project": str(far.root / "proj"), "prompt": None}
+            kept_task = link.call("launch", launch)
+            far_agents.append(kept_task["pid"])
+            kept = kept_task["task_id"]
+            stopped = link.call("launch", launch)["task_id"]
+            link.call("stop", {"task_id": stopped, "graceful": False}, 60)
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            try:
+                page = context.new_page()
+                page.set_default_timeout(20_000)
+                errors: list[str] = []
+                page.on("pageerror", lambda exc: errors.append(str(exc)))
+                page.goto(server.open_url("/"))
+                item = page.locator(f".tasks-panel li[data-task='{kept}'][data-host='box']")
+                item.wait_for()
+                assert page.locator(f".tasks-panel li[data-task='{stopped}']").count() == 0
+                assert page.locator(".tasks-panel .launch-form").is_hidden()  # none here
+                link_text = item.locator("a").inner_text()
+                assert link_text.startswith("claude in ") and link_text.endswith("proj on box")
+                assert item.locator("a").get_attribute("href") == f"/terminal/{kept}?host=box"
+                item.locator("a").click()
+                page.wait_for_url(f"**/terminal/{kept}?host=box")
+                page.wait_for_selector("body[data-output='true']")
+                wait_terminal(page, "Fake Claude Code")
+                assert "on box" in page.inner_text("#task-header")
+                # The host drops: its tasks leave the board's list (they cannot be reached).
+                page.goto(server.open_url("/"))
+                item.wait_for()
+                for proc in far_pids(far):
+                    proc.send_signal(signal.SIGKILL)
+                item.wait_for(state="detached")
+                assert page.locator(".tasks-panel").is_hidden()
+                assert not errors, errors
+            finally:
+                context.close()
+    finally:
+        app.close()
+        for pid in far_agents:  # a far task outlives its channel: ended here
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(pid).terminate()

@@ -37,6 +37,11 @@ def add_parsers(commands: Any, agents: Sequence[str]) -> None:
     _output_args(launch)
     tasks = commands.add_parser("tasks", help="the agents agentbar launched")
     tasks.add_argument("--json", action="store_true", help="machine-readable output")
+    tasks.add_argument(
+        "--host",
+        metavar="NAME",
+        help="the agents launched on this remote host (its agentbar there lists them)",
+    )
     send = commands.add_parser("send", help="type into a launched agent")
     send.add_argument("task_id", metavar="TASK_ID", help="the task (or a unique start of its id)")
     send.add_argument("--text", help="text to type and send ('-': read it from standard input)")
@@ -119,7 +124,7 @@ def _run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         task = client.request("POST", "/api/tasks", body)["task"]
         return _show_launched(client, task, args.json, out)
     if command == "tasks":
-        return _list(client, args.json, out)
+        return _list(client, args.json, args.host, out)
     if command == "send":
         return _send(client, args, out)
     if command == "stop":
@@ -211,18 +216,23 @@ def _exit_text(task: dict[str, Any]) -> str:
 # -- listing -------------------------------------------------------------------------------
 
 
-def _list(client: Client, as_json: bool, out: TextIO) -> int:
-    tasks = client.request("GET", "/api/tasks")["tasks"]
+def _list(client: Client, as_json: bool, host: str | None, out: TextIO) -> int:
+    """This machine's tasks, or a remote host's (``host``: its own agentbar there lists them;
+    a host down is refused at once, exit 2)."""
+    there = host not in (None, LOCAL_HOST)
+    query = "?" + urlencode({"host": host}) if there else ""
+    tasks = client.request("GET", f"/api/tasks{query}")["tasks"]
     if as_json:
         out.write(orjson.dumps({"tasks": tasks}, option=orjson.OPT_INDENT_2).decode() + "\n")
         return 0
-    out.write(render_tasks(tasks, width=shutil.get_terminal_size((120, 24)).columns))
+    width = shutil.get_terminal_size((120, 24)).columns
+    out.write(render_tasks(tasks, width=width, host=host if there else None))
     return 0
 
 
-def render_tasks(tasks: list[dict[str, Any]], *, width: int) -> str:
+def render_tasks(tasks: list[dict[str, Any]], *, width: int, host: str | None = None) -> str:
     if not tasks:
-        return "No launched agents.\n"
+        return f"No launched agents{f' on {host}' if host else ''}.\n"
     header = ("TASK", "AGENT", "STATUS", "STATE", "PROJECT", "SESSION", "PROMPT")
     rows = []
     for task in tasks:

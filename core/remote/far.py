@@ -94,6 +94,7 @@ class FarSide:
             "handoff": self._handoff,
             "type": self._type,
             "task": self._task,
+            "tasks": self._task_list,
             "stop": self._stop_task,
             "detach": self.terminals.detach,
             "term_input": self.terminals.type_in,
@@ -408,6 +409,11 @@ class FarSide:
         manager's ``NoSuchTask``, a lookup error: ``not_found``)."""
         doc: dict[str, Any] = self._tasks().get(str(args.get("task_id"))).to_json()
         return doc
+
+    def _task_list(self, _args: dict[str, Any]) -> dict[str, Any]:
+        """This machine's tasks as ``GET /api/tasks`` lists them (the near side adds each
+        one's host and its session as seen from there)."""
+        return {"tasks": [info.to_json() for info in self._tasks().tasks()]}
 
     def _stop_task(self, args: dict[str, Any]) -> dict[str, Any]:
         """A task of this machine stopped by its own manager, as ``POST /api/tasks/ID/stop``

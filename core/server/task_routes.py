@@ -6,7 +6,8 @@ The contract is in ``docs/api.md``. Every route here changes something or stream
 so the guard (``security.py``) has already required the token and, for anything but GET, our
 own ``Origin``. Tasks are named by the ids the manager hands out; keys only ever go to a task's
 own PTY. A remote host's session is resumed, forked and read for a hand-off on that host, by
-its own agentbar through the channel (``far.py``), never here in its place.
+its own agentbar through the channel (``far.py``), never here in its place; a host's tasks
+are listed, read and stopped by its own task manager there the same way (``?host=NAME``).
 """
 
 from __future__ import annotations
@@ -187,6 +188,14 @@ class _Handlers:
     # -- tasks -----------------------------------------------------------------------------
 
     async def list_tasks(self, request: web.Request) -> web.StreamResponse:
+        host = _host_of(request)
+        if host != LOCAL_HOST:  # its manager is over there
+            reply = await self._call_there(request, host, "tasks", {})
+            found = reply.get("tasks") if isinstance(reply, dict) else None
+            if not isinstance(found, list):
+                raise Refused(502, "host_failed", f"{host} answered no task list")
+            there = [self._task_there(request, doc, host) for doc in found if isinstance(doc, dict)]
+            return json_reply({"tasks": there})
         tasks = self._tasks(request)
         sessions = self._sessions(request)
         return json_reply({"tasks": [task_json(t, sessions) for t in tasks.tasks()]})

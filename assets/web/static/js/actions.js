@@ -157,18 +157,49 @@ function handoffForm(session, note) {
   return form;
 }
 
-// The board's panel: launch an agent in a folder (launch.js), and the agents agentbar launched.
+// Each connected remote host's tasks, each naming its host (GET /api/tasks?host=NAME: its own
+// manager's list there). A host that cannot list them (it launches no agents, its agentbar is
+// older, it just dropped) is left out: its sessions still show on the board.
+async function hostTasks() {
+  let hosts;
+  try {
+    hosts = (await getJSON('/api/hosts')).hosts || [];
+  } catch (err) {
+    return []; // a server without remotes
+  }
+  const lists = await Promise.all(hosts.filter((host) => host.state === 'connected').map(
+    async (host) => {
+      try {
+        return (await getJSON('/api/tasks', { host: host.name })).tasks;
+      } catch (err) {
+        return [];
+      }
+    }));
+  return lists.flat();
+}
+
+// A remote task's session changed (it bound, waits, ended): that host's list is read again.
+function remoteTaskChange(message) {
+  const session = message.type === 'change' && message.session;
+  return Boolean(session && session.task_id && remoteHost(session));
+}
+
+// The board's panel: launch an agent in a folder (launch.js), and the agents agentbar launched,
+// here and on each connected remote host.
 export class TasksPanel {
   constructor(app) {
     this.app = app;
     this.list = h('ul', { class: 'task-list' });
     this.launcher = new LaunchControl({ agents: launchableAgents(), onlaunched: openTerminal });
     this.note = this.launcher.note;
+    this.heading = h('h2', { id: 'tasks-heading', class: 'panel-title' }, 'Launch an agent');
     this.el = h('section', { class: 'tasks-panel', hidden: true, 'aria-labelledby': 'tasks-heading' },
-      h('h2', { id: 'tasks-heading', class: 'panel-title' }, 'Launch an agent'),
-      this.launcher.el, this.list);
+      this.heading, this.launcher.el, this.list);
+    this.refreshing = null;
+    this.again = false;
     this.unsubscribe = app.events.on((message) => {
-      if (message.type === 'task' || message.type === 'sessions') this.refresh();
+      if (message.type === 'task' || message.type === 'sessions' || message.type === 'host'
+          || remoteTaskChange(message)) this.refresh();
     });
     this.refresh();
   }
@@ -177,24 +208,51 @@ export class TasksPanel {
     this.unsubscribe();
   }
 
-  async refresh() {
-    let tasks;
+  // One reading at a time: messages coming while one runs ask for one more after it.
+  refresh() {
+    if (this.refreshing) {
+      this.again = true;
+      return this.refreshing;
+    }
+    this.refreshing = this.read().finally(() => {
+      this.refreshing = null;
+      if (this.again) {
+        this.again = false;
+        this.refresh();
+      }
+    });
+    return this.refreshing;
+  }
+
+  async read() {
+    let tasks = null;
     try {
       tasks = (await getJSON('/api/tasks')).tasks;
     } catch (err) {
-      this.el.hidden = true; // this agentbar launches no agents
+      // this agentbar launches no agents: its hosts' tasks may still be listed
+    }
+    const there = await hostTasks();
+    if (tasks === null && !there.length) {
+      clear(this.list);
+      this.el.hidden = true;
       return;
     }
     this.el.hidden = false;
+    this.launcher.el.hidden = tasks === null;
+    this.heading.textContent = tasks === null ? 'Launched agents' : 'Launch an agent';
     clear(this.list);
-    for (const task of tasks.filter((t) => t.status === 'running' || t.status === 'stopping')) {
+    const shown = [...(tasks || []), ...there];
+    for (const task of shown.filter((t) => t.status === 'running' || t.status === 'stopping')) {
       const session = task.session;
-      this.list.append(h('li', { dataset: { task: task.task_id } },
-        h('a', { href: terminalHref(task.task_id) }, `${task.agent} in ${shortPath(task.project, 48)}`),
+      const host = remoteHost(task);
+      const where = `${task.agent} in ${shortPath(task.project, 48)}${host ? ` on ${host}` : ''}`;
+      this.list.append(h('li', { dataset: { task: task.task_id, host: host || 'local' } },
+        h('a', { href: terminalHref(task.task_id, host) }, where),
         task.waiting ? h('span', { class: 'state-badge state-input_required' }, 'Approval') : null,
         session ? h('span', { class: 'detail' }, session.detail || session.state) : null,
         h('span', { class: 'task-id' }, task.task_id)));
     }
+    if (tasks === null) return; // no launcher: no folders to offer
     try {
       const { recent } = await getJSON('/api/projects');
       this.launcher.setRecent(recent);
