@@ -101,10 +101,12 @@ def build(snapshots: Sequence[SessionSnapshot], filters: Filters) -> Report:
             bucket.sessions += 1
         grand.add(lines)
         grand.sessions += 1
-    rows.sort(key=lambda r: -(r.snapshot.last_activity or 0.0))
+    # Ties in a stable order of their own (not the order the sessions came in): the same
+    # history reads the same wherever it is reported (``agentbar usage --host``).
+    rows.sort(key=lambda r: (-(r.snapshot.last_activity or 0.0), str(r.snapshot.key)))
     return Report(
         sessions=rows,
-        projects=dict(sorted(projects.items(), key=lambda kv: -(kv[1].cost or 0.0))),
+        projects=dict(sorted(projects.items(), key=lambda kv: (-(kv[1].cost or 0.0), kv[0]))),
         days=dict(sorted(days.items())),
         total=grand,
     )
