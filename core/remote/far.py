@@ -98,6 +98,7 @@ class FarSide:
             "detach": self.terminals.detach,
             "term_input": self.terminals.type_in,
             "term_resize": self.terminals.resize,
+            "usage": self._usage,
         }
 
     # -- out ---------------------------------------------------------------------------------
@@ -337,6 +338,12 @@ class FarSide:
             size += len(rest)
         if buffer:
             yield "".join(buffer)
+
+    def _usage(self, args: dict[str, Any]) -> dict[str, Any]:
+        """What ``agentbar usage --json`` would print here (``agentbar usage --host``)."""
+        from ..usage import remote  # noqa: PLC0415 - usage reports only
+
+        return remote.answer(self.app, args)
 
     def _tasks(self) -> TaskManager:
         """This machine's task manager; a refusal (503 ``no_tasks`` on the near side, as every

@@ -67,6 +67,14 @@ class RemoteError(AgentbarError):
         super().__init__(message)
         self.kind = kind
 
+    @property
+    def older_far_side(self) -> bool:
+        """The far side has no such call: an older agentbar (one from before unknown calls had
+        their own kind called them not found)."""
+        return self.kind == "unsupported" or (
+            self.kind == "not_found" and str(self).startswith("unknown call ")
+        )
+
 
 def channel_argv(remote: Remote) -> list[str]:
     """The command that runs the far side: the person's command, ``agentbar channel`` at its
