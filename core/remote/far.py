@@ -341,9 +341,9 @@ class FarSide:
 
     def _usage(self, args: dict[str, Any]) -> dict[str, Any]:
         """What ``agentbar usage --json`` would print here (``agentbar usage --host``)."""
-        from ..usage import remote  # noqa: PLC0415 - usage reports only
+        from ..usage import far_side  # noqa: PLC0415 - usage reports only
 
-        return remote.answer(self.app, args)
+        return far_side.answer(self.app, args)
 
     def _tasks(self) -> TaskManager:
         """This machine's task manager; a refusal (503 ``no_tasks`` on the near side, as every

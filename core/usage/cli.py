@@ -21,11 +21,9 @@ import orjson
 from .. import jsonsafe
 from ..app import Agentbar
 from ..config import Settings
-from ..model import LOCAL_HOST, SessionSnapshot
 from ..progress_bar import ProgressBar
 from ..text import cut, cut_path, natural_widths, one_cell, pad, short_path, width_of
 from . import report as report_mod
-from .prices import shipped
 
 COMMANDS = ("usage",)
 NUMBER_HEADERS = ("INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "COST")
@@ -45,15 +43,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    try:
-        filters = filters_of(args)
-    except ValueError as exc:
-        print(f"agentbar usage: {exc}", file=sys.stderr)
+    """This machine's report (a remote host's, ``--host``: ``remote.py``)."""
+    filters = filters_or_say(args, sys.stderr)
+    if filters is None:
         return 2
-    if args.host not in (None, LOCAL_HOST):
-        from . import remote  # noqa: PLC0415 - a remote host's: the channel, only then
-
-        return remote.run(args.host, filters, settings, as_json=args.json, out=out)
     app = Agentbar.open(settings, tasks=False, remotes=False)  # this machine's usage
     try:
         with ProgressBar(app.progress, sys.stderr):
@@ -61,21 +54,18 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         snapshots = app.sessions()
     finally:
         app.close()
-    return show(report_doc(snapshots, filters), as_json=args.json, out=out)
+    return show(report_mod.document(snapshots, filters), as_json=args.json, out=out)
 
 
-def filters_of(args: argparse.Namespace) -> report_mod.Filters:
-    """The report's filters from the options; ``ValueError`` for a ``--since`` that is no date."""
-    since = None if args.since is None else report_mod.parse_day(args.since)
+def filters_or_say(args: argparse.Namespace, err: TextIO) -> report_mod.Filters | None:
+    """The report's filters from the options; None, having said why, for a ``--since`` that
+    is no date."""
+    try:
+        since = None if args.since is None else report_mod.parse_day(args.since)
+    except ValueError as exc:
+        print(f"agentbar usage: {exc}", file=err)
+        return None
     return report_mod.Filters(since=since, project=args.project, agent=args.agent)
-
-
-def report_doc(snapshots: Sequence[SessionSnapshot], filters: report_mod.Filters) -> dict[str, Any]:
-    """The report as ``--json`` prints it: what the tables are printed from, here or for a
-    remote host (its agentbar answers this, ``remote.py``)."""
-    table = shipped()
-    built = report_mod.build(snapshots, filters)
-    return report_mod.to_json(built, source=table.source, date=table.date)
 
 
 def show(doc: dict[str, Any], *, as_json: bool, out: TextIO) -> int:
@@ -101,7 +91,7 @@ def write_quietly(out: TextIO, text: str) -> int:
 
 
 def render(doc: dict[str, Any], *, width: int) -> str:
-    """The three tables of a report (``report_doc``); counts shortened (302.1M) when written
+    """The three tables of a report (``report.document``); counts shortened (302.1M) when written
     out they would not fit."""
     if not doc["sessions"]:
         return "No token usage found.\n"

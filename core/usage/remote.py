@@ -1,5 +1,5 @@
-"""``agentbar usage --host NAME``: a remote host's report, computed by its own agentbar (main
-thread here; the far side answers on a channel call's pool thread).
+"""``agentbar usage --host NAME``: a remote host's report, computed by its own agentbar
+(main thread; the far side's answer is ``far_side.py``).
 
 The near side opens a channel of its own to the host (``agentbar remote test``'s ``probe``),
 asks the ``usage`` call with the options (``--since``, ``--project``, ``--agent``) and prints the
@@ -11,34 +11,22 @@ answer with ``agentbar usage``'s own printer. The far side answers what its ``ag
 
 from __future__ import annotations
 
+import argparse
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from ..config import Settings
-from ..errors import AgentbarError
 from ..remote import remotes as config
 from ..remote.cli import probe
 from ..remote.link import RemoteError
 from . import report as report_mod
-from .cli import render, report_doc, show
-
-if TYPE_CHECKING:
-    from ..app import Agentbar
+from .cli import filters_or_say, render, show
+from .far_side import READ_SECONDS
 
 OP = "usage"
-READ_SECONDS = 600.0  # the far side's first reading of its history, waited for at most
 CALL_SECONDS = READ_SECONDS + 30.0
 REFUSED, DOWN = 1, 2
 UPGRADE_HINT = "pipx upgrade agentbar (or python3 -m pip install --user -U agentbar)"
-
-
-class StillReading(AgentbarError):
-    """The far side has not read its history yet, long after it was asked."""
-
-    title = "The remote is still reading its history"
-
-
-# -- near side -------------------------------------------------------------------------------
 
 
 def args_of(filters: report_mod.Filters) -> dict[str, Any]:
@@ -46,15 +34,25 @@ def args_of(filters: report_mod.Filters) -> dict[str, Any]:
 
 
 def run(
+    args: argparse.Namespace, settings: Settings, out: TextIO, err: TextIO | None = None
+) -> int:
+    """``agentbar usage --host NAME`` with ``agentbar usage``'s options."""
+    err = sys.stderr if err is None else err
+    filters = filters_or_say(args, err)
+    if filters is None:
+        return 2
+    return report(args.host, filters, settings, as_json=args.json, out=out, err=err)
+
+
+def report(
     host: str,
     filters: report_mod.Filters,
     settings: Settings,
     *,
     as_json: bool,
     out: TextIO,
-    err: TextIO | None = None,
+    err: TextIO,
 ) -> int:
-    err = sys.stderr if err is None else err
     path = settings.options_path
     remote = None if path is None else config.load(path).get(host)
     if remote is None:
@@ -85,21 +83,3 @@ def refusal(host: str, exc: RemoteError) -> str:
         return (f"the agentbar on {host} is older than this one and cannot report its usage: "
                 f"upgrade agentbar there ({UPGRADE_HINT})")  # fmt: skip
     return f"{host}: {exc}"
-
-
-# -- far side --------------------------------------------------------------------------------
-
-
-def answer(app: Agentbar, args: dict[str, Any]) -> dict[str, Any]:
-    """What ``agentbar usage --json`` with these options would print on this machine (its own
-    sessions, never a remote's), once what is on disk is read; a ``--since`` that is no date:
-    ``ValueError`` (a refusal)."""
-    since, project, agent = args.get("since"), args.get("project"), args.get("agent")
-    filters = report_mod.Filters(
-        since=None if since is None else report_mod.parse_day(str(since)),
-        project=None if project is None else str(project),
-        agent=None if agent is None else str(agent),
-    )
-    if not app.engine.ready.wait(READ_SECONDS):
-        raise StillReading(f"still reading its history after {READ_SECONDS:.0f} s: ask again")
-    return report_doc(app.engine.sessions(), filters)

@@ -15,6 +15,7 @@ from typing import Any
 from ..model import SessionSnapshot, iso
 from ..records import Usage
 from .ledger import UsageLine
+from .prices import shipped
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,6 +111,13 @@ def build(snapshots: Sequence[SessionSnapshot], filters: Filters) -> Report:
         days=dict(sorted(days.items())),
         total=grand,
     )
+
+
+def document(snapshots: Sequence[SessionSnapshot], filters: Filters) -> dict[str, Any]:
+    """The report as ``agentbar usage --json`` prints it, with the shipped prices: what the
+    tables are printed from, here or for a remote host (its agentbar answers this)."""
+    table = shipped()
+    return to_json(build(snapshots, filters), source=table.source, date=table.date)
 
 
 def to_json(report: Report, *, source: str, date: str) -> dict[str, Any]:
