@@ -26,7 +26,7 @@ from .closed_pipe import quiet_on_closed_pipe
 from .config import Settings
 from .hooks import cli as hooks_cli
 from .launch import cli as launch_cli
-from .model import StateChange
+from .model import LOCAL_HOST, StateChange
 from .progress_bar import ProgressBar
 from .remote import cli as remote_cli
 from .server import cli as server_cli
@@ -81,6 +81,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return status_cli.run(args, settings, out)
     if args.command == "watch":
         return watch(settings, as_json=args.json, out=out)
+    if args.command in usage_cli.COMMANDS and args.host not in (None, LOCAL_HOST):
+        from .usage import remote as usage_remote  # noqa: PLC0415 - the channel, only then
+
+        return usage_remote.run(args, settings, out)
     if args.command in usage_cli.COMMANDS:
         return usage_cli.run(args, settings, out)
     if args.command == "hooks" and args.status_line:

@@ -83,6 +83,17 @@ class LimitWindow:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class HostHeard:
+    """Which agents' limit sources spoke on a remote host (its ``Engine.limits_heard()``, as
+    its agentbar sent it), for that host's notes; ``stale``: the host is not connected now, so
+    this is its last known."""
+
+    host: str
+    agents: frozenset[str]
+    stale: bool = False
+
+
 class LimitsSeen(Record, frozen=True, kw_only=True):
     """A Codex ``token_count``'s ``rate_limits`` object as the rollout has it (read into
     windows by ``codex_windows`` once the record's ``ts``, the observation time, is known)."""

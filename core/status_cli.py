@@ -41,7 +41,7 @@ from .listing import (
 from .model import LOCAL_HOST, Agent, SessionSnapshot, State
 from .progress_bar import ProgressBar
 from .progress_text import progress_json
-from .remote.hosts import HostState
+from .remote.hosts import HostState, hosts_heard
 from .status_table import render_table
 from .text import short_path
 
@@ -182,7 +182,7 @@ def status(
             "diagnostics": diagnostics(stats),
             "problems": [fault.to_json() for fault in problems],
             "progress": progress_json(progress),
-            "limits": limits_text.to_json(limits, now, heard),
+            "limits": limits_text.to_json(limits, now, heard, hosts_heard(hosts)),
             "hosts": [host.to_json() for host in hosts],
         }
         out.write(jsonsafe.dumps(document, orjson.OPT_INDENT_2).decode() + "\n")
@@ -203,7 +203,8 @@ def status(
         elif reading := host.reading():  # its older sessions may not all be listed yet
             out.write(f"({reading})\n")
     if limits or snapshots:  # (nothing at all on disk: no agent to say anything of)
-        out.write(f"Limits: {'; '.join(limits_text.lines(limits, now, heard))}\n")
+        shown_limits = limits_text.lines(limits, now, heard, hosts_heard(hosts))
+        out.write(f"Limits: {'; '.join(shown_limits)}\n")
     out.flush()
     if first_run and err.isatty():
         err.write(first_run_line(snapshots, unhooked(settings, snapshots)) + "\n")

@@ -21,7 +21,7 @@ import aiohttp
 import orjson
 import psutil
 import pytest
-from cli_runner import start_agentbar
+from cli_runner import agentbar, start_agentbar
 from polling import end_process, wait_for
 from remote_far import FarHome, make_far, near_settings
 from test_cli import write_claude, write_codex
@@ -739,3 +739,109 @@ def test_no_far_side_is_left_running(far: FarHome, hub: Hub) -> None:
     hub.stop()
     wait_for(lambda: not far_pids(far), 20, "the far side's end once its input closed")
     assert os.path.exists(far.data)
+
+
+def far_env(far: FarHome) -> dict[str, str]:
+    """The far side's own ``agentbar`` as a person there runs it (its HOME, data, config)."""
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_"))},
+        "HOME": str(far.home),
+        "AGENTBAR_DATA_DIR": str(far.data),
+        "AGENTBAR_CONFIG_DIR": str(far.config),
+    }
+
+
+def near_env(near: Path) -> dict[str, str]:
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_"))},
+        "HOME": str(near / "home"),
+        "AGENTBAR_DATA_DIR": str(near / "data"),
+        "AGENTBAR_CONFIG_DIR": str(near / "config"),
+    }
+
+
+def test_the_usage_call_answers_what_agentbar_usage_prints_there(far: FarHome) -> None:
+    """``usage``: the far side's own report with the near side's options, as its ``agentbar
+    usage --json`` prints it there; an option that does not read is refused."""
+    there = far_env(far)
+    everything = orjson.loads(agentbar(there, "usage", "--json", timeout=120, check=True).stdout)
+    api = orjson.loads(
+        agentbar(there, "usage", "--json", "--project", "/srv/api", timeout=120, check=True).stdout
+    )
+    assert len(everything["sessions"]) == 2 and len(api["sessions"]) == 1
+    hub = Hub([far.remote("box")], DecisionBook())
+    hub.start()
+    try:
+        wait_for(lambda: connected(hub), SLOW, "the channel")
+        link = hub.links["box"]
+        assert link.call("usage", {}) == everything
+        assert link.call("usage", {"project": "/srv/api", "since": None}) == api
+        with pytest.raises(RemoteError) as bad:
+            link.call("usage", {"since": "yesterday"})
+        assert bad.value.kind == "bad" and "not a date" in str(bad.value)
+    finally:
+        hub.stop()
+
+
+def test_agentbar_usage_host_prints_the_host_s_report_with_the_same_printer(
+    far: FarHome, tmp_path: Path
+) -> None:
+    """``agentbar usage --host box`` here prints what ``agentbar usage`` prints there, for each
+    option; a host not configured is refused (1)."""
+    near = tmp_path / "near"
+    near_settings(near, far)
+    for options in (
+        (),
+        ("--agent", "claude", "--since", "2001-01-01"),
+        ("--json", "--project", "api"),
+    ):
+        there = agentbar(far_env(far), "usage", *options, timeout=120)
+        here = agentbar(near_env(near), "usage", "--host", "box", *options, timeout=120)
+        assert (here.returncode, there.returncode) == (0, 0), here.stderr
+        assert here.stdout == there.stdout
+    tables = agentbar(near_env(near), "usage", "--host", "box", timeout=120).stdout
+    assert "AGENT" in tables and "/srv/web" in tables  # the tables, with the far sessions
+    unknown = agentbar(near_env(near), "usage", "--host", "nowhere", timeout=60)
+    assert unknown.returncode == 1
+    assert "no remote named 'nowhere'" in unknown.stderr
+
+
+# An agentbar from before the far side's usage call, as a channel's far side.
+OLDER_USAGE_FAR = """
+import sys
+
+from agentbar.core.remote import far
+from agentbar.tray.__main__ import main
+
+_init = far.FarSide.__init__
+
+
+def _older(self, *args, **kwargs):
+    _init(self, *args, **kwargs)
+    del self._ops["usage"]
+
+
+far.FarSide.__init__ = _older
+sys.exit(main())
+"""
+
+
+def test_a_far_agentbar_without_the_usage_call_is_told_to_upgrade(
+    far: FarHome, tmp_path: Path
+) -> None:
+    modules = tmp_path / "older"
+    modules.mkdir()
+    (modules / "older_usage_far.py").write_text(OLDER_USAGE_FAR)
+    near = tmp_path / "near"
+    near_settings(near, far)
+    toml = near / "config" / "settings.toml"
+    toml.write_text(
+        toml.read_text()
+        .replace('"env", ', f'"env", "PYTHONPATH={modules}", ')
+        .replace('agentbar = "agentbar.tray"', 'agentbar = "older_usage_far"')
+    )
+    done = agentbar(near_env(near), "usage", "--host", "box", timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == ""
+    assert "the agentbar on box is older than this one" in done.stderr
+    assert "upgrade agentbar there" in done.stderr

@@ -24,10 +24,11 @@ from remote_far import FarHome, make_far, near_settings
 from test_limits import codex_limits, window
 from test_remote_channel import SLOW, far_pids
 
+from agentbar.core import limits_text
 from agentbar.core.app import Agentbar
 from agentbar.core.decisions import DecisionBook
-from agentbar.core.limits_claude import NOT_KNOWN
-from agentbar.core.remote.hosts import HostState
+from agentbar.core.limits_claude import NOT_KNOWN, NOT_SENT, record_path
+from agentbar.core.remote.hosts import HostState, hosts_heard
 from agentbar.core.remote.hub import Hub
 from agentbar.core.remote.remotes import Remote
 
@@ -109,7 +110,8 @@ def test_a_host_s_windows_and_progress_come_named_and_apart_from_this_machine_s(
             assert windows[("local", "5h")]["text"].startswith("Codex: 90 % of 5 h left")
             assert windows[("box", "5h")]["text"].startswith("Codex on box: 62 % of 5 h left")
             assert not windows[("box", "5h")]["stale"]
-            assert got["notes"] == [NOT_KNOWN]  # this machine's note, whatever box knows
+            # This machine's note, then box's own, in the same words, named by it.
+            assert got["notes"] == [NOT_KNOWN, f"box: {NOT_KNOWN}"]
 
             # Its first reading: done, in its status (the API's hosts), named by host.
             (host,) = wait_for(lambda: _done(get(server, "/api/hosts")["hosts"]), SLOW, "done")
@@ -131,6 +133,9 @@ def test_a_host_s_windows_and_progress_come_named_and_apart_from_this_machine_s(
             assert windows[("box", "5h")]["used_percent"] == 55.0
             assert "box not connected" in windows[("box", "5h")]["text"]
             assert not windows[("local", "5h")]["stale"]
+            # Its notes stay too, as last known.
+            notes = get(server, "/api/limits")["notes"]
+            assert notes == [NOT_KNOWN, f"box: {NOT_KNOWN} (last known, box not connected)"]
             back(far, away)
             wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the reconnect")
             wait_for(lambda: not any(w.stale for w in app.limits()), 20, "fresh again")
@@ -174,12 +179,68 @@ def test_a_far_side_that_sends_neither_is_shown_without_them(far: FarHome, tmp_p
         hub.stop()
 
 
+def test_a_far_side_that_does_not_say_what_it_heard_has_windows_and_no_notes(
+    far: FarHome, tmp_path: Path
+) -> None:
+    """An agentbar from before ``heard``: the real channel whose limits frame goes without it
+    (a module run in its place drops it on the way out). Its windows still show; of its notes
+    nothing is said (whether its sources spoke is not known here)."""
+    older = tmp_path / "older"
+    older.mkdir()
+    (older / "older_agentbar.py").write_text(
+        "import runpy\n"
+        "from agentbar.core.remote import far\n"
+        "send = far.FarSide._send\n"
+        "def _send(self, frame):\n"
+        "    send(self, {k: v for k, v in frame.items() if k != 'heard'})\n"
+        "far.FarSide._send = _send\n"
+        "runpy.run_module('agentbar.tray', run_name='__main__', alter_sys=True)\n"
+    )
+    remote = far.remote("box")
+    command = (remote.command[0], f"PYTHONPATH={older}", *remote.command[1:])
+    hub = Hub([Remote("box", command, "older_agentbar")], DecisionBook())
+    hub.start()
+    try:
+        wait_for(lambda: len(hub.limits()) == 2, SLOW, "the older far side's windows")
+        (status,) = hub.hosts()
+        assert status.state is HostState.CONNECTED and status.heard is None
+        assert limits_text.notes(hub.limits()) == [NOT_KNOWN]  # this machine's alone
+        assert limits_text.host_notes(hub.limits(), hosts_heard(hub.hosts())) == []
+    finally:
+        hub.stop()
+
+
+def test_a_host_s_notes_come_from_what_its_sources_heard(far: FarHome, tmp_path: Path) -> None:
+    """The same far side, told: box's note from its ``heard``, and with it the windows' frame;
+    then box's Claude status line speaks: its note changes to say so."""
+    hub = Hub([far.remote("box")], DecisionBook())
+    hub.start()
+    try:
+        wait_for(lambda: hub.hosts()[0].heard is not None, SLOW, "box's heard")
+        assert limits_text.host_notes(hub.limits(), hosts_heard(hub.hosts())) == [
+            f"box: {NOT_KNOWN}"
+        ]
+        record = record_path(far.data)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_bytes(orjson.dumps({"model": {"id": "claude-sonnet-4-5"}}))
+        wait_for(lambda: hub.hosts()[0].heard == {"claude"}, 30, "box's Claude heard")
+        assert limits_text.host_notes(hub.limits(), hosts_heard(hub.hosts())) == [
+            f"box: {NOT_SENT}"
+        ]
+    finally:
+        hub.stop()
+
+
 def test_status_shows_the_host_s_windows_apart_and_in_its_json(
     far: FarHome, tmp_path: Path
 ) -> None:
     near = tmp_path / "near"
     codex_rollout(near / "home" / ".codex", NEAR_CODEX, 10.0, at=time.time() - 30)
     near_settings(near, far)  # settings.toml with the far side as ``box``
+    # box's Claude status line spoke without windows (an API-key login there): box's note.
+    record = record_path(far.data)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_bytes(orjson.dumps({"model": {"id": "claude-sonnet-4-5"}}))
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_"))},
         "HOME": str(near / "home"),
@@ -192,10 +253,12 @@ def test_status_shows_the_host_s_windows_apart_and_in_its_json(
     assert last.startswith("Limits: Codex: 90 % of 5 h left, resets ")
     # This machine's, its note, then the host's, named.
     assert f"; {NOT_KNOWN}; Codex on box: 62 % of 5 h left, resets " in last
+    assert last.endswith(f"; box: {NOT_SENT}")  # box's own note, after its windows
     document = orjson.loads(agentbar(env, "status", "--json", timeout=120).stdout)
     seen = [(w["host"], w["window"], w["used_percent"]) for w in document["limits"]["limits"]]
     assert seen == [("local", "5h", 10.0), ("local", "weekly", 7.0),
                     ("box", "5h", 38.0), ("box", "weekly", 7.0)]  # fmt: skip
+    assert document["limits"]["notes"] == [NOT_KNOWN, f"box: {NOT_SENT}"]
     assert document["progress"]["host"] == "local"
     (host,) = document["hosts"]
     assert host["name"] == "box" and host["progress"]["host"] == "box"

@@ -291,6 +291,37 @@ def test_the_host_s_limits_and_reading_come_through_ssh_named_by_it(
     assert host["progress"]["host"] == HOST
 
 
+def test_agentbar_usage_host_prints_the_far_user_s_usage_and_a_host_down_is_2(
+    ssh_rig: SshRig, near: Near
+) -> None:
+    """The far user's Codex spent tokens there: ``agentbar usage --host`` here prints what the
+    far user's own ``agentbar usage`` prints there (run over ssh, as a person would), tables
+    and JSON; with the host down it says so in one line and ends 2."""
+    now = time.time()
+    rollout = CodexRollout(CODEX_ID, "/srv/parser", start=now - 60)
+    path = ssh_rig.far.home / ".codex" / "sessions" / "2026" / "12" / "02"
+    path = path / f"rollout-2026-12-02T10-00-00-{CODEX_ID}.jsonl"
+    ssh_rig.far.write_lines(path, [rollout.meta(), rollout.context(),
+                                   rollout.tokens(12_000, 2_000, 345)])  # fmt: skip
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    for options in ((), ("--json",)):
+        here = near.run("usage", "--host", HOST, *options)
+        assert here.returncode == 0, here.stderr
+        there = subprocess.run([*ssh_rig.command, ssh_rig.agentbar, "usage", *options],
+                               capture_output=True, text=True, timeout=90, check=False)  # fmt: skip
+        assert there.returncode == 0, there.stderr
+        assert here.stdout == there.stdout
+    (session,) = orjson.loads(here.stdout)["sessions"]
+    assert (session["agent"], session["project"]) == ("codex", "/srv/parser")
+    assert (session["input_tokens"], session["output_tokens"]) == (10_000, 345)
+    ssh_rig.stop()
+    down = near.run("usage", "--host", HOST)
+    assert down.returncode == 2, down.stderr
+    assert down.stdout == ""
+    assert down.stderr.count("\n") == 1, down.stderr
+    assert down.stderr.startswith(f"agentbar: {HOST}: host down"), down.stderr
+
+
 @dataclass
 class Watch:
     """``agentbar watch --json`` of the near side (a process with its own link to the rig):

@@ -17,7 +17,8 @@ from test_limits import codex_limits, window
 from tray_values import NAMES
 
 from agentbar.core.limits import FIVE_HOURS, WEEKLY, LimitWindow
-from agentbar.core.limits_claude import NOT_KNOWN
+from agentbar.core.limits_claude import NOT_KNOWN, NOT_SENT
+from agentbar.core.remote.hosts import HostState, HostStatus
 from agentbar.tray.limit_alerts import LimitAlerts
 from agentbar.tray.notify import DesktopNotifier, FakeNotifier, icon_path
 from agentbar.tray.pause import PauseStore
@@ -158,3 +159,30 @@ def test_alerts_name_the_host_and_tell_each_host_s_window_apart() -> None:
     assert remote.title == "Codex on devbox has used 85 % of 5 h"
     assert remote.body.startswith("Codex on devbox: 15 % of 5 h left, resets ")
     assert alerts.check([codex(90.0), there], 80, NOW + 60) == []
+
+
+def test_a_host_s_notes_are_its_own_lines_named_by_it_and_last_known_while_it_is_away() -> None:
+    """devbox's Claude status line spoke without windows (an API-key login there); box told
+    nothing of its sources (an older agentbar): no note of box, whose limits may be known."""
+    devbox = HostStatus(name="devbox", state=HostState.CONNECTED, since=NOW,
+                        heard=frozenset({"claude"}))  # fmt: skip
+    box = HostStatus(name="box", state=HostState.CONNECTED, since=NOW)
+    there = dataclasses.replace(codex(38.0), host="devbox")
+    view = present([], now=NOW, prefs=Preferences(),
+                   tray=TrayState(limits=(there,), hosts=(devbox, box)))  # fmt: skip
+    labels = [e.label for e in view.menu]
+    at = labels.index(NOT_KNOWN)  # this machine's: its own Claude is not linked
+    assert labels[at : at + 3] == [
+        NOT_KNOWN,
+        "Codex on devbox: 62 % of 5 h left, resets " + labels[at + 1].rsplit(" ", 1)[-1],
+        f"devbox: {NOT_SENT}",
+    ]
+    assert not any(label.startswith("box:") for label in labels)
+    away = dataclasses.replace(devbox, state=HostState.UNREACHABLE)
+    view = present([], now=NOW, prefs=Preferences(), tray=TrayState(hosts=(away,)))
+    assert f"devbox: {NOT_SENT} (last known, devbox not connected)" in [e.label for e in view.menu]
+    # A Claude window of devbox's: no note of devbox's Claude.
+    claude = LimitWindow("claude", FIVE_HOURS, 10.0, None, None, NOW, "x", host="devbox")
+    view = present([], now=NOW, prefs=Preferences(),
+                   tray=TrayState(limits=(claude,), hosts=(devbox,)))  # fmt: skip
+    assert not any(e.label.startswith("devbox:") for e in view.menu)

@@ -119,10 +119,15 @@ def test_a_remote_host_s_windows_are_its_own_and_dim_once_it_drops(
             ]  # fmt: skip
             assert items[0][2].startswith("Codex: 90 % of 5 h left")
             assert items[2][2].startswith("Codex on box: 62 % of 5 h left")
+            # This machine's note, then box's, named by it.
+            notes = page.locator(f"{LINE} .limit-notes")
+            wait_for(lambda: notes.inner_text() == f"{NOT_KNOWN} box: {NOT_KNOWN}", 20, "notes")
             drop(far)
             stale = page.locator(f"{LINE} .limit[data-host=box][data-stale=true]").first
             stale.wait_for()
             assert "box not connected" in stale.inner_text()
+            away = f"{NOT_KNOWN} box: {NOT_KNOWN} (last known, box not connected)"
+            wait_for(lambda: notes.inner_text() == away, 20, "box's note as last known")
             assert page.locator(f"{LINE} .limit[data-host=local][data-stale]").count() == 0
             assert page.problems.errors == []
     finally:

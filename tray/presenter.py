@@ -25,7 +25,7 @@ from ..core.engine_messages import IndexProgress
 from ..core.limits import LimitWindow
 from ..core.model import LOCAL_HOST, Agent, SessionKey, SessionSnapshot, State, WaitingFor
 from ..core.progress_text import reading_line, tooltip_part
-from ..core.remote.hosts import HostStatus
+from ..core.remote.hosts import HostStatus, hosts_heard
 from . import actions, pause
 from .actions import Action
 from .answer_entries import request_entries, request_heading
@@ -116,7 +116,7 @@ def present(
     menu += _section("Recently finished", recent, MAX_RECENT, tray.names)
     if not (needs or unseen or running or recent):
         menu.append(Entry("No agent session is active"))
-    limit_lines = limits_text.lines(tray.limits, now, tray.limits_heard)
+    limit_lines = limits_text.lines(tray.limits, now, tray.limits_heard, hosts_heard(tray.hosts))
     menu += [
         SEPARATOR,
         *(Entry(text) for text in limit_lines),

@@ -35,7 +35,7 @@ from ..replay.pages import PAGE_ITEMS, Replay
 from ..search import Searcher, hits_json
 from . import frames
 from .frames import CHUNK_CHARS, PROTOCOL, Closed, FrameError, Writer
-from .gauges import limits_to_wire, progress_to_wire
+from .gauges import heard_to_wire, limits_to_wire, progress_to_wire
 from .terminal import Terminals
 from .wire import request_to_wire, snapshot_to_wire
 
@@ -99,6 +99,7 @@ class FarSide:
             "detach": self.terminals.detach,
             "term_input": self.terminals.type_in,
             "term_resize": self.terminals.resize,
+            "usage": self._usage,
         }
 
     # -- out ---------------------------------------------------------------------------------
@@ -147,7 +148,11 @@ class FarSide:
         since last sent (``again``: with a list, whatever was sent before). Never a remote's
         windows: a far side has none, and they are not this machine's to tell."""
         frames_now: dict[str, dict[str, Any]] = {
-            "limits": {"t": "limits", "limits": limits_to_wire(self.app.engine.limits())},
+            "limits": {
+                "t": "limits",
+                "limits": limits_to_wire(self.app.engine.limits()),
+                "heard": heard_to_wire(self.app.engine.limits_heard()),
+            },
             "progress": {"t": "progress", "progress": progress_to_wire(self.app.progress())},
         }
         with self._gauges_lock:
@@ -334,6 +339,12 @@ class FarSide:
             size += len(rest)
         if buffer:
             yield "".join(buffer)
+
+    def _usage(self, args: dict[str, Any]) -> dict[str, Any]:
+        """What ``agentbar usage --json`` would print here (``agentbar usage --host``)."""
+        from ..usage import far_side  # noqa: PLC0415 - usage reports only
+
+        return far_side.answer(self.app, args)
 
     def _tasks(self) -> TaskManager:
         """This machine's task manager; a refusal (503 ``no_tasks`` on the near side, as every

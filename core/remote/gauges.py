@@ -6,6 +6,11 @@ The far side sends its own windows (``limits`` frame) and its engine's ``IndexPr
 number is checked as the agents' own files are (``core/limits.py``): what does not read is left
 out, never shown as something else. A far side from before these frames sends neither: the near
 side then knows no limits and no progress of it, and shows none.
+
+The ``limits`` frame also names the agents whose limit sources spoke there (``heard``: the far
+engine's ``limits_heard()``), so the near side says that host's notes as the host itself would.
+A far side from before ``heard`` sends none: that host then has no notes here (not knowing
+whether its sources spoke, saying its limits are not known could be wrong).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from .wire import WireError
 
 MAX_WINDOWS = 64  # a few agents x a few spans; more is not a matching agentbar
 MAX_NAME_CHARS = 40
+MAX_HEARD = 16  # agents whose sources spoke: a few; more is not a matching agentbar
 
 
 def limits_to_wire(windows: tuple[LimitWindow, ...]) -> list[dict[str, Any]]:
@@ -77,6 +83,20 @@ def _name(value: object) -> str | None:
     if not isinstance(value, str) or not value or len(value) > MAX_NAME_CHARS:
         return None
     return value
+
+
+def heard_to_wire(heard: frozenset[str]) -> list[str]:
+    return sorted(heard)
+
+
+def heard_from_wire(doc: object) -> frozenset[str] | None:
+    """The agents a far side said its limit sources heard from; None when it did not say (an
+    agentbar from before). A name that does not read is left out."""
+    if doc is None:
+        return None
+    if not isinstance(doc, list) or len(doc) > MAX_HEARD:
+        raise WireError(f"heard is a list of at most {MAX_HEARD}")
+    return frozenset(name for name in map(_name, doc) if name is not None)
 
 
 def progress_to_wire(progress: IndexProgress) -> dict[str, Any]:

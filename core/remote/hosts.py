@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from ..engine_messages import IndexProgress
+from ..limits import HostHeard
 from ..model import iso
 from ..progress_text import progress_json, reading_line
 
@@ -23,7 +25,8 @@ class HostStatus:
     ``detail`` says why it is unreachable (in the person's words: "asks for a password",
     "connection dropped"), ``sessions`` how many of its sessions are known; ``progress`` how
     far its agentbar's first reading has come, while connected (None: not told, or an older
-    agentbar that does not tell it)."""
+    agentbar that does not tell it); ``heard`` which of its agents' limit sources spoke there,
+    kept while it is away as its windows are (None: not told, or an older agentbar)."""
 
     name: str
     state: HostState
@@ -31,6 +34,14 @@ class HostStatus:
     detail: str = ""
     sessions: int = 0
     progress: IndexProgress | None = None
+    heard: frozenset[str] | None = None
+
+    def limits_heard(self) -> HostHeard | None:
+        """What its notes are made of (``limits_text.host_notes``); stale while not connected;
+        None when its agentbar did not tell."""
+        if self.heard is None:
+            return None
+        return HostHeard(self.name, self.heard, stale=self.state is not HostState.CONNECTED)
 
     def reading(self) -> str | None:
         """Its agentbar's first reading while it goes on and the host is connected ("devbox:
@@ -51,3 +62,8 @@ class HostStatus:
             "sessions": self.sessions,
             "progress": None if self.progress is None else progress_json(self.progress, self.name),
         }
+
+
+def hosts_heard(hosts: Iterable[HostStatus]) -> tuple[HostHeard, ...]:
+    """The hosts' notes' makings, of those whose agentbar told them."""
+    return tuple(heard for heard in (host.limits_heard() for host in hosts) if heard is not None)

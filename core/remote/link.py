@@ -42,7 +42,7 @@ from ..model import (
 )
 from . import frames
 from .frames import PROTOCOL, Closed, FrameError, Writer
-from .gauges import limits_from_wire, progress_from_wire
+from .gauges import heard_from_wire, limits_from_wire, progress_from_wire
 from .hosts import HostState, HostStatus
 from .remotes import Remote
 from .wire import WireError, snapshot_from_wire
@@ -66,6 +66,14 @@ class RemoteError(AgentbarError):
     def __init__(self, message: str, kind: str = "failed") -> None:
         super().__init__(message)
         self.kind = kind
+
+    @property
+    def older_far_side(self) -> bool:
+        """The far side has no such call: an older agentbar (one from before unknown calls had
+        their own kind called them not found)."""
+        return self.kind == "unsupported" or (
+            self.kind == "not_found" and str(self).startswith("unknown call ")
+        )
 
 
 def channel_argv(remote: Remote) -> list[str]:
@@ -314,7 +322,8 @@ class Link:
             # The progress of the far side's reading is that process's: gone with it.
             progress = old.progress if state is HostState.CONNECTED else None
             self._status = HostStatus(name=self.name, state=state, since=since, detail=detail,
-                                      sessions=len(self._shown), progress=progress)  # fmt: skip
+                                      sessions=len(self._shown), progress=progress,
+                                      heard=old.heard)  # fmt: skip
             status = self._status
         if state is HostState.UNREACHABLE:
             log.info("remote %s unreachable: %s", self.name, detail)
@@ -343,7 +352,8 @@ class Link:
                 elif kind == "decision":
                     self._listener.decision(self.name, frame)
                 elif kind == "limits":
-                    self._take_limits(limits_from_wire(frame.get("limits"), self.name))
+                    self._take_limits(limits_from_wire(frame.get("limits"), self.name),
+                                      heard_from_wire(frame.get("heard")))  # fmt: skip
                 elif kind == "progress":
                     self._take_progress(frame.get("progress"))
                 elif kind in ("reply", "chunk"):
@@ -351,10 +361,12 @@ class Link:
             except (WireError, ValueError, TypeError, KeyError) as exc:  # one frame: skipped
                 log.warning("remote %s: a %s frame that does not read: %s", self.name, kind, exc)
 
-    def _take_limits(self, windows: tuple[LimitWindow, ...]) -> None:
+    def _take_limits(self, windows: tuple[LimitWindow, ...], heard: frozenset[str] | None) -> None:
         with self._lock:
-            changed = windows != self._limits
+            changed = windows != self._limits or heard != self._status.heard
             self._limits = windows
+            # The host's notes' makings: kept while it is away, as its windows are.
+            self._status = replace(self._status, heard=heard)
             status = self._status
         if changed and status.state is HostState.CONNECTED:  # (else: told once it is)
             self._listener.status(status)

@@ -37,7 +37,7 @@ from ..listing import (
 )
 from ..model import SessionKey, StateChange
 from ..progress_text import progress_json
-from ..remote.hosts import HostStatus
+from ..remote.hosts import HostStatus, hosts_heard
 from ..replay.export import MEDIA_TYPES, Format, Options, export, filename
 from ..replay.model import MAIN_THREAD
 from ..replay.pages import PAGE_ITEMS, NotFound
@@ -169,9 +169,10 @@ async def agents(request: web.Request) -> web.Response:
 
 @guarded
 async def limits(request: web.Request) -> web.Response:
-    engine = context_of(request).engine
-    windows = engine.limits()
-    return json_reply(limits_text.to_json(windows, heard=engine.limits_heard()))
+    ctx = context_of(request)
+    windows, heard = ctx.engine.limits(), ctx.engine.limits_heard()
+    hosts = () if ctx.hub is None else hosts_heard(ctx.hub.hosts())
+    return json_reply(limits_text.to_json(windows, heard=heard, hosts=hosts))
 
 
 @guarded

@@ -56,17 +56,11 @@ def is_remote(snap: SessionSnapshot) -> bool:
 
 def refused(exc: RemoteError) -> Refused:
     """A failed call as the API's error (a host down is a 503, not a 500)."""
-    if exc.kind == "unsupported" or (exc.kind == "not_found" and _older_far_side(exc)):
+    if exc.older_far_side:
         return Refused(501, "not_supported", f"{exc}: the agentbar there is older than this "
                        "one; install the same version on both")  # fmt: skip
     status, code = _REFUSALS.get(exc.kind, (502, "host_failed"))
     return Refused(status, code, str(exc))
-
-
-def _older_far_side(exc: RemoteError) -> bool:
-    """A far side from before its unknown calls had their own kind (it called them not
-    found)."""
-    return str(exc).startswith("unknown call ")
 
 
 async def call(ctx: Context, snap: SessionSnapshot, op: str, args: dict[str, Any]) -> Any:

@@ -2,6 +2,7 @@
 
 Reads what ``agentbar status`` reads (the engine caught up over the index), so a warm index
 answers without re-reading transcripts. Quiet when its reader goes away (``| head``).
+``--host NAME``: a remote host's, computed by its agentbar (``remote.py``), printed the same way.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 import orjson
 
@@ -23,7 +24,6 @@ from ..config import Settings
 from ..progress_bar import ProgressBar
 from ..text import cut, cut_path, natural_widths, one_cell, pad, short_path, width_of
 from . import report as report_mod
-from .prices import shipped
 
 COMMANDS = ("usage",)
 NUMBER_HEADERS = ("INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "COST")
@@ -35,15 +35,18 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     usage.add_argument("--since", metavar="DATE", help="only days from DATE (YYYY-MM-DD) on")
     usage.add_argument("--project", metavar="P", help="only sessions whose folder holds P")
     usage.add_argument("--agent", metavar="A", help="only this agent's sessions (claude, codex...)")
+    usage.add_argument(
+        "--host",
+        metavar="NAME",
+        help="a remote host's usage, as its own agentbar reports it (local: this machine's)",
+    )
 
 
 def run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    try:
-        since = None if args.since is None else report_mod.parse_day(args.since)
-    except ValueError as exc:
-        print(f"agentbar usage: {exc}", file=sys.stderr)
+    """This machine's report (a remote host's, ``--host``: ``remote.py``)."""
+    filters = filters_or_say(args, sys.stderr)
+    if filters is None:
         return 2
-    filters = report_mod.Filters(since=since, project=args.project, agent=args.agent)
     app = Agentbar.open(settings, tasks=False, remotes=False)  # this machine's usage
     try:
         with ProgressBar(app.progress, sys.stderr):
@@ -51,14 +54,27 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         snapshots = app.sessions()
     finally:
         app.close()
-    built = report_mod.build(snapshots, filters)
-    table = shipped()
-    if args.json:
-        doc = report_mod.to_json(built, source=table.source, date=table.date)
+    return show(report_mod.document(snapshots, filters), as_json=args.json, out=out)
+
+
+def filters_or_say(args: argparse.Namespace, err: TextIO) -> report_mod.Filters | None:
+    """The report's filters from the options; None, having said why, for a ``--since`` that
+    is no date."""
+    try:
+        since = None if args.since is None else report_mod.parse_day(args.since)
+    except ValueError as exc:
+        print(f"agentbar usage: {exc}", file=err)
+        return None
+    return report_mod.Filters(since=since, project=args.project, agent=args.agent)
+
+
+def show(doc: dict[str, Any], *, as_json: bool, out: TextIO) -> int:
+    """The report as JSON, or as the tables for the terminal's width."""
+    if as_json:
         text = jsonsafe.dumps(doc, orjson.OPT_INDENT_2).decode() + "\n"
     else:
         width = shutil.get_terminal_size((120, 24)).columns
-        text = render(built, width=width, prices=f"{table.source}, {table.date}")
+        text = render(doc, width=width)
     return write_quietly(out, text)
 
 
@@ -74,54 +90,58 @@ def write_quietly(out: TextIO, text: str) -> int:
     return 0
 
 
-def render(built: report_mod.Report, *, width: int, prices: str) -> str:
-    """The three tables; counts shortened (302.1M) when written out they would not fit."""
-    if not built.sessions:
+def render(doc: dict[str, Any], *, width: int) -> str:
+    """The three tables of a report (``report.document``); counts shortened (302.1M) when written
+    out they would not fit."""
+    if not doc["sessions"]:
         return "No token usage found.\n"
-    text = tables(built, width=width, prices=prices, short=False)
+    text = tables(doc, width=width, short=False)
     if max(width_of(line) for line in text.splitlines()) > width:
-        text = tables(built, width=width, prices=prices, short=True)
+        text = tables(doc, width=width, short=True)
     return text
 
 
-def tables(built: report_mod.Report, *, width: int, prices: str, short: bool) -> str:
-    def numbers(total: report_mod.Total) -> tuple[str, ...]:
+def tables(doc: dict[str, Any], *, width: int, short: bool) -> str:
+    def numbers(total: dict[str, Any]) -> tuple[str, ...]:
         return figures(total, short=short)
 
     sessions = [
         (
-            str(r.snapshot.key.agent),
-            short_path(r.snapshot.project),
-            r.snapshot.title or r.snapshot.key.session_id,
-            *numbers(r.total),
+            str(row["agent"]),
+            short_path(row["project"]),
+            row["title"] or row["session_id"],
+            *numbers(row),
         )
-        for r in built.sessions
+        for row in doc["sessions"]
     ]
     projects = [
-        (short_path(p) or "(unknown)", str(t.sessions), *numbers(t))
-        for p, t in built.projects.items()
+        (short_path(row["project"]) or "(unknown)", str(row["sessions"]), *numbers(row))
+        for row in doc["projects"]
     ]
-    days = [(d or "(unknown)", str(t.sessions), *numbers(t)) for d, t in built.days.items()]
-    days.append(("total", str(built.total.sessions), *numbers(built.total)))
+    days = [(row["day"] or "(unknown)", str(row["sessions"]), *numbers(row)) for row in doc["days"]]
+    totals = doc["totals"]
+    days.append(("total", str(totals["sessions"]), *numbers(totals)))
     parts = [
         fit(("AGENT", "PROJECT", "TITLE", *NUMBER_HEADERS), sessions, free=(1, 2), width=width),
         fit(("PROJECT", "SESSIONS", *NUMBER_HEADERS), projects, free=(0,), width=width),
         fit(("DAY", "SESSIONS", *NUMBER_HEADERS), days, free=(), width=width),
     ]
+    prices = f"{doc['prices']['source']}, {doc['prices']['date']}"
     note = textwrap.fill(f"(prices: {prices})", width=max(width, 40))
     return "\n".join(parts) + note + "\n"
 
 
-def figures(total: report_mod.Total, *, short: bool) -> tuple[str, ...]:
-    u = total.usage
+def figures(total: dict[str, Any], *, short: bool) -> tuple[str, ...]:
+    """The counts and cost of one row of the report (``Total.to_json``)."""
     count = tokens_short if short else "{:,}".format
-    cost = "unknown" if total.cost is None else f"${total.cost:,.{0 if short else 2}f}"
+    cost = total["cost_usd"]
+    shown = "unknown" if cost is None else f"${cost:,.{0 if short else 2}f}"
     return (
-        count(u.input_tokens),
-        count(u.output_tokens),
-        count(u.cache_read_tokens),
-        count(u.cache_creation_tokens),
-        cost,
+        count(total["input_tokens"]),
+        count(total["output_tokens"]),
+        count(total["cache_read_tokens"]),
+        count(total["cache_creation_tokens"]),
+        shown,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from ..model import SessionSnapshot, iso
 from ..records import Usage
 from .ledger import UsageLine
+from .prices import shipped
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,13 +102,22 @@ def build(snapshots: Sequence[SessionSnapshot], filters: Filters) -> Report:
             bucket.sessions += 1
         grand.add(lines)
         grand.sessions += 1
-    rows.sort(key=lambda r: -(r.snapshot.last_activity or 0.0))
+    # Ties in a stable order of their own (not the order the sessions came in): the same
+    # history reads the same wherever it is reported (``agentbar usage --host``).
+    rows.sort(key=lambda r: (-(r.snapshot.last_activity or 0.0), str(r.snapshot.key)))
     return Report(
         sessions=rows,
-        projects=dict(sorted(projects.items(), key=lambda kv: -(kv[1].cost or 0.0))),
+        projects=dict(sorted(projects.items(), key=lambda kv: (-(kv[1].cost or 0.0), kv[0]))),
         days=dict(sorted(days.items())),
         total=grand,
     )
+
+
+def document(snapshots: Sequence[SessionSnapshot], filters: Filters) -> dict[str, Any]:
+    """The report as ``agentbar usage --json`` prints it, with the shipped prices: what the
+    tables are printed from, here or for a remote host (its agentbar answers this)."""
+    table = shipped()
+    return to_json(build(snapshots, filters), source=table.source, date=table.date)
 
 
 def to_json(report: Report, *, source: str, date: str) -> dict[str, Any]:

@@ -1,0 +1,85 @@
+"""``agentbar usage --host NAME``: a remote host's report, computed by its own agentbar
+(main thread; the far side's answer is ``far_side.py``).
+
+The near side opens a channel of its own to the host (``agentbar remote test``'s ``probe``),
+asks the ``usage`` call with the options (``--since``, ``--project``, ``--agent``) and prints the
+answer with ``agentbar usage``'s own printer. The far side answers what its ``agentbar usage
+--json`` would print, once its engine has read what is on disk. Exit status as ``agentbar stop
+--host``: 1 for a host not configured, a refusal or an agentbar there too old to have the call;
+2 for a host that cannot be reached (or stops answering).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+from ..config import Settings
+from ..remote import remotes as config
+from ..remote.cli import probe
+from ..remote.link import RemoteError
+from . import report as report_mod
+from .cli import filters_or_say, render, show
+from .far_side import READ_SECONDS
+
+OP = "usage"
+CALL_SECONDS = READ_SECONDS + 30.0
+REFUSED, DOWN = 1, 2
+UPGRADE_HINT = "pipx upgrade agentbar (or python3 -m pip install --user -U agentbar)"
+
+
+def args_of(filters: report_mod.Filters) -> dict[str, Any]:
+    return {"since": filters.since, "project": filters.project, "agent": filters.agent}
+
+
+def run(
+    args: argparse.Namespace, settings: Settings, out: TextIO, err: TextIO | None = None
+) -> int:
+    """``agentbar usage --host NAME`` with ``agentbar usage``'s options."""
+    err = sys.stderr if err is None else err
+    filters = filters_or_say(args, err)
+    if filters is None:
+        return 2
+    return report(args.host, filters, settings, as_json=args.json, out=out, err=err)
+
+
+def report(
+    host: str,
+    filters: report_mod.Filters,
+    settings: Settings,
+    *,
+    as_json: bool,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    path = settings.options_path
+    remote = None if path is None else config.load(path).get(host)
+    if remote is None:
+        print(f"agentbar: no remote named {host!r} (see: agentbar remote list)", file=err)
+        return REFUSED
+    try:
+        link, _round_trip = probe(remote)
+    except RemoteError as exc:
+        print(f"agentbar: {exc}", file=err)
+        return DOWN
+    try:
+        doc = link.call(OP, args_of(filters), timeout=CALL_SECONDS)
+    except RemoteError as exc:
+        print(f"agentbar: {refusal(host, exc)}", file=err)
+        return DOWN if exc.kind in ("unreachable", "timeout") else REFUSED
+    finally:
+        link.stop()
+    try:
+        render(doc, width=80)  # an answer the printer cannot read is said, not a traceback
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        print(f"agentbar: {host}'s agentbar answered a usage report that does not read", file=err)
+        return REFUSED
+    return show(doc, as_json=as_json, out=out)
+
+
+def refusal(host: str, exc: RemoteError) -> str:
+    if exc.older_far_side:
+        return (f"the agentbar on {host} is older than this one and cannot report its usage: "
+                f"upgrade agentbar there ({UPGRADE_HINT})")  # fmt: skip
+    return f"{host}: {exc}"
