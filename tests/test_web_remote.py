@@ -33,7 +33,7 @@ def near_app(tmp_path: Path, far: FarHome) -> Agentbar:
 
 
 def test_a_remote_session_is_its_own_card_replay_export_and_search_hit(
-    tmp_path: Path, browser: Any
+    tmp_path: Path, page: Any
 ) -> None:
     far = make_far(tmp_path / "far")
     far.claude(SHARED_ID, "/srv/api", "the remote prompt", start=time.time() - 600)
@@ -46,20 +46,9 @@ def test_a_remote_session_is_its_own_card_replay_export_and_search_hit(
             keys = lambda: {(s.key.host, s.key.session_id) for s in app.sessions()}  # noqa: E731
             wait_for(lambda: {("local", SHARED_ID), ("box", SHARED_ID)} <= keys(), SLOW,
                      "the same id on both hosts")  # fmt: skip
-            # The session's one Chromium (web_harness's fixture): a second sync Playwright in
-            # this thread would find the first one's event loop running.
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            try:
-                page = context.new_page()
-                page.set_default_timeout(20_000)
-                errors: list[str] = []
-                page.on("pageerror", lambda exc: errors.append(str(exc)))
-                check_board_and_replay(page, server)
-                check_search(page, server)
-                check_resume_and_fork(page, server, app)
-                assert not errors, errors
-            finally:
-                context.close()
+            check_board_and_replay(page, server)
+            check_search(page, server)
+            check_resume_and_fork(page, server, app)
     finally:
         app.close()
 
@@ -158,7 +147,7 @@ def check_remote_terminal(page: Any, app: Agentbar, task_id: str) -> None:
 
 
 def test_a_remote_terminal_detaches_on_close_and_says_when_its_host_drops(
-    tmp_path: Path, browser: Any
+    tmp_path: Path, page: Any
 ) -> None:
     far = make_far(tmp_path / "far")
     (far.root / "proj").mkdir()
@@ -171,44 +160,36 @@ def test_a_remote_terminal_detaches_on_close_and_says_when_its_host_drops(
             link = app.hub.links["box"]
             launch = {"agent": "claude", "project": str(far.root / "proj"), "prompt": None}
             task_id = link.call("launch", launch)["task_id"]
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            try:
-                page = context.new_page()
-                page.set_default_timeout(20_000)
-                errors: list[str] = []
-                page.on("pageerror", lambda exc: errors.append(str(exc)))
-                # Closing the page detaches its terminal there; the task runs on.
-                page.goto(server.open_url(f"/terminal/{task_id}?host=box"))
-                page.wait_for_selector("body[data-output='true']")
-                wait_for(lambda: far_task(app, task_id)["clients"] == 1, 20, "attached there")
-                page.close()
-                wait_for(lambda: far_task(app, task_id)["clients"] == 0, 20, "detached there")
-                assert far_task(app, task_id)["status"] == "running"
-                # The host drops while the page is open: it says so, and nothing breaks.
-                page = context.new_page()
-                page.on("pageerror", lambda exc: errors.append(str(exc)))
-                page.goto(server.open_url(f"/terminal/{task_id}?host=box"))
-                page.wait_for_selector("body[data-output='true']")
-                assert page.locator("#host-lost").is_hidden()
-                for proc in far_pids(far):
-                    proc.send_signal(signal.SIGKILL)
-                page.wait_for_selector("body[data-host='unreachable']")
-                said = page.inner_text("#host-lost")
-                assert "box is unreachable" in said and "connection" in said, said
-                wait_for(
-                    lambda: page.locator("#live-status").text_content() == "host unreachable",
-                    20,
-                    "the status",
-                )
-                assert not errors, errors
-            finally:
-                context.close()
+            # Closing the page detaches its terminal there; the task runs on.
+            page.goto(server.open_url(f"/terminal/{task_id}?host=box"))
+            page.wait_for_selector("body[data-output='true']")
+            wait_for(lambda: far_task(app, task_id)["clients"] == 1, 20, "attached there")
+            page.close()
+            wait_for(lambda: far_task(app, task_id)["clients"] == 0, 20, "detached there")
+            assert far_task(app, task_id)["status"] == "running"
+            # The host drops while the page is open: it says so, and nothing breaks.
+            problems = page.problems  # the fixture's: checked when the test ends
+            page = page.context.new_page()
+            page.on("pageerror", lambda exc: problems.errors.append(str(exc)))
+            page.goto(server.open_url(f"/terminal/{task_id}?host=box"))
+            page.wait_for_selector("body[data-output='true']")
+            assert page.locator("#host-lost").is_hidden()
+            for proc in far_pids(far):
+                proc.send_signal(signal.SIGKILL)
+            page.wait_for_selector("body[data-host='unreachable']")
+            said = page.inner_text("#host-lost")
+            assert "box is unreachable" in said and "connection" in said, said
+            wait_for(
+                lambda: page.locator("#live-status").text_content() == "host unreachable",
+                20,
+                "the status",
+            )
     finally:
         app.close()
 
 
 def test_the_board_lists_a_host_s_tasks_each_opening_its_terminal_there(
-    tmp_path: Path, browser: Any
+    tmp_path: Path, page: Any
 ) -> None:
     """The board's task panel lists a connected host's running tasks beside this machine's
     (here, one that launches none: the list without the launcher), each naming its host and
@@ -230,35 +211,26 @@ def test_the_board_lists_a_host_s_tasks_each_opening_its_terminal_there(
             kept = kept_task["task_id"]
             stopped = link.call("launch", launch)["task_id"]
             link.call("stop", {"task_id": stopped, "graceful": False}, 60)
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            try:
-                page = context.new_page()
-                page.set_default_timeout(20_000)
-                errors: list[str] = []
-                page.on("pageerror", lambda exc: errors.append(str(exc)))
-                page.goto(server.open_url("/"))
-                item = page.locator(f".tasks-panel li[data-task='{kept}'][data-host='box']")
-                item.wait_for()
-                assert page.locator(f".tasks-panel li[data-task='{stopped}']").count() == 0
-                assert page.locator(".tasks-panel .launch-form").is_hidden()  # none here
-                link_text = item.locator("a").inner_text()
-                assert link_text.startswith("claude in ") and link_text.endswith("proj on box")
-                assert item.locator("a").get_attribute("href") == f"/terminal/{kept}?host=box"
-                item.locator("a").click()
-                page.wait_for_url(f"**/terminal/{kept}?host=box")
-                page.wait_for_selector("body[data-output='true']")
-                wait_terminal(page, "Fake Claude Code")
-                assert "on box" in page.inner_text("#task-header")
-                # The host drops: its tasks leave the board's list (they cannot be reached).
-                page.goto(server.open_url("/"))
-                item.wait_for()
-                for proc in far_pids(far):
-                    proc.send_signal(signal.SIGKILL)
-                item.wait_for(state="detached")
-                assert page.locator(".tasks-panel").is_hidden()
-                assert not errors, errors
-            finally:
-                context.close()
+            page.goto(server.open_url("/"))
+            item = page.locator(f".tasks-panel li[data-task='{kept}'][data-host='box']")
+            item.wait_for()
+            assert page.locator(f".tasks-panel li[data-task='{stopped}']").count() == 0
+            assert page.locator(".tasks-panel .launch-form").is_hidden()  # none here
+            link_text = item.locator("a").inner_text()
+            assert link_text.startswith("claude in ") and link_text.endswith("proj on box")
+            assert item.locator("a").get_attribute("href") == f"/terminal/{kept}?host=box"
+            item.locator("a").click()
+            page.wait_for_url(f"**/terminal/{kept}?host=box")
+            page.wait_for_selector("body[data-output='true']")
+            wait_terminal(page, "Fake Claude Code")
+            assert "on box" in page.inner_text("#task-header")
+            # The host drops: its tasks leave the board's list (they cannot be reached).
+            page.goto(server.open_url("/"))
+            item.wait_for()
+            for proc in far_pids(far):
+                proc.send_signal(signal.SIGKILL)
+            item.wait_for(state="detached")
+            assert page.locator(".tasks-panel").is_hidden()
     finally:
         app.close()
         for pid in far_agents:  # a far task outlives its channel: ended here
