@@ -151,21 +151,28 @@ def _used(app: Agentbar, host: str) -> float | None:
     return next((w.used_percent for w in app.limits() if (w.host, w.window) == (host, "5h")), None)
 
 
-def test_a_far_side_that_sends_neither_is_shown_without_them(far: FarHome, tmp_path: Path) -> None:
-    """An agentbar from before the ``limits`` and ``progress`` frames: the real channel with
-    them taken out (a module run in its place that stubs the sender, then runs agentbar)."""
+def older_hub(far: FarHome, tmp_path: Path, patch: str) -> Hub:
+    """A hub here over the real channel to an older far side: a module run in agentbar's place
+    that applies ``patch`` (Python, with ``far`` the far side's module), then runs agentbar."""
     older = tmp_path / "older"
     older.mkdir()
     (older / "older_agentbar.py").write_text(
         "import runpy\n"
         "from agentbar.core.remote import far\n"
-        "far.FarSide.send_gauges = lambda self, **_: None\n"
+        f"{patch}"
         "runpy.run_module('agentbar.tray', run_name='__main__', alter_sys=True)\n"
     )
     remote = far.remote("box")
     command = (remote.command[0], f"PYTHONPATH={older}", *remote.command[1:])
     hub = Hub([Remote("box", command, "older_agentbar")], DecisionBook())
     hub.start()
+    return hub
+
+
+def test_a_far_side_that_sends_neither_is_shown_without_them(far: FarHome, tmp_path: Path) -> None:
+    """An agentbar from before the ``limits`` and ``progress`` frames: the real channel with
+    them taken out (a module run in its place that stubs the sender, then runs agentbar)."""
+    hub = older_hub(far, tmp_path, "far.FarSide.send_gauges = lambda self, **_: None\n")
     try:
         wait_for(lambda: hub.links["box"].connected, SLOW, "the older far side")
         assert {s.key.session_id for s in hub.sessions()} == {FAR_CODEX}
@@ -185,21 +192,14 @@ def test_a_far_side_that_does_not_say_what_it_heard_has_windows_and_no_notes(
     """An agentbar from before ``heard``: the real channel whose limits frame goes without it
     (a module run in its place drops it on the way out). Its windows still show; of its notes
     nothing is said (whether its sources spoke is not known here)."""
-    older = tmp_path / "older"
-    older.mkdir()
-    (older / "older_agentbar.py").write_text(
-        "import runpy\n"
-        "from agentbar.core.remote import far\n"
+    hub = older_hub(
+        far,
+        tmp_path,
         "send = far.FarSide._send\n"
         "def _send(self, frame):\n"
         "    send(self, {k: v for k, v in frame.items() if k != 'heard'})\n"
-        "far.FarSide._send = _send\n"
-        "runpy.run_module('agentbar.tray', run_name='__main__', alter_sys=True)\n"
+        "far.FarSide._send = _send\n",
     )
-    remote = far.remote("box")
-    command = (remote.command[0], f"PYTHONPATH={older}", *remote.command[1:])
-    hub = Hub([Remote("box", command, "older_agentbar")], DecisionBook())
-    hub.start()
     try:
         wait_for(lambda: len(hub.limits()) == 2, SLOW, "the older far side's windows")
         (status,) = hub.hosts()
