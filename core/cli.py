@@ -87,6 +87,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return usage_remote.run(args, settings, out)
     if args.command in usage_cli.COMMANDS:
         return usage_cli.run(args, settings, out)
+    if args.command == "hooks" and args.host not in (None, LOCAL_HOST):
+        from .hooks import remote as hooks_remote  # noqa: PLC0415 - the channel, only then
+
+        return hooks_remote.run(args, settings, out)
     if args.command == "hooks" and args.status_line:
         return limits_cli.run(args, settings, out, hooks_cli.ask)
     if args.command == "hooks":

@@ -1,8 +1,9 @@
-"""``agentbar hooks status|install|uninstall [--agent NAME] [--dry-run] [--yes]``: agentbar's
-hooks in the settings files of the agents it is given (main thread).
+"""``agentbar hooks status|install|uninstall [--agent NAME] [--dry-run] [--yes] [--host NAME]``:
+agentbar's hooks in the settings files of the agents it is given (main thread).
 
 Exit status: 0 done (or nothing to do), 1 not confirmed, 2 a file could not be read, parsed or
-written (and was left as it was).
+written (and was left as it was). ``--host NAME``: on a remote host, by its own agentbar
+(``remote.py``, with ``agentbar usage --host``'s exit status).
 """
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TextIO
 
 from ..config import Settings
 from ..model import Agent
 from . import installer
+from .change import Change
 from .errors import HooksFileError
 from .spec import HookCommand, detect_version
 
@@ -48,6 +51,12 @@ def add_parser(
             help="Claude's status-line link instead of the hooks: records Claude's usage limits, "
             "then runs your own status-line command",
         )
+        action.add_argument(
+            "--host",
+            metavar="NAME",
+            help="on a remote host (agentbar remote add), by its own agentbar: the change is "
+            "shown here and written there",
+        )
         if name == "status":
             continue
         action.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
@@ -69,25 +78,28 @@ def run(
     confirm: Confirm | None = None,
     version_of: VersionOf = detect_version,
 ) -> int:
-    agents = [Agent(args.agent)] if args.agent else installer.hooked_agents(settings)
-    options = settings.options()
-    for problem in options.problems:  # a wrong [answers] hold is named, and none is installed
-        print(f"agentbar: {problem}", file=sys.stderr)
-    command = HookCommand.current(settings.data_dir, options.agent_holds())
+    agents, command = agents_and_command(args.agent, settings, sys.stderr)
     if args.hooks_command == "status":
-        return _status(agents, settings, command, out, version_of)
+        return show_status(agents, settings, command, out, version_of)
     confirm = confirm or ask
     worst = OK
     for agent in agents:
         try:
-            if args.hooks_command == "install":
-                plan = installer.plan_install(
-                    agent, settings, command=command, version=version_of(agent), notify=args.notify
-                )
-            else:
-                plan = installer.plan_uninstall(agent, settings)
-            result = _carry_out(
-                plan, settings, out, dry_run=args.dry_run, yes=args.yes, ask=confirm
+            plan = make_plan(
+                args.hooks_command,
+                agent,
+                settings,
+                command,
+                version_of,
+                notify=getattr(args, "notify", True),
+            )
+            result = carry_out(
+                Change.of(plan),
+                partial(installer.apply, plan, settings),
+                out,
+                dry_run=args.dry_run,
+                yes=args.yes,
+                ask=confirm,
             )
         except HooksFileError as exc:
             out.write(f"{agent}: {exc}; agentbar left it as it is.\n")
@@ -99,35 +111,72 @@ def run(
     return worst
 
 
-def _carry_out(
-    plan: installer.Plan, settings: Settings, out: TextIO, *, dry_run: bool, yes: bool, ask: Confirm
+def agents_and_command(
+    agent: str | None, settings: Settings, err: TextIO
+) -> tuple[list[Agent], HookCommand]:
+    """The agents the command is about (``--agent``, or every hooked one) and the hook command
+    this agentbar installs; a wrong ``[answers]`` hold is named on ``err`` (none is installed)."""
+    agents = [Agent(agent)] if agent else installer.hooked_agents(settings)
+    options = settings.options()
+    for problem in options.problems:
+        print(f"agentbar: {problem}", file=err)
+    return agents, HookCommand.current(settings.data_dir, options.agent_holds())
+
+
+def make_plan(
+    action: str,
+    agent: Agent,
+    settings: Settings,
+    command: HookCommand,
+    version_of: VersionOf,
+    *,
+    notify: bool,
+) -> installer.Plan:
+    """``install``'s or ``uninstall``'s plan for ``agent`` (nothing written)."""
+    if action == "install":
+        return installer.plan_install(
+            agent, settings, command=command, version=version_of(agent), notify=notify
+        )
+    return installer.plan_uninstall(agent, settings)
+
+
+def carry_out(
+    change: Change,
+    write: Callable[[], list[str]],
+    out: TextIO,
+    *,
+    dry_run: bool,
+    yes: bool,
+    ask: Confirm,
+    where: str = "",
 ) -> int:
-    agent = plan.target.agent
-    if not plan.changed:
-        out.write(f"{agent}: {plan.summary}\n")
-        _notes(out, agent, plan.notes)
+    """Show ``change``, ask, and ``write`` it (``where``: " on HOST" for a remote's file)."""
+    agent = change.agent
+    if not change.changed:
+        out.write(f"{agent}: {change.summary}\n")
+        _notes(out, agent, change.notes)
         return OK
-    out.write(f"{agent}: {plan.target.shown}\n")
-    out.write(plan.diff())
+    out.write(f"{agent}: {change.shown}{where}\n")
+    out.write(change.diff)
     if dry_run:
         out.write(f"{agent}: dry run, nothing written\n")
-        _notes(out, agent, plan.notes)
+        _notes(out, agent, change.notes)
         return OK
     if not yes:
-        answer = ask(f"Write this change to {plan.target.path}? [y/N] ")
+        answer = ask(f"Write this change to {change.path}{where}? [y/N] ")
         if answer is None:
             out.write(f"{agent}: not a terminal, so not asking: pass --yes to write\n")
             return DECLINED
         if not answer:
             out.write(f"{agent}: left as it is\n")
             return DECLINED
-    for line in installer.apply(plan, settings):
+    for line in write():
         out.write(f"{agent}: {line}\n")
-    _notes(out, agent, plan.notes)
+    _notes(out, agent, change.notes)
     return OK
 
 
-def _status(
+def show_status(
     agents: list[Agent],
     settings: Settings,
     command: HookCommand,
@@ -155,7 +204,7 @@ def _status(
     return OK
 
 
-def _notes(out: TextIO, agent: Agent, notes: list[str]) -> None:
+def _notes(out: TextIO, agent: str, notes: Sequence[str]) -> None:
     for note in notes:
         out.write(f"{agent}: note: {note}\n")
 

@@ -100,6 +100,9 @@ class FarSide:
             "term_input": self.terminals.type_in,
             "term_resize": self.terminals.resize,
             "usage": self._usage,
+            "hooks_plan": self._hooks("plan"),
+            "hooks_apply": self._hooks("apply"),
+            "hooks_status": self._hooks("status"),
         }
 
     # -- out ---------------------------------------------------------------------------------
@@ -345,6 +348,16 @@ class FarSide:
         from ..usage import far_side  # noqa: PLC0415 - usage reports only
 
         return far_side.answer(self.app, args)
+
+    def _hooks(self, call: str) -> Callable[[dict[str, Any]], Any]:
+        """``agentbar hooks ... --host``: this machine's installer (``hooks/far_side.py``)."""
+
+        def answer(args: dict[str, Any]) -> Any:
+            from ..hooks import far_side  # noqa: PLC0415 - hooks calls only
+
+            return getattr(far_side, call)(self.app.settings, args)
+
+        return answer
 
     def _tasks(self) -> TaskManager:
         """This machine's task manager; a refusal (503 ``no_tasks`` on the near side, as every

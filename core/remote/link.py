@@ -55,6 +55,7 @@ HELLO_SECONDS = 20.0  # ssh's own connect timeout is shorter; a hello later than
 CALL_SECONDS = 30.0
 SSH_OPTIONS = (("BatchMode", "yes"), ("ServerAliveInterval", "15"), ("ServerAliveCountMax", "3"))
 INSTALL_HINT = "pipx install agentbar (or python3 -m pip install --user agentbar)"
+UPGRADE_HINT = "pipx upgrade agentbar (or python3 -m pip install --user -U agentbar)"
 NOT_FOUND = 127  # the shell's "command not found"
 
 

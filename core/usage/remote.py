@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from ..config import Settings
 from ..remote import remotes as config
 from ..remote.cli import probe
-from ..remote.link import RemoteError
+from ..remote.link import UPGRADE_HINT, RemoteError
 from . import report as report_mod
 from .cli import filters_or_say, render, show
 from .far_side import READ_SECONDS
@@ -26,7 +26,6 @@ from .far_side import READ_SECONDS
 OP = "usage"
 CALL_SECONDS = READ_SECONDS + 30.0
 REFUSED, DOWN = 1, 2
-UPGRADE_HINT = "pipx upgrade agentbar (or python3 -m pip install --user -U agentbar)"
 
 
 def args_of(filters: report_mod.Filters) -> dict[str, Any]:

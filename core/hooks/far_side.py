@@ -1,0 +1,86 @@
+"""The far side's answers to the channel's hooks calls (a channel call's pool thread): this
+machine's own installer, paths and hook command, for ``agentbar hooks ... --host`` on the near
+side.
+
+``hooks_plan`` answers each agent's change as ``agentbar hooks install|uninstall`` here would
+show it, writing nothing; ``hooks_apply`` plans one agent's again and writes it only when the
+plan is the one shown (its ``digest``: the file's bytes then and the bytes planned), so a file
+changed in between is refused, never overwritten with what nobody saw. The backup, the atomic
+write and the install record are the installer's, as for the local command.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from ..config import Settings
+from . import installer
+from .change import Change
+from .cli import agents_and_command, make_plan, show_status
+from .errors import HooksFileError
+from .spec import detect_version
+
+ACTIONS = ("install", "uninstall")
+
+
+class ChangedSinceShown(HooksFileError):
+    """The file (or what would be written to it) is no longer what the person was shown."""
+
+
+def plan(settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
+    """Every agent's change (``agent``: only that one's) for ``action``, and the problems the
+    local command would print first; an agent whose file cannot be read: its ``error``."""
+    action, notify = _action(args), args.get("notify") is not False
+    problems = io.StringIO()
+    agents, command = agents_and_command(_agent(args), settings, problems)
+    plans: list[dict[str, Any]] = []
+    for agent in agents:
+        try:
+            found = make_plan(action, agent, settings, command, detect_version, notify=notify)
+        except HooksFileError as exc:
+            plans.append({"agent": str(agent), "error": str(exc)})
+            continue
+        plans.append(Change.of(found).to_wire())
+    return {"problems": problems.getvalue().splitlines(), "plans": plans}
+
+
+def apply(settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
+    """One agent's change written, when it is still the one shown (``digest``); what was done,
+    for the person. ``HooksFileError`` (a refusal) otherwise, and nothing is written."""
+    action, notify = _action(args), args.get("notify") is not False
+    agent = _agent(args)
+    if agent is None:
+        raise ValueError("which agent's change to write?")
+    agents, command = agents_and_command(agent, settings, io.StringIO())
+    found = make_plan(action, agents[0], settings, command, detect_version, notify=notify)
+    shown = Change.of(found)
+    if shown.digest != args.get("digest"):
+        raise ChangedSinceShown(
+            f"{shown.shown} changed since its change was shown; nothing was written (run the "
+            "command again to see the change as it is now)"
+        )
+    try:
+        return {"done": installer.apply(found, settings)}
+    except OSError as exc:
+        raise HooksFileError(f"could not write: {exc}; the file is as it was") from None
+
+
+def status(settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
+    """The table ``agentbar hooks status`` prints here."""
+    agents, command = agents_and_command(_agent(args), settings, io.StringIO())
+    text = io.StringIO()
+    show_status(agents, settings, command, text, detect_version)
+    return {"text": text.getvalue()}
+
+
+def _action(args: dict[str, Any]) -> str:
+    action = args.get("action")
+    if action not in ACTIONS:
+        raise ValueError(f"action must be install or uninstall, not {action!r}")
+    return str(action)
+
+
+def _agent(args: dict[str, Any]) -> str | None:
+    agent = args.get("agent")
+    return None if agent is None else str(agent)
