@@ -849,3 +849,45 @@ def test_status_with_the_host_down_shows_this_machine_and_one_line_for_it(
     listed = orjson.loads(near.run("status", "--json").stdout)
     assert [(h["name"], h["state"]) for h in listed["hosts"]] == [(HOST, "unreachable")]
     assert {s["host"] for s in listed["sessions"]} == {"local"}
+
+
+# -- hooks installed there from here ---------------------------------------------------------------
+
+
+def test_agentbar_hooks_install_host_writes_the_far_settings_and_uninstall_restores_them(
+    ssh_rig: SshRig, near: Near
+) -> None:
+    """``agentbar hooks install --host`` shows the far user's Claude settings change here and
+    writes it there (backed up there); ``status --host`` prints what ``status`` prints there;
+    ``uninstall --host`` restores the file byte for byte; with the host down: one line, 2."""
+    original = b'{\n  "model": "opus"\n}\n'
+    settings = ssh_rig.far.home / ".claude" / "settings.json"
+    ssh_rig.far.write_bytes(settings, original)
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+
+    def far_file(name: str = "settings.json") -> str:
+        said = ssh_rig.ssh("cat", str(settings.parent / name))
+        return said.stdout if said.returncode == 0 else "(missing)"
+
+    done = near.run("hooks", "install", "--host", HOST, "--agent", "claude", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"claude: {settings} on {HOST}\n"), done.stdout
+    assert "+" in done.stdout and "agentbar_hook.py" in done.stdout  # the far diff, shown here
+    assert "agentbar_hook.py" in far_file()
+    assert far_file("settings.json.agentbar-backup") == original.decode()
+    here = near.run("hooks", "status", "--host", HOST, "--agent", "claude")
+    there = ssh_rig.ssh(ssh_rig.agentbar, "hooks", "status", "--agent", "claude", timeout=90)
+    assert (here.returncode, here.stdout) == (0, there.stdout), here.stderr
+    assert here.stdout.startswith("claude  installed"), here.stdout
+
+    removed = near.run("hooks", "uninstall", "--host", HOST, "--agent", "claude", "--yes")
+    assert removed.returncode == 0, removed.stderr
+    assert far_file() == original.decode()
+    assert far_file("settings.json.agentbar-backup") == "(missing)"
+
+    ssh_rig.stop()
+    down = near.run("hooks", "install", "--host", HOST, "--yes")
+    assert down.returncode == 2, down.stderr
+    assert down.stdout == ""
+    assert down.stderr.count("\n") == 1, down.stderr
+    assert down.stderr.startswith(f"agentbar: {HOST}: host down"), down.stderr
