@@ -18,13 +18,12 @@ import sys
 from typing import Any, TextIO
 
 from ..config import Settings
-from ..remote import remotes as config
-from ..remote.cli import probe
-from ..remote.link import UPGRADE_HINT, Link, RemoteError
+from ..remote.cli import DOWN, REFUSED, host_down, open_host, refused_there
+from ..remote.link import Link, RemoteError
 from .change import Change
 from .cli import OK, Confirm, ask, carry_out
 
-REFUSED, DOWN = 1, 2
+CANNOT = "cannot install hooks from here"
 CALL_SECONDS = 120.0  # an agent's --version there, and the file read and written
 
 
@@ -47,23 +46,16 @@ def run(
               f"(run agentbar hooks {args.hooks_command} --status-line on {host})",
               file=err)  # fmt: skip
         return REFUSED
-    path = settings.options_path
-    remote = None if path is None else config.load(path).get(host)
-    if remote is None:
-        print(f"agentbar: no remote named {host!r} (see: agentbar remote list)", file=err)
-        return REFUSED
-    try:
-        link, _round_trip = probe(remote)
-    except RemoteError as exc:
-        print(f"agentbar: {exc}", file=err)
-        return DOWN
+    link = open_host(host, settings, err)
+    if isinstance(link, int):
+        return link
     try:
         if args.hooks_command == "status":
             return _status(link, args, out)
         return _change(link, args, out, err, confirm or ask)
     except RemoteError as exc:
-        print(f"agentbar: {refusal(host, exc)}", file=err)
-        return DOWN if _down(exc) else REFUSED
+        print(f"agentbar: {refused_there(host, exc, CANNOT)}", file=err)
+        return DOWN if host_down(exc) else REFUSED
     except Unreadable as exc:
         print(f"agentbar: {host}'s agentbar answered {exc} that does not read", file=err)
         return REFUSED
@@ -108,7 +100,7 @@ def _change(
             result = carry_out(change, write, out, dry_run=args.dry_run, yes=args.yes,
                                ask=confirm, where=f" on {host}")  # fmt: skip
         except RemoteError as exc:
-            if _down(exc) or exc.older_far_side:
+            if host_down(exc) or exc.older_far_side:
                 raise
             out.write(f"{change.agent}: {exc}\n")  # refused there: nothing was written
             result = REFUSED
@@ -128,14 +120,3 @@ def _plans(answer: Any) -> tuple[list[str], list[Change | str]]:
     except (KeyError, TypeError) as exc:
         raise Unreadable("a plan") from exc
     return problems, changes
-
-
-def _down(exc: RemoteError) -> bool:
-    return exc.kind in ("unreachable", "timeout")
-
-
-def refusal(host: str, exc: RemoteError) -> str:
-    if exc.older_far_side:
-        return (f"the agentbar on {host} is older than this one and cannot install hooks "
-                f"from here: upgrade agentbar there ({UPGRADE_HINT})")  # fmt: skip
-    return f"{host}: {exc}"

@@ -18,11 +18,14 @@ from ..config import Settings
 from ..model import StateChange
 from . import remotes as config
 from .hosts import HostState, HostStatus
-from .link import Link, RemoteError
+from .link import UPGRADE_HINT, Link, RemoteError
 from .remotes import Remote, RemoteConfigError
 
 COMMANDS = ("remote", "channel")
 TEST_SECONDS = 30.0
+# Exit statuses of a command run on a host from here (``agentbar usage|hooks ... --host``):
+# a host not configured or a refusal there; a host that cannot be reached or stops answering.
+REFUSED, DOWN = 1, 2
 
 
 def add_parsers(commands: Any) -> None:
@@ -149,6 +152,37 @@ def probe(remote: Remote, timeout: float = TEST_SECONDS) -> tuple[Link, float]:
     except BaseException:
         link.stop()
         raise
+
+
+def open_host(host: str, settings: Settings, err: TextIO) -> Link | int:
+    """A link of its own to the remote named ``host``, connected (stop it after); or, said on
+    ``err``, the exit status of a command that cannot have one: ``REFUSED`` for a name not
+    configured, ``DOWN`` for a host that does not answer."""
+    path = settings.options_path
+    remote = None if path is None else config.load(path).get(host)
+    if remote is None:
+        print(f"agentbar: no remote named {host!r} (see: agentbar remote list)", file=err)
+        return REFUSED
+    try:
+        link, _round_trip = probe(remote)
+    except RemoteError as exc:
+        print(f"agentbar: {exc}", file=err)
+        return DOWN
+    return link
+
+
+def host_down(exc: RemoteError) -> bool:
+    """Whether a call's error means the host went (``DOWN``), not a refusal there."""
+    return exc.kind in ("unreachable", "timeout")
+
+
+def refused_there(host: str, exc: RemoteError, cannot: str) -> str:
+    """What a call's error says, an older far side told what to do (``cannot``: what it
+    cannot do, as in "cannot report its usage")."""
+    if exc.older_far_side:
+        return (f"the agentbar on {host} is older than this one and {cannot}: "
+                f"upgrade agentbar there ({UPGRADE_HINT})")  # fmt: skip
+    return f"{host}: {exc}"
 
 
 def _test(args: argparse.Namespace, path: Any, out: TextIO, err: TextIO) -> int:

@@ -16,16 +16,15 @@ import sys
 from typing import Any, TextIO
 
 from ..config import Settings
-from ..remote import remotes as config
-from ..remote.cli import probe
-from ..remote.link import UPGRADE_HINT, RemoteError
+from ..remote.cli import DOWN, REFUSED, host_down, open_host, refused_there
+from ..remote.link import RemoteError
 from . import report as report_mod
 from .cli import filters_or_say, render, show
 from .far_side import READ_SECONDS
 
 OP = "usage"
 CALL_SECONDS = READ_SECONDS + 30.0
-REFUSED, DOWN = 1, 2
+CANNOT = "cannot report its usage"
 
 
 def args_of(filters: report_mod.Filters) -> dict[str, Any]:
@@ -52,21 +51,14 @@ def report(
     out: TextIO,
     err: TextIO,
 ) -> int:
-    path = settings.options_path
-    remote = None if path is None else config.load(path).get(host)
-    if remote is None:
-        print(f"agentbar: no remote named {host!r} (see: agentbar remote list)", file=err)
-        return REFUSED
-    try:
-        link, _round_trip = probe(remote)
-    except RemoteError as exc:
-        print(f"agentbar: {exc}", file=err)
-        return DOWN
+    link = open_host(host, settings, err)
+    if isinstance(link, int):
+        return link
     try:
         doc = link.call(OP, args_of(filters), timeout=CALL_SECONDS)
     except RemoteError as exc:
-        print(f"agentbar: {refusal(host, exc)}", file=err)
-        return DOWN if exc.kind in ("unreachable", "timeout") else REFUSED
+        print(f"agentbar: {refused_there(host, exc, CANNOT)}", file=err)
+        return DOWN if host_down(exc) else REFUSED
     finally:
         link.stop()
     try:
@@ -75,10 +67,3 @@ def report(
         print(f"agentbar: {host}'s agentbar answered a usage report that does not read", file=err)
         return REFUSED
     return show(doc, as_json=as_json, out=out)
-
-
-def refusal(host: str, exc: RemoteError) -> str:
-    if exc.older_far_side:
-        return (f"the agentbar on {host} is older than this one and cannot report its usage: "
-                f"upgrade agentbar there ({UPGRADE_HINT})")  # fmt: skip
-    return f"{host}: {exc}"
