@@ -7,7 +7,8 @@ so the guard (``security.py``) has already required the token and, for anything 
 own ``Origin``. Tasks are named by the ids the manager hands out; keys only ever go to a task's
 own PTY. A remote host's session is resumed, forked and read for a hand-off on that host, by
 its own agentbar through the channel (``far.py``), never here in its place; a host's tasks
-are listed, read and stopped by its own task manager there the same way (``?host=NAME``).
+are listed, read, approved or denied and stopped by its own task manager there the same way
+(``?host=NAME``).
 """
 
 from __future__ import annotations
