@@ -8,6 +8,7 @@ twice after the reconnect while this machine's own sessions go on."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import queue
 import signal
@@ -456,7 +457,90 @@ def test_a_task_there_is_shown_and_stopped_from_here_and_its_terminal_says_when_
         app.close()
 
 
-# An agentbar from before the far side's task, tasks and stop calls, as a channel's far side.
+def test_a_task_there_waiting_for_approval_is_approved_from_here_by_its_own_manager(
+    far: FarHome, tmp_path: Path
+) -> None:
+    """A task on a host whose screen shows an approval prompt: its attached terminal is told
+    (a ``task`` message with ``waiting``, as the local page hears of it), ``POST
+    .../approve?host=`` has its own manager there type the answer (the command runs there),
+    and with no prompt waiting the refusal is the local one (409 ``not_waiting``)."""
+    app = Agentbar.open(near_settings(tmp_path / "near", far), tasks=False)
+    far_agents: list[int] = []
+    try:
+        with app.serving() as server:
+            app.start()
+            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
+            project = far.root / "project"
+            project.mkdir()
+            body = {"agent": "claude", "project": str(project), "host": "box"}
+            task = post(server, "/api/tasks", body, status=201)["task"]
+            far_agents.append(task["pid"])
+            task_id = task["task_id"]
+            refused_first = post(server, f"/api/tasks/{task_id}/approve?host=box", {}, 409)
+            assert refused_first["error"]["code"] == "not_waiting", refused_first
+            told, answered = terminal_approving(server, task_id, "box", "run: touch there.txt")
+            waiting = [m for m in told if m["type"] == "task" and m["task"]["waiting"]]
+            assert waiting, told
+            assert waiting[0]["task"]["host"] == "box"
+            assert waiting[0]["task"]["waiting"]["for"] == "approval"
+            assert answered["answer"]["answer"] == "approve", answered
+            assert answered["answer"]["cleared"] is True, answered
+            assert (answered["task"]["task_id"], answered["task"]["host"]) == (task_id, "box")
+            wait_for((project / "there.txt").exists, SLOW, "the approved command, there")
+            again = post(server, f"/api/tasks/{task_id}/deny?host=box", {}, 409)
+            assert again["error"]["code"] == "not_waiting", again
+            missing = post(server, "/api/tasks/abcdef12/approve?host=box", {}, 404)
+            assert missing["error"]["code"] == "not_found"
+            assert post(server, f"/api/tasks/{task_id}/approve?host=elsewhere", {}, 404)
+    finally:
+        app.close()
+        for pid in far_agents:  # a far task outlives its channel: ended here
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(pid).terminate()
+
+
+def terminal_approving(
+    server: Any, task_id: str, host: str, typed: str
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A terminal client of a remote task: once its prompt shows, types ``typed``; once it is
+    told the task waits for approval, approves it through the API. The text frames it was
+    told, and the approve route's answer."""
+
+    async def main() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        headers = {"Authorization": f"Bearer {server.token}", "Origin": server.origin}
+        shown, told, sent = b"", [], False
+        url = f"{server.origin}/api/tasks/{task_id}/terminal?host={host}"
+        approve = f"{server.origin}/api/tasks/{task_id}/approve?host={host}"
+        async with (
+            aiohttp.ClientSession(headers=headers) as client,
+            client.ws_connect(url) as ws,
+        ):
+            deadline = time.monotonic() + SLOW
+            while time.monotonic() < deadline:
+                try:
+                    message = await ws.receive(timeout=1)
+                except TimeoutError:
+                    continue
+                if message.type == aiohttp.WSMsgType.BINARY:
+                    shown += message.data
+                    if not sent and b"> " in shown:
+                        data = orjson.dumps({"type": "input", "data": f"{typed}\r"}).decode()
+                        await ws.send_str(data)
+                        sent = True
+                elif message.type == aiohttp.WSMsgType.TEXT:
+                    told.append(orjson.loads(message.data))
+                    if told[-1]["type"] == "task" and told[-1]["task"]["waiting"]:
+                        async with client.post(approve, json={}) as reply:
+                            assert reply.status == 200, await reply.text()
+                            return told, await reply.json()
+                else:
+                    break
+        raise AssertionError(f"never told of the prompt: {told}, {shown[-500:]!r}")
+
+    return asyncio.run(main())
+
+
+# An agentbar from before the far side's task, tasks, stop, approve and deny calls, as a far side.
 OLDER_FAR = """
 import sys
 
@@ -468,7 +552,7 @@ _init = far.FarSide.__init__
 
 def _older(self, *args, **kwargs):
     _init(self, *args, **kwargs)
-    for op in ("stop", "task", "tasks"):
+    for op in ("stop", "task", "tasks", "approve", "deny"):
         self._ops.pop(op, None)
 
 
@@ -533,6 +617,7 @@ def test_a_far_agentbar_without_the_stop_call_is_told_to_match_versions(
             assert older["error"]["code"] == "not_supported"
             assert "install the same version on both" in older["error"]["message"]
             assert get(server, f"/api/tasks/{task_id}?host=box", status=501)
+            assert post(server, f"/api/tasks/{task_id}/approve?host=box", {}, status=501)
             listed = get(server, "/api/tasks?host=box", status=501)["error"]
             assert listed["code"] == "not_supported", listed
             assert "install the same version on both" in listed["message"]
@@ -557,6 +642,8 @@ def test_a_far_agentbar_without_a_task_manager_refuses_its_task_list(
             assert refused_there["code"] == "no_tasks", refused_there
             assert "launches no agents" in refused_there["message"]
             assert get(server, "/api/tasks/abcdef12?host=box", status=503)  # as its task call
+            refused_answer = post(server, "/api/tasks/abcdef12/deny?host=box", {}, 503)["error"]
+            assert refused_answer["code"] == "no_tasks", refused_answer
     finally:
         app.close()
 

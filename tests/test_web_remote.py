@@ -236,3 +236,55 @@ def test_the_board_lists_a_host_s_tasks_each_opening_its_terminal_there(
         for pid in far_agents:  # a far task outlives its channel: ended here
             with contextlib.suppress(psutil.Error):
                 psutil.Process(pid).terminate()
+
+
+def test_a_remote_task_s_terminal_page_approves_its_prompt_there(tmp_path: Path, page: Any) -> None:
+    """A remote task's terminal page (``?host=``) offers Approve when its screen there shows an
+    approval prompt (heard of through its terminal's stream, after the page opened), and
+    clicking it has the host's own manager answer it (``POST .../approve?host=``): the command
+    runs there, and the banner goes."""
+    far = make_far(tmp_path / "far")
+    (far.root / "proj").mkdir()
+    app = near_app(tmp_path, far)
+    far_agents: list[int] = []
+    try:
+        with app.serving() as server:
+            app.start()
+            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
+            assert app.hub is not None
+            launch = {"agent": "claude", "project": str(far.root / "proj"), "prompt": None}
+            task = app.hub.links["box"].call("launch", launch)
+            far_agents.append(task["pid"])
+            task_id = task["task_id"]
+            page.goto(server.open_url(f"/terminal/{task_id}?host=box"))
+            page.wait_for_selector("body[data-ready='true'][data-output='true']")
+            wait_terminal(page, "Fake Claude Code")
+            assert page.locator("#task-waiting").is_hidden()
+            # Typed as one input: keys sent one by one through the channel may land out of order.
+            typed = "{type: 'input', data: 'run: touch from-web.txt\\r'}"
+            page.evaluate(f"window.agentbarTerminal.send({typed})")
+            approve = page.locator("#task-waiting button.approve")
+            approve.wait_for()
+            assert "touch from-web.txt" in page.inner_text("#task-waiting")
+            # The banner took rows from the terminal: a person reads it before clicking, by
+            # when the task there has the page's new size (a resize redraws the dialog).
+            fitted = "(t => { t.fitNow(); return t.term.rows; })(window.agentbarTerminal)"
+            rows = lambda: page.evaluate(fitted)  # noqa: E731
+            wait_for(lambda: far_task(app, task_id)["size"]["rows"] == rows(), SLOW, "the size")
+            with page.expect_response(lambda r: "/approve?host=box" in r.url) as answered:
+                approve.click()
+            reply = answered.value
+            assert reply.status == 200, reply.text()
+            answer = reply.json()["answer"]
+            assert answer["cleared"] is True, answer
+            assert (answer["answer"], answer["question"]) == ("approve", "Do you want to proceed?")
+            assert reply.json()["task"]["host"] == "box"
+            wait_for((far.root / "proj" / "from-web.txt").exists, SLOW, "the approved command")
+            page.wait_for_selector("#task-waiting", state="hidden")
+            page.locator("button.stop").click()
+            page.wait_for_selector("body[data-status='exited']")
+    finally:
+        app.close()
+        for pid in far_agents:  # a far task outlives its channel: ended here
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(pid).terminate()

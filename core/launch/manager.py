@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import psutil
 
@@ -106,6 +106,10 @@ class Answer:
     answer: str  # "approve" or "deny"
     question: str
     cleared: bool  # the prompt went away after the keys
+
+    def to_json(self) -> dict[str, Any]:
+        """As the API answers it (``POST /api/tasks/ID/approve``, and a host's over its channel)."""
+        return {"answer": self.answer, "question": self.question, "cleared": self.cleared}
 
 
 class TaskManager:

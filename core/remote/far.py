@@ -96,6 +96,8 @@ class FarSide:
             "task": self._task,
             "tasks": self._task_list,
             "stop": self._stop_task,
+            "approve": lambda args: self._answer_task(args, approve=True),
+            "deny": lambda args: self._answer_task(args, approve=False),
             "detach": self.terminals.detach,
             "term_input": self.terminals.type_in,
             "term_resize": self.terminals.resize,
@@ -452,6 +454,20 @@ class FarSide:
             raise CallError(str(exc), "not_running") from None
         doc: dict[str, Any] = info.to_json()
         return doc
+
+    def _answer_task(self, args: dict[str, Any], *, approve: bool) -> dict[str, Any]:
+        """The approval prompt on a task's own screen answered by its own manager, as ``POST
+        /api/tasks/ID/approve`` (or ``/deny``) answers it here; none waiting: ``not_waiting``."""
+        from ..launch.manager import NotRunning, NotWaiting  # noqa: PLC0415 - launching only
+
+        tasks, task_id = self._tasks(), str(args.get("task_id"))
+        try:
+            answer = tasks.approve(task_id) if approve else tasks.deny(task_id)
+        except NotWaiting as exc:
+            raise CallError(str(exc), "not_waiting") from None
+        except (NotRunning, ProcessLookupError) as exc:
+            raise CallError(str(exc), "not_running") from None
+        return {"answer": answer.to_json(), "task": tasks.get(task_id).to_json()}
 
     def _decide(self, args: dict[str, Any]) -> dict[str, Any]:
         replies = args.get("replies") or []

@@ -4,8 +4,11 @@ output) (far side only).
 
 ``attach {task_id, watch}`` answers with ``chunk`` frames (base64 of the output: the scrollback
 first, then each chunk as it comes, at most ``PIECE`` bytes each) until ``detach {watch}`` or
-the task's end, then a ``reply`` with the task. ``term_input {task_id, data}`` and
-``term_resize {task_id, rows, cols}`` type into it and size it.
+the task's end, then a ``reply`` with the task. Asked with ``tasks: true``, it also sends the
+task as a JSON chunk (``{...}``: never base64) whenever its status or its waiting approval
+prompt changes, so the near side's page shows the prompt as a local one does.
+``term_input {task_id, data}`` and ``term_resize {task_id, rows, cols}`` type into it and size
+it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import base64
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 if TYPE_CHECKING:
     from ..launch.manager import TaskManager
@@ -52,9 +57,19 @@ class Terminals:
                 piece = base64.b64encode(data[start : start + PIECE]).decode()
                 self._send({"t": "chunk", "id": call_id, "text": piece})
 
-        def on_task(info: TaskInfo) -> None:
-            if info.task_id == task_id and not info.alive:
+        told, telling = [_told(task.info())], threading.Lock()
+
+        def on_task(info: TaskInfo) -> None:  # any thread
+            if info.task_id != task_id:
+                return
+            if not info.alive:
                 ended.set()
+                return
+            with telling:  # one at a time: the page sees its changes in order
+                if args.get("tasks") is True and _told(info) != told[0]:
+                    told[0] = _told(info)
+                    doc = orjson.dumps(info.to_json()).decode()
+                    self._send({"t": "chunk", "id": call_id, "text": doc})
 
         unsubscribe = tasks.subscribe(on_task)
         backlog, detach = task.attach(output)
@@ -96,3 +111,9 @@ class Terminals:
             raise ValueError("rows and cols are integers")
         self._manager().resize(str(args.get("task_id")), rows, cols)
         return {}
+
+
+def _told(info: TaskInfo) -> tuple[str, str | None]:
+    """What of a task the near side's page is told of as it changes: its status, and the
+    question of the approval prompt on its screen (if any)."""
+    return str(info.status), None if info.waiting is None else info.waiting.question

@@ -32,6 +32,7 @@ _REFUSALS = {
     "stale": (409, "stale"),
     "already_running": (409, "already_running"),
     "not_running": (409, "not_running"),
+    "not_waiting": (409, "not_waiting"),
     "bad_launch": (400, "bad_launch"),
     "nothing_to_hand_off": (409, "nothing_to_hand_off"),
     "no_tasks": (503, "no_tasks"),

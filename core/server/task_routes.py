@@ -7,7 +7,8 @@ so the guard (``security.py``) has already required the token and, for anything 
 own ``Origin``. Tasks are named by the ids the manager hands out; keys only ever go to a task's
 own PTY. A remote host's session is resumed, forked and read for a hand-off on that host, by
 its own agentbar through the channel (``far.py``), never here in its place; a host's tasks
-are listed, read and stopped by its own task manager there the same way (``?host=NAME``).
+are listed, read, approved or denied and stopped by its own task manager there the same way
+(``?host=NAME``).
 """
 
 from __future__ import annotations
@@ -262,21 +263,20 @@ class _Handlers:
         return await self._answer(request, approve=False)
 
     async def _answer(self, request: web.Request, *, approve: bool) -> web.StreamResponse:
-        tasks, task_id = self._tasks(request), self._task_id(request)
+        host, task_id = _host_of(request), self._task_id(request)
+        if host != LOCAL_HOST:  # answered by its own manager, there, as it would be here
+            op = "approve" if approve else "deny"
+            reply = await self._call_there(request, host, op, {"task_id": task_id})
+            if not isinstance(reply, dict) or not isinstance(reply.get("task"), dict):
+                raise Refused(502, "host_failed", f"{host} answered no task")
+            task = self._task_there(request, reply["task"], host)
+            return json_reply({"answer": reply.get("answer"), "task": task})
+        tasks = self._tasks(request)
         answer = await self._call(
             request, lambda: tasks.approve(task_id) if approve else tasks.deny(task_id)
         )
         info = await self._call(request, lambda: tasks.get(task_id))
-        return json_reply(
-            {
-                "answer": {
-                    "answer": answer.answer,
-                    "question": answer.question,
-                    "cleared": answer.cleared,
-                },
-                "task": self._task_doc(request, info),
-            }
-        )
+        return json_reply({"answer": answer.to_json(), "task": self._task_doc(request, info)})
 
     async def resize(self, request: web.Request) -> web.StreamResponse:
         tasks, task_id = self._tasks(request), self._task_id(request)
@@ -511,7 +511,8 @@ class _Handlers:
         client's input and size sent back the same way."""
         link = self._link(request, host)
         watch = secrets.token_hex(8)
-        chunks = link.stream("attach", {"task_id": task_id, "watch": watch}, timeout=None)
+        args = {"task_id": task_id, "watch": watch, "tasks": True}  # its changes too
+        chunks = link.stream("attach", args, timeout=None)
         first = await asyncio.get_running_loop().run_in_executor(None, _first, chunks)
         if isinstance(first, RemoteError):
             raise remote_refusal(first)
@@ -606,17 +607,25 @@ def _relay(
     host: str,
     task_there: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> str | None:
-    """An attached remote terminal's output handed to ``put`` (decoded) as it comes; what to
-    tell the client when it ends (text frames): the task as it ended, as a local terminal's
-    last message; ``{"type": "unreachable", "host", "message"}`` when its host dropped (the
-    client says so, and tries again); nothing when it was detached."""
-    if first:
-        put(base64.b64decode(first))
+    """An attached remote terminal's output handed to ``put`` (decoded) as it comes, and the
+    task as it changes (a JSON chunk: its waiting prompt) as a text frame, as the local page
+    hears of it; what to tell the client when it ends (text frames): the task as it ended, as a
+    local terminal's last message; ``{"type": "unreachable", "host", "message"}`` when its host
+    dropped (the client says so, and tries again); nothing when it was detached."""
+
+    def relay(text: str) -> None:
+        if text.startswith("{"):  # never base64
+            doc = orjson.loads(text)
+            if isinstance(doc, dict):
+                put(orjson.dumps({"type": "task", "task": task_there(doc)}).decode())
+        elif text:
+            put(base64.b64decode(text))
+
     try:
+        if first:
+            relay(first)
         while True:
-            text = next(chunks)
-            if text:
-                put(base64.b64decode(text))
+            relay(next(chunks))
     except StopIteration as end:
         result = end.value
         if isinstance(result, dict) and isinstance(result.get("task"), dict):
@@ -626,7 +635,7 @@ def _relay(
             lost = {"type": "unreachable", "host": host, "message": str(exc)}
             return orjson.dumps(lost).decode()
     except ValueError:
-        pass  # not base64: a far side gone wrong; the socket closes
+        pass  # not base64 nor a task: a far side gone wrong; the socket closes
     return None
 
 

@@ -289,13 +289,8 @@ class TerminalPage {
       return;
     }
     const detail = task.session && task.session.detail ? task.session.detail : task.waiting.question;
-    if (this.host) {
-      // Its approve and deny are its host's manager's: answered in the terminal, or on the board.
-      append(this.waiting, [h('strong', null, 'Waiting for your approval: '), h('code', null, detail),
-        ' (answer it in the terminal below, or on the board)']);
-      this.waiting.hidden = false;
-      return;
-    }
+    // A remote task's too: answered by its host's manager (the routes take ?host=), its
+    // prompt heard of through its terminal's stream (a `task` message) as it changes.
     const approve = h('button', {
       type: 'button', class: 'button approve',
       onclick: (event) => this.act('/approve', {}, event.currentTarget),
