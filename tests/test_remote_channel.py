@@ -237,6 +237,9 @@ def test_a_host_that_is_not_there_is_unreachable_and_the_rest_goes_on(
         hub.stop()
 
 
+KEYS = "keys-typed-one-by-one-0123456789-abcdefghijklmnopqrstuvwxyz"
+
+
 def test_the_app_and_its_server_show_every_host(far: FarHome, tmp_path: Path) -> None:
     near = tmp_path / "near"
     write_claude(near / "home" / ".claude", LOCAL, "/w/here", "a local one",
@@ -273,8 +276,10 @@ def test_the_app_and_its_server_show_every_host(far: FarHome, tmp_path: Path) ->
             wait_for(hosts_of_task, SLOW, "the launched session there")
             assert hosts_of_task() == {"box"}
             # Its terminal through the channel: the scrollback, typing, the end.
-            seen = terminal_session(server, task_id, "box", ["/exit\r"])
+            # Typed a key at a time (as a person types), the keys reach it in their order.
+            seen = terminal_session(server, task_id, "box", [*KEYS, "\r", "/exit\r"])
             assert "Fake Claude Code" in seen, seen[-500:]
+            assert KEYS in seen, seen[-500:]
             missing = get(server, "/api/tasks/abc/terminal?host=box", status=404)
             assert missing["error"]["message"] == "no task 'abc'"
             unknown = post(server, "/api/tasks", {**body, "host": "elsewhere"}, status=404)

@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 UPDATE_SECONDS = 2.0  # how often sessions' other changes (title, usage, activity) are sent
 LIST_BYTES = 512 * 1024  # sessions per frame of the full list, by size
 WORKERS = 4
+# A terminal's keys and sizes are applied in the order they came, on one thread of their own:
+# the pool answers the other calls in any order (a line typed a key at a time came scrambled).
+IN_ORDER = frozenset({"term_input", "term_resize"})
 MAX_SEARCH = 200
 
 
@@ -80,6 +83,7 @@ class FarSide:
         self._listed = threading.Event()
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="agentbar-channel-call")
+        self._in_order = ThreadPoolExecutor(1, thread_name_prefix="agentbar-channel-typing")
         self.terminals = Terminals(app.tasks, self._send)
         self._ops: dict[str, Callable[[dict[str, Any]], Any]] = {
             "ping": lambda _args: {"at": time.time()},
@@ -231,6 +235,8 @@ class FarSide:
                     # the pool's workers stay free for calls.
                     threading.Thread(target=self._answer, args=(frame,), daemon=True,
                                      name="agentbar-channel-terminal").start()  # fmt: skip
+                elif frame.get("t") == "call" and frame.get("op") in IN_ORDER:
+                    self._in_order.submit(self._answer, frame)
                 elif frame.get("t") == "call":
                     self._pool.submit(self._answer, frame)
         except Closed:
@@ -238,6 +244,7 @@ class FarSide:
         finally:
             self._stop.set()
             self._pool.shutdown(wait=False, cancel_futures=True)
+            self._in_order.shutdown(wait=False, cancel_futures=True)
 
     def _update_loop(self) -> None:
         self.app.wait_live()
