@@ -12,6 +12,7 @@ import struct
 import sys
 import sysconfig
 import termios
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -208,6 +209,24 @@ def test_approve_from_outside_runs_the_command(tmp_path: Path, agent: Agent):
         snap = rig.state(info, lambda s: s.state.state is State.DONE)
         assert snap.state.detail.startswith("Ran it")
         assert manager.get(info.task_id).waiting is None
+
+
+def test_approve_holds_when_the_screen_is_resized_while_the_dialog_settles(tmp_path: Path):
+    """The window's waiting banner takes rows from its terminal as it appears: the task is
+    resized while its approval waits out the dialog's settle, the lines above it redrawn or
+    cut; it is the same dialog, and the approval is typed."""
+    with launch_rig(tmp_path) as rig:
+        manager = rig.manager()
+        info = rig.bound(manager, rig.launch(manager, Agent("claude")).task_id)
+        manager.send_text(info.task_id, "run: touch resized.txt")
+        wait_for(lambda: manager.get(info.task_id).waiting, 10, "the prompt")
+        rows, cols = manager.get(info.task_id).rows, manager.get(info.task_id).cols
+        resizing = threading.Timer(0.2, manager.resize, (info.task_id, rows - 6, cols - 30))
+        resizing.start()
+        answer = manager.approve(info.task_id)
+        resizing.join()
+        assert answer.cleared and answer.answer == "approve"
+        wait_for((rig.project / "resized.txt").exists, 10, "the command to run")
 
 
 def test_deny_refuses_and_a_task_without_a_prompt_gets_no_keys(tmp_path: Path):

@@ -12,7 +12,7 @@ from agentbar.core.agents.codex.launch import LAUNCH as CODEX
 from agentbar.core.agents.gemini.launch import LAUNCH as GEMINI
 from agentbar.core.agents.opencode.launch import LAUNCH as OPENCODE
 from agentbar.core.launch.prompts import Prompt, PromptKind, choose, describe, read_dialog
-from agentbar.core.launch.terminal_route import same_dialog
+from agentbar.core.launch.terminal_route import same_choices, same_dialog
 
 UP, DOWN = b"\x1b[A", b"\x1b[B"
 
@@ -223,5 +223,7 @@ def test_a_dialog_redrawn_or_with_its_highlight_moved_is_the_same_dialog():
     other = CLAUDE.find_prompt([r.replace("touch x", "rm y") for r in CLAUDE_APPROVAL])
     assert first is not None and moved is not None and other is not None
     assert same_dialog(first, moved) and not same_dialog(first, other)
+    # Another command, the same question and choices: only a resize's redraw may take it.
+    assert same_choices(first, other) and same_choices(first, moved)
     question = CLAUDE.find_question(CLAUDE_QUESTION)
     assert question is not None and not same_dialog(first, question)

@@ -59,7 +59,7 @@ from .task import (
     TaskInfo,
     new_task_id,
 )
-from .terminal_route import Shown, TerminalRoute, same_dialog
+from .terminal_route import Shown, TerminalRoute, same_choices, same_dialog
 
 log = logging.getLogger(__name__)
 
@@ -543,7 +543,9 @@ class TaskManager:
             raise NotWaiting(f"task {task.task_id} shows no approval prompt")
         if expect is not None and not same_dialog(prompt, expect):
             raise NotWaiting(f"task {task.task_id} shows another prompt now: nothing was typed")
+        size = task.size
         self._settle(since)
+        prompt = self._redrawn(task, prompt, size)
         profile = self.profile(task.request.agent)
         data = profile.approve_keys(prompt.rows) if approve else profile.keys.deny
         cleared = False
@@ -559,6 +561,17 @@ class TaskManager:
         log.info("task %s: %s %r (cleared: %s)", task.task_id,
                  "approved" if approve else "denied", prompt.question, cleared)  # fmt: skip
         return Answer(task.task_id, "approve" if approve else "deny", prompt.question, cleared)
+
+    @staticmethod
+    def _redrawn(task: Task, prompt: Prompt, size: tuple[int, int]) -> Prompt:
+        """The dialog as drawn now if the task's screen was resized while it settled (the
+        window's waiting banner takes its terminal's rows as it appears): the program redraws
+        the lines above it for the new size, and it is the same dialog if its question and
+        choices are. Otherwise the dialog as it was read."""
+        if task.size == size:
+            return prompt
+        now = task.refresh_prompt()
+        return now if now is not None and same_choices(now, prompt) else prompt
 
     @staticmethod
     def _settle(since: float) -> None:

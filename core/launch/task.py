@@ -407,6 +407,11 @@ class Task:
                 self.last_input_at = time.monotonic()
         self.terminal.write(data)
 
+    @property
+    def size(self) -> tuple[int, int]:
+        """Its screen's rows and columns, as last sized."""
+        return self._rows, self._cols
+
     def resize(self, rows: int, cols: int) -> None:
         rows = min(max(rows, MIN_SIZE), MAX_SIZE)
         cols = min(max(cols, MIN_SIZE), MAX_SIZE)

@@ -59,11 +59,19 @@ class _Up:
 
 def same_dialog(one: Prompt, other: Prompt) -> bool:
     """The same dialog, though redrawn or with its highlight moved."""
+    if not same_choices(one, other):
+        return False
+    return one.kind is PromptKind.QUESTION or one.context == other.context
+
+
+def same_choices(one: Prompt, other: Prompt) -> bool:
+    """The same question with the same choices, whatever is drawn above it (a screen resized
+    redraws the lines above a dialog: rewrapped, or cut at the top)."""
     if one.kind is not other.kind or one.question != other.question:
         return False
     if one.kind is PromptKind.QUESTION:
         return True  # its rows change as an answer is typed into its "type your own" option
-    return one.context == other.context and _plain(one.rows) == _plain(other.rows)
+    return _plain(one.rows) == _plain(other.rows)
 
 
 def _plain(rows: tuple[str, ...]) -> tuple[str, ...]:
