@@ -4,6 +4,7 @@ the other side of their pipe (this machine runs no docker daemon and no WSL) (te
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
+import psutil
 from claude_lines import ClaudeTranscript, registry, write_lines
 from engine_harness import new_transcript
 from launch_rig import FAKE_AGENT
@@ -102,3 +104,60 @@ def near_settings(near: Path, far: FarHome, name: str = "box") -> Settings:
             "AGENTBAR_CONFIG_DIR": str(config),
         }
     )
+
+
+_OLDER_FAR = """
+import sys
+
+from agentbar.core.remote import far
+from agentbar.tray.__main__ import main
+
+_init = far.FarSide.__init__
+
+
+def _older(self, *args, **kwargs):
+    _init(self, *args, **kwargs)
+    for op in {ops!r}:
+        self._ops.pop(op, None)
+
+
+far.FarSide.__init__ = _older
+sys.exit(main())
+"""
+
+
+def older_far(*ops: str) -> str:
+    """The source of an agentbar from before the far side's calls ``ops``, as a channel's far
+    side (its module, for ``settings_with_far_module``)."""
+    return _OLDER_FAR.format(ops=ops)
+
+
+def settings_with_far_module(far: FarHome, tmp_path: Path, name: str, source: str) -> Settings:
+    """This machine's settings under ``tmp_path / "near"`` whose remote ``box`` runs the
+    module ``name`` (``source``) as its agentbar there, instead of the installed one."""
+    modules = tmp_path / "modules"
+    modules.mkdir(exist_ok=True)
+    (modules / f"{name}.py").write_text(source)
+    near = tmp_path / "near"
+    near_settings(near, far)
+    toml = near / "config" / "settings.toml"
+    toml.write_text(
+        toml.read_text()
+        .replace('"env", ', f'"env", "PYTHONPATH={modules}", ')
+        .replace('agentbar = "agentbar.tray"', f'agentbar = "{name}"')
+    )
+    env = {"HOME": str(near / "home"), "AGENTBAR_DATA_DIR": str(near / "data"),
+           "AGENTBAR_CONFIG_DIR": str(near / "config")}  # fmt: skip
+    return Settings.from_env(env)
+
+
+def end_far_agents(far: FarHome) -> list[str]:
+    """End what still runs in the far home's folders (an agent launched there outlives its
+    channel, as a task does on a real host), and say what it was."""
+    ended: list[str] = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if Path(proc.cwd()).is_relative_to(far.root):
+                ended.append(" ".join(proc.cmdline()))
+                proc.kill()
+    return ended

@@ -24,12 +24,18 @@ import psutil
 import pytest
 from cli_runner import agentbar, start_agentbar
 from polling import end_process, wait_for
-from remote_far import FarHome, make_far, near_settings
+from remote_far import (
+    FarHome,
+    end_far_agents,
+    make_far,
+    near_settings,
+    older_far,
+    settings_with_far_module,
+)
 from test_cli import write_claude, write_codex
 from test_hook_route import finish, permission_request, start_hook
 
 from agentbar.core.app import Agentbar
-from agentbar.core.config import Settings
 from agentbar.core.decisions import Decision, DecisionBook, StaleRequest, Verdict
 from agentbar.core.model import State, StateChange
 from agentbar.core.remote.hosts import HostState
@@ -63,13 +69,14 @@ class Heard:
 
 
 @pytest.fixture
-def far(tmp_path: Path) -> FarHome:
+def far(tmp_path: Path) -> Iterator[FarHome]:
     far = make_far(tmp_path / "far")
     far.claude(A, "/srv/api", "remote hello world", start=time.time() - 600)
     far.claude(B, "/srv/web", "another remote prompt", start=time.time() - 300)
     write_codex(far.home / ".codex", CODEX, "/srv/parser", "a codex prompt there",
                 start=time.time() - 200)  # fmt: skip
-    return far
+    yield far
+    end_far_agents(far)  # a far task outlives its channel: a test that dropped the host leaves it
 
 
 @pytest.fixture
@@ -545,26 +552,6 @@ def terminal_approving(
     return asyncio.run(main())
 
 
-# An agentbar from before the far side's task, tasks, stop, approve and deny calls, as a far side.
-OLDER_FAR = """
-import sys
-
-from agentbar.core.remote import far
-from agentbar.tray.__main__ import main
-
-_init = far.FarSide.__init__
-
-
-def _older(self, *args, **kwargs):
-    _init(self, *args, **kwargs)
-    for op in ("stop", "task", "tasks", "approve", "deny"):
-        self._ops.pop(op, None)
-
-
-far.FarSide.__init__ = _older
-sys.exit(main())
-"""
-
 # An agentbar that launches no agents (no task manager), as a channel's far side.
 TASKLESS_FAR = """
 import sys
@@ -584,31 +571,14 @@ sys.exit(main())
 """
 
 
-def settings_with_far_module(far: FarHome, tmp_path: Path, name: str, source: str) -> Settings:
-    """This machine's settings under ``tmp_path / "near"`` whose remote ``box`` runs the
-    module ``name`` (``source``) as its agentbar there, instead of the installed one."""
-    modules = tmp_path / "modules"
-    modules.mkdir(exist_ok=True)
-    (modules / f"{name}.py").write_text(source)
-    near = tmp_path / "near"
-    near_settings(near, far)
-    toml = near / "config" / "settings.toml"
-    toml.write_text(
-        toml.read_text()
-        .replace('"env", ', f'"env", "PYTHONPATH={modules}", ')
-        .replace('agentbar = "agentbar.tray"', f'agentbar = "{name}"')
-    )
-    env = {"HOME": str(near / "home"), "AGENTBAR_DATA_DIR": str(near / "data"),
-           "AGENTBAR_CONFIG_DIR": str(near / "config")}  # fmt: skip
-    return Settings.from_env(env)
-
-
 def test_a_far_agentbar_without_the_stop_call_is_told_to_match_versions(
     far: FarHome, tmp_path: Path
 ) -> None:
     """A host running an agentbar from before ``stop``, ``task`` and ``tasks``: the routes
     answer 501, naming the fix, and its task is left running."""
-    settings = settings_with_far_module(far, tmp_path, "older_far", OLDER_FAR)
+    settings = settings_with_far_module(
+        far, tmp_path, "older_far", older_far("stop", "task", "tasks", "approve", "deny")
+    )
     app = Agentbar.open(settings, tasks=False)
     try:
         with app.serving() as server:
@@ -898,40 +868,11 @@ def test_agentbar_usage_host_prints_the_host_s_report_with_the_same_printer(
     assert "no remote named 'nowhere'" in unknown.stderr
 
 
-# An agentbar from before the far side's usage call, as a channel's far side.
-OLDER_USAGE_FAR = """
-import sys
-
-from agentbar.core.remote import far
-from agentbar.tray.__main__ import main
-
-_init = far.FarSide.__init__
-
-
-def _older(self, *args, **kwargs):
-    _init(self, *args, **kwargs)
-    del self._ops["usage"]
-
-
-far.FarSide.__init__ = _older
-sys.exit(main())
-"""
-
-
 def test_a_far_agentbar_without_the_usage_call_is_told_to_upgrade(
     far: FarHome, tmp_path: Path
 ) -> None:
-    modules = tmp_path / "older"
-    modules.mkdir()
-    (modules / "older_usage_far.py").write_text(OLDER_USAGE_FAR)
+    settings_with_far_module(far, tmp_path, "older_usage_far", older_far("usage"))
     near = tmp_path / "near"
-    near_settings(near, far)
-    toml = near / "config" / "settings.toml"
-    toml.write_text(
-        toml.read_text()
-        .replace('"env", ', f'"env", "PYTHONPATH={modules}", ')
-        .replace('agentbar = "agentbar.tray"', 'agentbar = "older_usage_far"')
-    )
     done = agentbar(near_env(near), "usage", "--host", "box", timeout=120)
     assert done.returncode == 1, done.stderr
     assert done.stdout == ""

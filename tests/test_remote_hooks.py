@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from cli_runner import agentbar
-from remote_far import FarHome, make_far, near_settings
+from remote_far import FarHome, make_far, near_settings, older_far, settings_with_far_module
 from test_remote_channel import far_env, near_env
 
 from agentbar.core.remote.cli import probe
@@ -140,41 +140,12 @@ def test_agentbar_hooks_host_shows_the_far_change_asks_and_writes_it_there(
     assert "no remote named 'nowhere'" in unknown.stderr
 
 
-# An agentbar from before the far side's hooks calls, as a channel's far side.
-OLDER_HOOKS_FAR = """
-import sys
-
-from agentbar.core.remote import far
-from agentbar.tray.__main__ import main
-
-_init = far.FarSide.__init__
-
-
-def _older(self, *args, **kwargs):
-    _init(self, *args, **kwargs)
-    for op in ("hooks_plan", "hooks_apply", "hooks_status"):
-        del self._ops[op]
-
-
-far.FarSide.__init__ = _older
-sys.exit(main())
-"""
-
-
 def test_a_far_agentbar_without_the_hooks_calls_is_told_to_upgrade(
     far: FarHome, tmp_path: Path
 ) -> None:
-    modules = tmp_path / "older"
-    modules.mkdir()
-    (modules / "older_hooks_far.py").write_text(OLDER_HOOKS_FAR)
+    older = older_far("hooks_plan", "hooks_apply", "hooks_status")
+    settings_with_far_module(far, tmp_path, "older_hooks_far", older)
     near = tmp_path / "near"
-    near_settings(near, far)
-    toml = near / "config" / "settings.toml"
-    toml.write_text(
-        toml.read_text()
-        .replace('"env", ', f'"env", "PYTHONPATH={modules}", ')
-        .replace('agentbar = "agentbar.tray"', 'agentbar = "older_hooks_far"')
-    )
     done = agentbar(near_env(near), "hooks", "install", "--host", "box", "--yes", timeout=120)
     assert done.returncode == 1, done.stderr
     assert done.stdout == ""
