@@ -8,17 +8,18 @@ from __future__ import annotations
 import contextlib
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 from polling import wait_for
-from remote_far import FarHome, make_far, near_settings
+from remote_far import FarHome, end_far_agents, make_far, near_settings
 from test_cli import write_claude
 from test_remote_channel import far_pids
 
 from agentbar.core.app import Agentbar
 from agentbar.core.remote.hosts import HostState
+from agentbar.core.remote.link import Link
 
 SHARED_ID = "aaaaaaaa-0000-4000-8000-00000000000a"  # a session of both machines
 FORKED_ID = "ffffffff-0000-4000-8000-00000000000f"  # a far session whose folder is there
@@ -30,6 +31,25 @@ def near_app(tmp_path: Path, far: FarHome) -> Agentbar:
     write_claude(near / "home" / ".claude", SHARED_ID, "/w/here", "the local prompt",
                  start=time.time() - 60)  # fmt: skip
     return Agentbar.open(near_settings(near, far), tasks=False)
+
+
+@contextlib.contextmanager
+def far_host(tmp_path: Path) -> Iterator[tuple[FarHome, Agentbar, Any, Link]]:
+    """A far home with a ``proj`` folder, and this machine's app and server with its host
+    ``box`` connected (its link); after, what still runs in the far home's folders is ended (a
+    far task outlives its channel, as on a real host)."""
+    far = make_far(tmp_path / "far")
+    (far.root / "proj").mkdir()
+    app = near_app(tmp_path, far)
+    try:
+        with app.serving() as server:
+            app.start()
+            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
+            assert app.hub is not None
+            yield far, app, server, app.hub.links["box"]
+    finally:
+        app.close()
+        end_far_agents(far)
 
 
 def test_a_remote_session_is_its_own_card_replay_export_and_search_hit(
@@ -149,43 +169,33 @@ def check_remote_terminal(page: Any, app: Agentbar, task_id: str) -> None:
 def test_a_remote_terminal_detaches_on_close_and_says_when_its_host_drops(
     tmp_path: Path, page: Any
 ) -> None:
-    far = make_far(tmp_path / "far")
-    (far.root / "proj").mkdir()
-    app = near_app(tmp_path, far)
-    try:
-        with app.serving() as server:
-            app.start()
-            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
-            assert app.hub is not None
-            link = app.hub.links["box"]
-            launch = {"agent": "claude", "project": str(far.root / "proj"), "prompt": None}
-            task_id = link.call("launch", launch)["task_id"]
-            # Closing the page detaches its terminal there; the task runs on.
-            page.goto(server.open_url(f"/terminal/{task_id}?host=box"))
-            page.wait_for_selector("body[data-output='true']")
-            wait_for(lambda: far_task(app, task_id)["clients"] == 1, 20, "attached there")
-            page.close()
-            wait_for(lambda: far_task(app, task_id)["clients"] == 0, 20, "detached there")
-            assert far_task(app, task_id)["status"] == "running"
-            # The host drops while the page is open: it says so, and nothing breaks.
-            problems = page.problems  # the fixture's: checked when the test ends
-            page = page.context.new_page()
-            page.on("pageerror", lambda exc: problems.errors.append(str(exc)))
-            page.goto(server.open_url(f"/terminal/{task_id}?host=box"))
-            page.wait_for_selector("body[data-output='true']")
-            assert page.locator("#host-lost").is_hidden()
-            for proc in far_pids(far):
-                proc.send_signal(signal.SIGKILL)
-            page.wait_for_selector("body[data-host='unreachable']")
-            said = page.inner_text("#host-lost")
-            assert "box is unreachable" in said and "connection" in said, said
-            wait_for(
-                lambda: page.locator("#live-status").text_content() == "host unreachable",
-                20,
-                "the status",
-            )
-    finally:
-        app.close()
+    with far_host(tmp_path) as (far, app, server, link):
+        launch = {"agent": "claude", "project": str(far.root / "proj"), "prompt": None}
+        task_id = link.call("launch", launch)["task_id"]
+        # Closing the page detaches its terminal there; the task runs on.
+        page.goto(server.open_url(f"/terminal/{task_id}?host=box"))
+        page.wait_for_selector("body[data-output='true']")
+        wait_for(lambda: far_task(app, task_id)["clients"] == 1, 20, "attached there")
+        page.close()
+        wait_for(lambda: far_task(app, task_id)["clients"] == 0, 20, "detached there")
+        assert far_task(app, task_id)["status"] == "running"
+        # The host drops while the page is open: it says so, and nothing breaks.
+        problems = page.problems  # the fixture's: checked when the test ends
+        page = page.context.new_page()
+        page.on("pageerror", lambda exc: problems.errors.append(str(exc)))
+        page.goto(server.open_url(f"/terminal/{task_id}?host=box"))
+        page.wait_for_selector("body[data-output='true']")
+        assert page.locator("#host-lost").is_hidden()
+        for proc in far_pids(far):
+            proc.send_signal(signal.SIGKILL)
+        page.wait_for_selector("body[data-host='unreachable']")
+        said = page.inner_text("#host-lost")
+        assert "box is unreachable" in said and "connection" in said, said
+        wait_for(
+            lambda: page.locator("#live-status").text_content() == "host unreachable",
+            20,
+            "the status",
+        )
 
 
 def test_the_board_lists_a_host_s_tasks_each_opening_its_terminal_there(
@@ -195,47 +205,32 @@ def test_the_board_lists_a_host_s_tasks_each_opening_its_terminal_there(
     (here, one that launches none: the list without the launcher), each naming its host and
     opening its terminal page with ``?host=``; a stopped one leaves the list, and a host that
     drops takes its tasks with it."""
-    far = make_far(tmp_path / "far")
-    (far.root / "proj").mkdir()
-    app = near_app(tmp_path, far)
-    far_agents: list[int] = []
-    try:
-        with app.serving() as server:
-            app.start()
-            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
-            assert app.hub is not None
-            link = app.hub.links["box"]
-            launch = {"agent": "claude", "project": str(far.root / "proj"), "prompt": None}
-            kept_task = link.call("launch", launch)
-            far_agents.append(kept_task["pid"])
-            kept = kept_task["task_id"]
-            stopped = link.call("launch", launch)["task_id"]
-            link.call("stop", {"task_id": stopped, "graceful": False}, 60)
-            page.goto(server.open_url("/"))
-            item = page.locator(f".tasks-panel li[data-task='{kept}'][data-host='box']")
-            item.wait_for()
-            assert page.locator(f".tasks-panel li[data-task='{stopped}']").count() == 0
-            assert page.locator(".tasks-panel .launch-form").is_hidden()  # none here
-            link_text = item.locator("a").inner_text()
-            assert link_text.startswith("claude in ") and link_text.endswith("proj on box")
-            assert item.locator("a").get_attribute("href") == f"/terminal/{kept}?host=box"
-            item.locator("a").click()
-            page.wait_for_url(f"**/terminal/{kept}?host=box")
-            page.wait_for_selector("body[data-output='true']")
-            wait_terminal(page, "Fake Claude Code")
-            assert "on box" in page.inner_text("#task-header")
-            # The host drops: its tasks leave the board's list (they cannot be reached).
-            page.goto(server.open_url("/"))
-            item.wait_for()
-            for proc in far_pids(far):
-                proc.send_signal(signal.SIGKILL)
-            item.wait_for(state="detached")
-            assert page.locator(".tasks-panel").is_hidden()
-    finally:
-        app.close()
-        for pid in far_agents:  # a far task outlives its channel: ended here
-            with contextlib.suppress(psutil.Error):
-                psutil.Process(pid).terminate()
+    with far_host(tmp_path) as (far, _app, server, link):
+        launch = {"agent": "claude", "project": str(far.root / "proj"), "prompt": None}
+        kept_task = link.call("launch", launch)
+        kept = kept_task["task_id"]
+        stopped = link.call("launch", launch)["task_id"]
+        link.call("stop", {"task_id": stopped, "graceful": False}, 60)
+        page.goto(server.open_url("/"))
+        item = page.locator(f".tasks-panel li[data-task='{kept}'][data-host='box']")
+        item.wait_for()
+        assert page.locator(f".tasks-panel li[data-task='{stopped}']").count() == 0
+        assert page.locator(".tasks-panel .launch-form").is_hidden()  # none here
+        link_text = item.locator("a").inner_text()
+        assert link_text.startswith("claude in ") and link_text.endswith("proj on box")
+        assert item.locator("a").get_attribute("href") == f"/terminal/{kept}?host=box"
+        item.locator("a").click()
+        page.wait_for_url(f"**/terminal/{kept}?host=box")
+        page.wait_for_selector("body[data-output='true']")
+        wait_terminal(page, "Fake Claude Code")
+        assert "on box" in page.inner_text("#task-header")
+        # The host drops: its tasks leave the board's list (they cannot be reached).
+        page.goto(server.open_url("/"))
+        item.wait_for()
+        for proc in far_pids(far):
+            proc.send_signal(signal.SIGKILL)
+        item.wait_for(state="detached")
+        assert page.locator(".tasks-panel").is_hidden()
 
 
 def test_a_remote_task_s_terminal_page_approves_its_prompt_there(tmp_path: Path, page: Any) -> None:
@@ -243,48 +238,32 @@ def test_a_remote_task_s_terminal_page_approves_its_prompt_there(tmp_path: Path,
     approval prompt (heard of through its terminal's stream, after the page opened), and
     clicking it has the host's own manager answer it (``POST .../approve?host=``): the command
     runs there, and the banner goes."""
-    far = make_far(tmp_path / "far")
-    (far.root / "proj").mkdir()
-    app = near_app(tmp_path, far)
-    far_agents: list[int] = []
-    try:
-        with app.serving() as server:
-            app.start()
-            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
-            assert app.hub is not None
-            launch = {"agent": "claude", "project": str(far.root / "proj"), "prompt": None}
-            task = app.hub.links["box"].call("launch", launch)
-            far_agents.append(task["pid"])
-            task_id = task["task_id"]
-            page.goto(server.open_url(f"/terminal/{task_id}?host=box"))
-            page.wait_for_selector("body[data-ready='true'][data-output='true']")
-            wait_terminal(page, "Fake Claude Code")
-            assert page.locator("#task-waiting").is_hidden()
-            # Typed as one input: keys sent one by one through the channel may land out of order.
-            typed = "{type: 'input', data: 'run: touch from-web.txt\\r'}"
-            page.evaluate(f"window.agentbarTerminal.send({typed})")
-            approve = page.locator("#task-waiting button.approve")
-            approve.wait_for()
-            assert "touch from-web.txt" in page.inner_text("#task-waiting")
-            # The banner took rows from the terminal: a person reads it before clicking, by
-            # when the task there has the page's new size (a resize redraws the dialog).
-            fitted = "(t => { t.fitNow(); return t.term.rows; })(window.agentbarTerminal)"
-            rows = lambda: page.evaluate(fitted)  # noqa: E731
-            wait_for(lambda: far_task(app, task_id)["size"]["rows"] == rows(), SLOW, "the size")
-            with page.expect_response(lambda r: "/approve?host=box" in r.url) as answered:
-                approve.click()
-            reply = answered.value
-            assert reply.status == 200, reply.text()
-            answer = reply.json()["answer"]
-            assert answer["cleared"] is True, answer
-            assert (answer["answer"], answer["question"]) == ("approve", "Do you want to proceed?")
-            assert reply.json()["task"]["host"] == "box"
-            wait_for((far.root / "proj" / "from-web.txt").exists, SLOW, "the approved command")
-            page.wait_for_selector("#task-waiting", state="hidden")
-            page.locator("button.stop").click()
-            page.wait_for_selector("body[data-status='exited']")
-    finally:
-        app.close()
-        for pid in far_agents:  # a far task outlives its channel: ended here
-            with contextlib.suppress(psutil.Error):
-                psutil.Process(pid).terminate()
+    with far_host(tmp_path) as (far, _app, server, link):
+        launch = {"agent": "claude", "project": str(far.root / "proj"), "prompt": None}
+        task = link.call("launch", launch)
+        task_id = task["task_id"]
+        page.goto(server.open_url(f"/terminal/{task_id}?host=box"))
+        page.wait_for_selector("body[data-ready='true'][data-output='true']")
+        wait_terminal(page, "Fake Claude Code")
+        assert page.locator("#task-waiting").is_hidden()
+        # Typed a key at a time, as a person types (the far side applies them in order).
+        page.locator(".xterm-helper-textarea").focus()
+        page.keyboard.type("run: touch from-web.txt")
+        page.keyboard.press("Enter")
+        approve = page.locator("#task-waiting button.approve")
+        approve.wait_for()
+        assert "touch from-web.txt" in page.inner_text("#task-waiting")
+        # Clicked at once: the banner has just taken rows from the terminal, and the task
+        # there is resized while its dialog settles; it is answered all the same.
+        with page.expect_response(lambda r: "/approve?host=box" in r.url) as answered:
+            approve.click()
+        reply = answered.value
+        assert reply.status == 200, reply.text()
+        answer = reply.json()["answer"]
+        assert answer["cleared"] is True, answer
+        assert (answer["answer"], answer["question"]) == ("approve", "Do you want to proceed?")
+        assert reply.json()["task"]["host"] == "box"
+        wait_for((far.root / "proj" / "from-web.txt").exists, SLOW, "the approved command")
+        page.wait_for_selector("#task-waiting", state="hidden")
+        page.locator("button.stop").click()
+        page.wait_for_selector("body[data-status='exited']")
