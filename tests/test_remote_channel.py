@@ -14,7 +14,8 @@ import queue
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -511,47 +512,6 @@ def test_a_task_there_waiting_for_approval_is_approved_from_here_by_its_own_mana
                 psutil.Process(pid).terminate()
 
 
-def terminal_approving(
-    server: Any, task_id: str, host: str, typed: str
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """A terminal client of a remote task: once its prompt shows, types ``typed``; once it is
-    told the task waits for approval, approves it through the API. The text frames it was
-    told, and the approve route's answer."""
-
-    async def main() -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        headers = {"Authorization": f"Bearer {server.token}", "Origin": server.origin}
-        shown, told, sent = b"", [], False
-        url = f"{server.origin}/api/tasks/{task_id}/terminal?host={host}"
-        approve = f"{server.origin}/api/tasks/{task_id}/approve?host={host}"
-        async with (
-            aiohttp.ClientSession(headers=headers) as client,
-            client.ws_connect(url) as ws,
-        ):
-            deadline = time.monotonic() + SLOW
-            while time.monotonic() < deadline:
-                try:
-                    message = await ws.receive(timeout=1)
-                except TimeoutError:
-                    continue
-                if message.type == aiohttp.WSMsgType.BINARY:
-                    shown += message.data
-                    if not sent and b"> " in shown:
-                        data = orjson.dumps({"type": "input", "data": f"{typed}\r"}).decode()
-                        await ws.send_str(data)
-                        sent = True
-                elif message.type == aiohttp.WSMsgType.TEXT:
-                    told.append(orjson.loads(message.data))
-                    if told[-1]["type"] == "task" and told[-1]["task"]["waiting"]:
-                        async with client.post(approve, json={}) as reply:
-                            assert reply.status == 200, await reply.text()
-                            return told, await reply.json()
-                else:
-                    break
-        raise AssertionError(f"never told of the prompt: {told}, {shown[-500:]!r}")
-
-    return asyncio.run(main())
-
-
 # An agentbar that launches no agents (no task manager), as a channel's far side.
 TASKLESS_FAR = """
 import sys
@@ -623,47 +583,6 @@ def test_a_far_agentbar_without_a_task_manager_refuses_its_task_list(
         app.close()
 
 
-def terminal_until_end(
-    server: Any, task_id: str, host: str, *, stop: bool = False, then: Any = None
-) -> tuple[str, list[dict[str, Any]]]:
-    """A terminal client of a remote task: once its prompt shows, the task is stopped through
-    the API (``stop``) or ``then()`` is called; read until the socket closes. What it showed,
-    and the text frames it was sent."""
-
-    async def main() -> tuple[str, list[dict[str, Any]]]:
-        headers = {"Authorization": f"Bearer {server.token}", "Origin": server.origin}
-        shown, told, acted = b"", [], False
-        url = f"{server.origin}/api/tasks/{task_id}/terminal?host={host}"
-        async with (
-            aiohttp.ClientSession(headers=headers) as client,
-            client.ws_connect(url) as ws,
-        ):
-            deadline = time.monotonic() + SLOW
-            while time.monotonic() < deadline:
-                try:
-                    message = await ws.receive(timeout=1)
-                except TimeoutError:
-                    continue
-                if message.type == aiohttp.WSMsgType.BINARY:
-                    shown += message.data
-                elif message.type == aiohttp.WSMsgType.TEXT:
-                    told.append(orjson.loads(message.data))
-                else:
-                    break
-                if not acted and b"> " in shown:
-                    acted = True
-                    if stop:
-                        stopped = f"{server.origin}/api/tasks/{task_id}/stop?host={host}"
-                        async with client.post(stopped, json={}) as reply:
-                            assert reply.status == 200, await reply.text()
-                            assert (await reply.json())["task"]["status"] == "exited"
-                    if then is not None:
-                        await asyncio.get_running_loop().run_in_executor(None, then)
-        return shown.decode("utf-8", "replace"), told
-
-    return asyncio.run(main())
-
-
 def get(server: Any, path: str, status: int = 200) -> Any:
     async def main() -> Any:
         headers = {"Authorization": f"Bearer {server.token}"}
@@ -690,39 +609,123 @@ def post(server: Any, path: str, body: dict[str, Any], status: int) -> Any:
     return asyncio.run(main())
 
 
-def terminal_session(server: Any, task_id: str, host: str, typed: list[str]) -> str:
-    """A terminal client of a remote task: reads its scrollback, types ``typed`` once it shows,
-    then reads until the task ends (the socket closes); what it showed."""
+@dataclass
+class Terminal:
+    """What a terminal client of a task was shown (its output) and told (the text frames)."""
 
-    async def main() -> str:
+    shown: bytes = b""
+    told: list[dict[str, Any]] = field(default_factory=list)
+    acted: bool = False  # its ``act`` ran (it runs once, when the agent's prompt first shows)
+    result: Any = None
+
+    @property
+    def text(self) -> str:
+        return self.shown.decode("utf-8", "replace")
+
+
+def remote_terminal(
+    server: Any,
+    task_id: str,
+    host: str,
+    act: Callable[[Terminal, Any, Any], Awaitable[None]],
+    *,
+    told: Callable[[Terminal, Any], Awaitable[bool]] | None = None,
+    size: tuple[int, int] | None = None,
+) -> Terminal:
+    """A terminal client of a task on ``host`` through this server's socket, read until it
+    closes: ``act(terminal, ws, client)`` once the agent's prompt shows; ``told(terminal,
+    client)`` after each text frame, which ends the reading when it answers true."""
+
+    async def main() -> Terminal:
         headers = {"Authorization": f"Bearer {server.token}", "Origin": server.origin}
-        shown = b""
         url = f"{server.origin}/api/tasks/{task_id}/terminal?host={host}"
+        term = Terminal()
         async with (
             aiohttp.ClientSession(headers=headers) as client,
             client.ws_connect(url) as ws,
         ):
-            await ws.send_str(orjson.dumps({"type": "resize", "rows": 30, "cols": 100}).decode())
-            deadline = time.monotonic() + 30
-            sent = False
+            if size is not None:
+                resize = {"type": "resize", "rows": size[0], "cols": size[1]}
+                await ws.send_str(orjson.dumps(resize).decode())
+            deadline = time.monotonic() + SLOW
             while time.monotonic() < deadline:
                 try:
                     message = await ws.receive(timeout=1)
                 except TimeoutError:
                     continue
                 if message.type == aiohttp.WSMsgType.BINARY:
-                    shown += message.data
-                    if not sent and b"> " in shown:
-                        for text in typed:
-                            await ws.send_str(
-                                orjson.dumps({"type": "input", "data": text}).decode()
-                            )
-                        sent = True
-                elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+                    term.shown += message.data
+                elif message.type == aiohttp.WSMsgType.TEXT:
+                    term.told.append(orjson.loads(message.data))
+                    if told is not None and await told(term, client):
+                        break
+                else:
                     break
-        return shown.decode("utf-8", "replace")
+                if not term.acted and b"> " in term.shown:
+                    term.acted = True
+                    await act(term, ws, client)
+        return term
 
     return asyncio.run(main())
+
+
+async def type_in(ws: Any, *texts: str) -> None:
+    for text in texts:
+        await ws.send_str(orjson.dumps({"type": "input", "data": text}).decode())
+
+
+def terminal_session(server: Any, task_id: str, host: str, typed: list[str]) -> str:
+    """Types ``typed`` once the agent's prompt shows, then reads until the task ends; what it
+    showed."""
+
+    async def act(_term: Terminal, ws: Any, _client: Any) -> None:
+        await type_in(ws, *typed)
+
+    return remote_terminal(server, task_id, host, act, size=(30, 100)).text
+
+
+def terminal_until_end(
+    server: Any, task_id: str, host: str, *, stop: bool = False, then: Any = None
+) -> tuple[str, list[dict[str, Any]]]:
+    """Once the agent's prompt shows, stops the task through the API (``stop``) or calls
+    ``then()``; reads until the socket closes. What it showed, and the text frames sent."""
+
+    async def act(_term: Terminal, _ws: Any, client: Any) -> None:
+        if stop:
+            stopped = f"{server.origin}/api/tasks/{task_id}/stop?host={host}"
+            async with client.post(stopped, json={}) as reply:
+                assert reply.status == 200, await reply.text()
+                assert (await reply.json())["task"]["status"] == "exited"
+        if then is not None:
+            await asyncio.get_running_loop().run_in_executor(None, then)
+
+    term = remote_terminal(server, task_id, host, act)
+    return term.text, term.told
+
+
+def terminal_approving(
+    server: Any, task_id: str, host: str, typed: str
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Types ``typed`` once the agent's prompt shows; once told the task waits for approval,
+    approves it through the API. The text frames it was told, and the approve route's answer."""
+
+    async def act(_term: Terminal, ws: Any, _client: Any) -> None:
+        await type_in(ws, f"{typed}\r")
+
+    async def told(term: Terminal, client: Any) -> bool:
+        last = term.told[-1]
+        if last["type"] != "task" or not last["task"]["waiting"]:
+            return False
+        approve = f"{server.origin}/api/tasks/{task_id}/approve?host={host}"
+        async with client.post(approve, json={}) as reply:
+            assert reply.status == 200, await reply.text()
+            term.result = await reply.json()
+        return True
+
+    term = remote_terminal(server, task_id, host, act, told=told)
+    if term.result is None:
+        raise AssertionError(f"never told of the prompt: {term.told}, {term.shown[-500:]!r}")
+    return term.told, term.result
 
 
 class Stream:
