@@ -176,13 +176,20 @@ class _Handlers:
         except RemoteError as exc:
             raise remote_refusal(exc) from None
 
-    def _task_there(self, request: web.Request, doc: dict[str, Any], host: str) -> dict[str, Any]:
+    def _task_there(
+        self,
+        request: web.Request,
+        doc: dict[str, Any],
+        host: str,
+        sessions: dict[SessionKey, SessionSnapshot] | None = None,
+    ) -> dict[str, Any]:
         """A task the far side started, as this server shows it: its host, and its session
-        as the engine sees it there (null until bound)."""
+        as the engine sees it there (null until bound; ``sessions``: the engine's, when a
+        list of tasks has them already)."""
         session = None
         if isinstance(doc.get("session_id"), str) and isinstance(doc.get("agent"), str):
             key = SessionKey(Agent(doc["agent"]), doc["session_id"], host)
-            snap = self._sessions(request).get(key)
+            snap = (self._sessions(request) if sessions is None else sessions).get(key)
             session = None if snap is None else session_json(snap, None)
         return {**doc, "host": host, "session": session}
 
@@ -195,7 +202,9 @@ class _Handlers:
             found = reply.get("tasks") if isinstance(reply, dict) else None
             if not isinstance(found, list):
                 raise Refused(502, "host_failed", f"{host} answered no task list")
-            there = [self._task_there(request, doc, host) for doc in found if isinstance(doc, dict)]
+            sessions = self._sessions(request)  # once for the list, not once a task
+            docs = [doc for doc in found if isinstance(doc, dict)]
+            there = [self._task_there(request, doc, host, sessions) for doc in docs]
             return json_reply({"tasks": there})
         tasks = self._tasks(request)
         sessions = self._sessions(request)
