@@ -427,13 +427,9 @@ class FarSide:
 
     def _type(self, args: dict[str, Any]) -> dict[str, Any]:
         """Text typed into a task of this machine (a paste, then Enter): a hand-off to it."""
-        from ..launch.manager import NotRunning  # noqa: PLC0415 - launching only
-
         tasks = self._tasks()
-        try:
+        with _task_refusals():
             info = tasks.send_text(str(args["task_id"]), str(args["text"]))
-        except (NotRunning, ProcessLookupError) as exc:
-            raise CallError(str(exc), "not_running") from None
         doc: dict[str, Any] = info.to_json()
         return doc
 
@@ -452,28 +448,18 @@ class FarSide:
         """A task of this machine stopped by its own manager, as ``POST /api/tasks/ID/stop``
         stops it here (the agent's exit keys unless ``graceful`` is false, then signals);
         answered once it is gone."""
-        from ..launch.manager import NotRunning  # noqa: PLC0415 - launching only
-
         tasks = self._tasks()
-        try:
+        with _task_refusals():
             info = tasks.stop(str(args.get("task_id")), graceful=args.get("graceful") is not False)
-        except (NotRunning, ProcessLookupError) as exc:
-            raise CallError(str(exc), "not_running") from None
         doc: dict[str, Any] = info.to_json()
         return doc
 
     def _answer_task(self, args: dict[str, Any], *, approve: bool) -> dict[str, Any]:
         """The approval prompt on a task's own screen answered by its own manager, as ``POST
         /api/tasks/ID/approve`` (or ``/deny``) answers it here; none waiting: ``not_waiting``."""
-        from ..launch.manager import NotRunning, NotWaiting  # noqa: PLC0415 - launching only
-
         tasks, task_id = self._tasks(), str(args.get("task_id"))
-        try:
+        with _task_refusals():
             answer = tasks.approve(task_id) if approve else tasks.deny(task_id)
-        except NotWaiting as exc:
-            raise CallError(str(exc), "not_waiting") from None
-        except (NotRunning, ProcessLookupError) as exc:
-            raise CallError(str(exc), "not_running") from None
         return {"answer": answer.to_json(), "task": tasks.get(task_id).to_json()}
 
     def _decide(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -489,6 +475,20 @@ class FarSide:
             )
         )
         return {"request_id": request.request_id}
+
+
+@contextlib.contextmanager
+def _task_refusals() -> Iterator[None]:
+    """The task manager's refusals as the near side is told them (its own routes' codes): no
+    prompt waiting, a task not running (or its process gone)."""
+    from ..launch.manager import NotRunning, NotWaiting  # noqa: PLC0415 - launching only
+
+    try:
+        yield
+    except NotWaiting as exc:
+        raise CallError(str(exc), "not_waiting") from None
+    except (NotRunning, ProcessLookupError) as exc:
+        raise CallError(str(exc), "not_running") from None
 
 
 def _kind(exc: Exception) -> str:
