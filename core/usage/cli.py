@@ -61,11 +61,10 @@ def filters_or_say(args: argparse.Namespace, err: TextIO) -> report_mod.Filters 
     """The report's filters from the options; None, having said why, for a ``--since`` that
     is no date."""
     try:
-        since = None if args.since is None else report_mod.parse_day(args.since)
+        return report_mod.filters(args.since, args.project, args.agent)
     except ValueError as exc:
         print(f"agentbar usage: {exc}", file=err)
         return None
-    return report_mod.Filters(since=since, project=args.project, agent=args.agent)
 
 
 def show(doc: dict[str, Any], *, as_json: bool, out: TextIO) -> int:

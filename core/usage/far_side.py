@@ -28,12 +28,7 @@ class StillReading(AgentbarError):
 def answer(app: Agentbar, args: dict[str, Any]) -> dict[str, Any]:
     """The report for ``args`` (``since``, ``project``, ``agent``; a ``since`` that is no date:
     ``ValueError``, a refusal)."""
-    since, project, agent = args.get("since"), args.get("project"), args.get("agent")
-    filters = report_mod.Filters(
-        since=None if since is None else report_mod.parse_day(str(since)),
-        project=None if project is None else str(project),
-        agent=None if agent is None else str(agent),
-    )
+    filters = report_mod.filters(args.get("since"), args.get("project"), args.get("agent"))
     if not app.engine.ready.wait(READ_SECONDS):
         raise StillReading(f"still reading its history after {READ_SECONDS:.0f} s: ask again")
     return report_mod.document(app.engine.sessions(), filters)

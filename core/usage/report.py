@@ -25,6 +25,16 @@ class Filters:
     agent: str | None = None
 
 
+def filters(since: object = None, project: object = None, agent: object = None) -> Filters:
+    """The report's filters from its options as given (the command's, or a channel call's:
+    each as text when given); a ``since`` that is no date raises ``ValueError``."""
+    return Filters(
+        since=None if since is None else parse_day(str(since)),
+        project=None if project is None else str(project),
+        agent=None if agent is None else str(agent),
+    )
+
+
 def parse_day(text: str) -> str:
     """``text`` (YYYY-MM-DD or YYYYMMDD) as YYYY-MM-DD; raises ``ValueError`` when no date."""
     for shape in ("%Y-%m-%d", "%Y%m%d"):
