@@ -27,18 +27,15 @@ MAX_NAME_CHARS = 40
 MAX_HEARD = 16  # agents whose sources spoke: a few; more is not a matching agentbar
 
 
+# A window's fields the near side gives it itself: its host (the far side's name there) and
+# whether that host is connected.
+NOT_SENT = ("host", "stale")
+
+
 def limits_to_wire(windows: tuple[LimitWindow, ...]) -> list[dict[str, Any]]:
+    """Each window's fields as observed (unrounded), but those the near side gives it."""
     return [
-        {
-            "agent": w.agent,
-            "window": w.window,
-            "used_percent": w.used_percent,
-            "resets_at": w.resets_at,
-            "plan": w.plan,
-            "observed_at": w.observed_at,
-            "source": w.source,
-            "reset": w.reset,
-        }
+        {name: value for name, value in dataclasses.asdict(w).items() if name not in NOT_SENT}
         for w in windows
     ]
 
