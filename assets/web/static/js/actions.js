@@ -17,7 +17,6 @@ function remoteHost(session) {
   return session.host && session.host !== 'local' ? session.host : null;
 }
 
-
 async function runningTasks() {
   try {
     const body = await getJSON('/api/tasks');
