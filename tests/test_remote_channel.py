@@ -37,6 +37,7 @@ from test_cli import write_claude, write_codex
 from test_hook_route import finish, permission_request, start_hook
 
 from agentbar.core.app import Agentbar
+from agentbar.core.config import Settings
 from agentbar.core.decisions import Decision, DecisionBook, StaleRequest, Verdict
 from agentbar.core.model import State, StateChange
 from agentbar.core.remote.hosts import HostState
@@ -406,6 +407,20 @@ def test_a_far_session_is_resumed_forked_and_handed_off_there(far: FarHome, tmp_
         app.close()
 
 
+@contextlib.contextmanager
+def box_served(settings: Settings, **opened: Any) -> Iterator[tuple[Agentbar, Any]]:
+    """The app over ``settings`` (``opened``: ``Agentbar.open``'s options) and its server,
+    started, with its host ``box`` connected; closed after."""
+    app = Agentbar.open(settings, **opened)
+    try:
+        with app.serving() as server:
+            app.start()
+            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
+            yield app, server
+    finally:
+        app.close()
+
+
 def test_a_task_there_is_shown_and_stopped_from_here_and_its_terminal_says_when_the_host_goes(
     far: FarHome, tmp_path: Path
 ) -> None:
@@ -413,61 +428,55 @@ def test_a_task_there_is_shown_and_stopped_from_here_and_its_terminal_says_when_
     .../stop?host=``) by that host's own task manager, as a local one is here: its attached
     terminal ends with the task as it ended; the far side's refusals keep their status; a
     terminal attached when the host drops is told so, and a stop is then refused at once."""
-    app = Agentbar.open(near_settings(tmp_path / "near", far), tasks=False)
-    try:
-        with app.serving() as server:
-            app.start()
-            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
-            project = far.root / "project"
-            project.mkdir()
-            body = {"agent": "claude", "project": str(project), "prompt": "hi", "host": "box"}
-            task_id = post(server, "/api/tasks", body, status=201)["task"]["task_id"]
-            shown = get(server, f"/api/tasks/{task_id}?host=box")["task"]
-            assert (shown["task_id"], shown["host"], shown["status"]) == (task_id, "box", "running")
-            assert get(server, f"/api/tasks/{task_id}", status=503)["error"]["code"] == "no_tasks"
-            # Its host's list (its own manager's there), each task naming the host.
-            listed = get(server, "/api/tasks?host=box")["tasks"]
-            assert [(t["task_id"], t["host"], t["status"]) for t in listed] == [
-                (task_id, "box", "running")
-            ]
-            assert listed[0]["project"] == str(project) and listed[0]["prompt"] == "hi"
-            assert get(server, "/api/tasks", status=503)["error"]["code"] == "no_tasks"  # here
-            assert get(server, "/api/tasks?host=elsewhere", status=404)["error"]["code"] == (
-                "not_found"
-            )
-            # Stopped from here while its terminal is attached: the terminal is told how it ended.
-            seen, told = terminal_until_end(server, task_id, "box", stop=True)
-            assert "Fake Claude Code" in seen, seen[-500:]
-            assert told and told[-1]["type"] == "task", told
-            assert (told[-1]["task"]["status"], told[-1]["task"]["host"]) == ("exited", "box")
-            again = post(server, f"/api/tasks/{task_id}/stop?host=box", {}, status=200)["task"]
-            assert (again["status"], again["host"]) == ("exited", "box")  # as a local one: done
-            missing = post(server, "/api/tasks/abcdef12/stop?host=box", {}, status=404)
-            assert missing["error"]["code"] == "not_found"
-            assert post(server, f"/api/tasks/{task_id}/stop?host=elsewhere", {}, status=404)
-            with pytest.raises(RemoteError) as not_there:
-                app.hub.links["box"].call("stop", {"task_id": "abcdef12"})  # type: ignore[union-attr]
-            assert not_there.value.kind == "not_found"
+    with box_served(near_settings(tmp_path / "near", far), tasks=False) as (app, server):
+        project = far.root / "project"
+        project.mkdir()
+        body = {"agent": "claude", "project": str(project), "prompt": "hi", "host": "box"}
+        task_id = post(server, "/api/tasks", body, status=201)["task"]["task_id"]
+        shown = get(server, f"/api/tasks/{task_id}?host=box")["task"]
+        assert (shown["task_id"], shown["host"], shown["status"]) == (task_id, "box", "running")
+        assert get(server, f"/api/tasks/{task_id}", status=503)["error"]["code"] == "no_tasks"
+        # Its host's list (its own manager's there), each task naming the host.
+        listed = get(server, "/api/tasks?host=box")["tasks"]
+        assert [(t["task_id"], t["host"], t["status"]) for t in listed] == [
+            (task_id, "box", "running")
+        ]
+        assert listed[0]["project"] == str(project) and listed[0]["prompt"] == "hi"
+        assert get(server, "/api/tasks", status=503)["error"]["code"] == "no_tasks"  # here
+        assert get(server, "/api/tasks?host=elsewhere", status=404)["error"]["code"] == (
+            "not_found"
+        )
+        # Stopped from here while its terminal is attached: the terminal is told how it ended.
+        seen, told = terminal_until_end(server, task_id, "box", stop=True)
+        assert "Fake Claude Code" in seen, seen[-500:]
+        assert told and told[-1]["type"] == "task", told
+        assert (told[-1]["task"]["status"], told[-1]["task"]["host"]) == ("exited", "box")
+        again = post(server, f"/api/tasks/{task_id}/stop?host=box", {}, status=200)["task"]
+        assert (again["status"], again["host"]) == ("exited", "box")  # as a local one: done
+        missing = post(server, "/api/tasks/abcdef12/stop?host=box", {}, status=404)
+        assert missing["error"]["code"] == "not_found"
+        assert post(server, f"/api/tasks/{task_id}/stop?host=elsewhere", {}, status=404)
+        with pytest.raises(RemoteError) as not_there:
+            app.hub.links["box"].call("stop", {"task_id": "abcdef12"})  # type: ignore[union-attr]
+        assert not_there.value.kind == "not_found"
 
-            # The host drops while a terminal is attached: the terminal says so, then closes.
-            second = post(server, "/api/tasks", body, status=201)["task"]["task_id"]
+        # The host drops while a terminal is attached: the terminal says so, then closes.
+        second = post(server, "/api/tasks", body, status=201)["task"]["task_id"]
 
-            def kill_far() -> None:
-                for proc in far_pids(far):
-                    proc.send_signal(signal.SIGKILL)
+        def kill_far() -> None:
+            for proc in far_pids(far):
+                proc.send_signal(signal.SIGKILL)
 
-            _seen, told = terminal_until_end(server, second, "box", then=kill_far)
-            assert told and told[-1]["type"] == "unreachable", told
-            assert told[-1]["host"] == "box" and "box" in told[-1]["message"]
-            wait_for(lambda: app.hosts()[0].state is not HostState.CONNECTED, 20, "the drop")
-            down = post(server, f"/api/tasks/{second}/stop?host=box", {}, status=503)
-            assert down["error"]["code"] == "host_unreachable"
-            down = get(server, f"/api/tasks/{second}?host=box", status=503)
-            assert down["error"]["code"] == "host_unreachable"
-            down = get(server, "/api/tasks?host=box", status=503)
-            assert down["error"]["code"] == "host_unreachable"
-    finally:
-        app.close()
+        _seen, told = terminal_until_end(server, second, "box", then=kill_far)
+        assert told and told[-1]["type"] == "unreachable", told
+        assert told[-1]["host"] == "box" and "box" in told[-1]["message"]
+        wait_for(lambda: app.hosts()[0].state is not HostState.CONNECTED, 20, "the drop")
+        down = post(server, f"/api/tasks/{second}/stop?host=box", {}, status=503)
+        assert down["error"]["code"] == "host_unreachable"
+        down = get(server, f"/api/tasks/{second}?host=box", status=503)
+        assert down["error"]["code"] == "host_unreachable"
+        down = get(server, "/api/tasks?host=box", status=503)
+        assert down["error"]["code"] == "host_unreachable"
 
 
 def test_a_task_there_waiting_for_approval_is_approved_from_here_by_its_own_manager(
@@ -477,39 +486,28 @@ def test_a_task_there_waiting_for_approval_is_approved_from_here_by_its_own_mana
     (a ``task`` message with ``waiting``, as the local page hears of it), ``POST
     .../approve?host=`` has its own manager there type the answer (the command runs there),
     and with no prompt waiting the refusal is the local one (409 ``not_waiting``)."""
-    app = Agentbar.open(near_settings(tmp_path / "near", far), tasks=False)
-    far_agents: list[int] = []
-    try:
-        with app.serving() as server:
-            app.start()
-            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
-            project = far.root / "project"
-            project.mkdir()
-            body = {"agent": "claude", "project": str(project), "host": "box"}
-            task = post(server, "/api/tasks", body, status=201)["task"]
-            far_agents.append(task["pid"])
-            task_id = task["task_id"]
-            refused_first = post(server, f"/api/tasks/{task_id}/approve?host=box", {}, 409)
-            assert refused_first["error"]["code"] == "not_waiting", refused_first
-            told, answered = terminal_approving(server, task_id, "box", "run: touch there.txt")
-            waiting = [m for m in told if m["type"] == "task" and m["task"]["waiting"]]
-            assert waiting, told
-            assert waiting[0]["task"]["host"] == "box"
-            assert waiting[0]["task"]["waiting"]["for"] == "approval"
-            assert answered["answer"]["answer"] == "approve", answered
-            assert answered["answer"]["cleared"] is True, answered
-            assert (answered["task"]["task_id"], answered["task"]["host"]) == (task_id, "box")
-            wait_for((project / "there.txt").exists, SLOW, "the approved command, there")
-            again = post(server, f"/api/tasks/{task_id}/deny?host=box", {}, 409)
-            assert again["error"]["code"] == "not_waiting", again
-            missing = post(server, "/api/tasks/abcdef12/approve?host=box", {}, 404)
-            assert missing["error"]["code"] == "not_found"
-            assert post(server, f"/api/tasks/{task_id}/approve?host=elsewhere", {}, 404)
-    finally:
-        app.close()
-        for pid in far_agents:  # a far task outlives its channel: ended here
-            with contextlib.suppress(psutil.Error):
-                psutil.Process(pid).terminate()
+    with box_served(near_settings(tmp_path / "near", far), tasks=False) as (_app, server):
+        project = far.root / "project"
+        project.mkdir()
+        body = {"agent": "claude", "project": str(project), "host": "box"}
+        task = post(server, "/api/tasks", body, status=201)["task"]
+        task_id = task["task_id"]
+        refused_first = post(server, f"/api/tasks/{task_id}/approve?host=box", {}, 409)
+        assert refused_first["error"]["code"] == "not_waiting", refused_first
+        told, answered = terminal_approving(server, task_id, "box", "run: touch there.txt")
+        waiting = [m for m in told if m["type"] == "task" and m["task"]["waiting"]]
+        assert waiting, told
+        assert waiting[0]["task"]["host"] == "box"
+        assert waiting[0]["task"]["waiting"]["for"] == "approval"
+        assert answered["answer"]["answer"] == "approve", answered
+        assert answered["answer"]["cleared"] is True, answered
+        assert (answered["task"]["task_id"], answered["task"]["host"]) == (task_id, "box")
+        wait_for((project / "there.txt").exists, SLOW, "the approved command, there")
+        again = post(server, f"/api/tasks/{task_id}/deny?host=box", {}, 409)
+        assert again["error"]["code"] == "not_waiting", again
+        missing = post(server, "/api/tasks/abcdef12/approve?host=box", {}, 404)
+        assert missing["error"]["code"] == "not_found"
+        assert post(server, f"/api/tasks/{task_id}/approve?host=elsewhere", {}, 404)
 
 
 # An agentbar that launches no agents (no task manager), as a channel's far side.
@@ -539,27 +537,21 @@ def test_a_far_agentbar_without_the_stop_call_is_told_to_match_versions(
     settings = settings_with_far_module(
         far, tmp_path, "older_far", older_far("stop", "task", "tasks", "approve", "deny")
     )
-    app = Agentbar.open(settings, tasks=False)
-    try:
-        with app.serving() as server:
-            app.start()
-            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
-            project = far.root / "project"
-            project.mkdir()
-            body = {"agent": "claude", "project": str(project), "host": "box"}
-            task_id = post(server, "/api/tasks", body, status=201)["task"]["task_id"]
-            older = post(server, f"/api/tasks/{task_id}/stop?host=box", {}, status=501)
-            assert older["error"]["code"] == "not_supported"
-            assert "install the same version on both" in older["error"]["message"]
-            assert get(server, f"/api/tasks/{task_id}?host=box", status=501)
-            assert post(server, f"/api/tasks/{task_id}/approve?host=box", {}, status=501)
-            listed = get(server, "/api/tasks?host=box", status=501)["error"]
-            assert listed["code"] == "not_supported", listed
-            assert "install the same version on both" in listed["message"]
-            seen = terminal_session(server, task_id, "box", ["/exit\r"])  # it ran on
-            assert "Fake Claude Code" in seen, seen[-500:]
-    finally:
-        app.close()
+    with box_served(settings, tasks=False) as (_app, server):
+        project = far.root / "project"
+        project.mkdir()
+        body = {"agent": "claude", "project": str(project), "host": "box"}
+        task_id = post(server, "/api/tasks", body, status=201)["task"]["task_id"]
+        older = post(server, f"/api/tasks/{task_id}/stop?host=box", {}, status=501)
+        assert older["error"]["code"] == "not_supported"
+        assert "install the same version on both" in older["error"]["message"]
+        assert get(server, f"/api/tasks/{task_id}?host=box", status=501)
+        assert post(server, f"/api/tasks/{task_id}/approve?host=box", {}, status=501)
+        listed = get(server, "/api/tasks?host=box", status=501)["error"]
+        assert listed["code"] == "not_supported", listed
+        assert "install the same version on both" in listed["message"]
+        seen = terminal_session(server, task_id, "box", ["/exit\r"])  # it ran on
+        assert "Fake Claude Code" in seen, seen[-500:]
 
 
 def test_a_far_agentbar_without_a_task_manager_refuses_its_task_list(
@@ -567,20 +559,15 @@ def test_a_far_agentbar_without_a_task_manager_refuses_its_task_list(
 ) -> None:
     """A host whose agentbar launches no agents: its task list is refused there as its other
     task calls are (503 ``no_tasks``), not an empty list nor a 501."""
-    app = Agentbar.open(settings_with_far_module(far, tmp_path, "taskless_far", TASKLESS_FAR))
-    try:
-        with app.serving() as server:
-            app.start()
-            wait_for(lambda: app.hosts()[0].state is HostState.CONNECTED, SLOW, "the host")
-            assert get(server, "/api/tasks")["tasks"] == []  # this machine's own: it launches
-            refused_there = get(server, "/api/tasks?host=box", status=503)["error"]
-            assert refused_there["code"] == "no_tasks", refused_there
-            assert "launches no agents" in refused_there["message"]
-            assert get(server, "/api/tasks/abcdef12?host=box", status=503)  # as its task call
-            refused_answer = post(server, "/api/tasks/abcdef12/deny?host=box", {}, 503)["error"]
-            assert refused_answer["code"] == "no_tasks", refused_answer
-    finally:
-        app.close()
+    settings = settings_with_far_module(far, tmp_path, "taskless_far", TASKLESS_FAR)
+    with box_served(settings) as (_app, server):
+        assert get(server, "/api/tasks")["tasks"] == []  # this machine's own: it launches
+        refused_there = get(server, "/api/tasks?host=box", status=503)["error"]
+        assert refused_there["code"] == "no_tasks", refused_there
+        assert "launches no agents" in refused_there["message"]
+        assert get(server, "/api/tasks/abcdef12?host=box", status=503)  # as its task call
+        refused_answer = post(server, "/api/tasks/abcdef12/deny?host=box", {}, 503)["error"]
+        assert refused_answer["code"] == "no_tasks", refused_answer
 
 
 def get(server: Any, path: str, status: int = 200) -> Any:
