@@ -1,6 +1,7 @@
 """The progress bar a cold ``agentbar status`` draws on a terminal's stderr while it reads the
-history: one line, redrawn in place, cleared at the end (its own thread, "agentbar-progress";
-the line itself is pure).
+history (and ``agentbar usage --host`` while the host's agentbar reads its own): one line,
+redrawn in place, cleared at the end (its own thread, "agentbar-progress"; the line itself is
+pure).
 
 Only on a terminal: piped or redirected, stderr gets nothing and stdout is never touched. A
 warm start (the index is there, the reading takes a moment) draws nothing: the bar waits
@@ -25,20 +26,22 @@ GRACE_SECONDS = 0.25
 REDRAW_SECONDS = 0.2
 BAR_CELLS = 20
 CLEAR = "\r\x1b[K"  # back to the line's start, erase to its end
+PREFIX = "agentbar: "  # this machine's own reading
 
 
-def bar_line(progress: IndexProgress, seconds: float) -> str | None:
+def bar_line(progress: IndexProgress, seconds: float, prefix: str = PREFIX) -> str | None:
     """``agentbar: reading history [########------------] 42 %  1.3 of 3.1 GB  95 MB/s``, or
-    None once the reading is done. ``seconds``: how long it has been reading (for the speed)."""
+    None once the reading is done. ``seconds``: how long it has been reading (for the speed);
+    ``prefix``: whose reading it is (``agentbar: box: `` for a remote host's)."""
     words = reading_line(progress)
     if words is None:
         return None
     if not progress.live_ready or progress.bytes_total <= 0:
-        return f"agentbar: {words[0].lower()}{words[1:]} {int(seconds)} s"
+        return f"{prefix}{words[0].lower()}{words[1:]} {int(seconds)} s"
     filled = round(progress.fraction * BAR_CELLS)
     bar = "#" * filled + "-" * (BAR_CELLS - filled)
     line = (
-        f"agentbar: reading history [{bar}] {percent(progress):>2} %  "
+        f"{prefix}reading history [{bar}] {percent(progress):>2} %  "
         f"{sizes(progress.bytes_done, progress.bytes_total)}"
     )
     if seconds > 0 and progress.bytes_done > 0:
@@ -58,7 +61,8 @@ def wanted(err: TextIO) -> bool:
 class ProgressBar:
     """``with ProgressBar(app.progress, sys.stderr):`` around the reading. It reads
     ``progress()`` (the latest published value, any thread) every ``REDRAW_SECONDS``, so it
-    moves even when the engine runs on the same thread as the caller."""
+    moves even when the engine runs on the same thread as the caller. ``prefix`` as
+    ``bar_line``'s."""
 
     def __init__(
         self,
@@ -67,8 +71,10 @@ class ProgressBar:
         *,
         grace: float = GRACE_SECONDS,
         columns: Callable[[], int] = lambda: shutil.get_terminal_size((80, 24)).columns,
+        prefix: str = PREFIX,
     ) -> None:
         self._progress = progress
+        self._prefix = prefix
         self._err = err
         self._grace = grace
         self._columns = columns
@@ -100,7 +106,7 @@ class ProgressBar:
         if self._stop.wait(self._grace):
             return
         while True:
-            line = bar_line(self._progress(), time.monotonic() - self._started)
+            line = bar_line(self._progress(), time.monotonic() - self._started, self._prefix)
             if line is not None:
                 line = line[: max(self._columns() - 1, 10)]  # the last column wraps on some
                 if line != self._drawn and self._write(CLEAR + line):

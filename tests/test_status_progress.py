@@ -1,8 +1,8 @@
 """The progress of the first reading in ``agentbar status``: a bar on a terminal's stderr while a
 cold status reads a large history (a real PTY), nothing when stderr is piped, stdout the same
 either way; ``status --json`` carries the ``progress`` object; ``agentbar watch`` draws it too
-until it says it watches. The bar's line and its drawing
-are checked on their own with set values."""
+until it says it watches; ``agentbar usage --host`` draws the host's own reading. The bar's line
+and its drawing are checked on their own with set values."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import pytest
 from big_history import SESSIONS
 from cli_runner import agentbar
 from ptyprocess import PtyProcess
+from remote_far import FarHome, near_settings
 
 from agentbar.core.engine_messages import STARTING, IndexProgress
 from agentbar.core.progress_bar import CLEAR, ProgressBar, bar_line
@@ -63,6 +64,9 @@ def test_the_bar_line_has_the_bar_percent_sizes_and_speed() -> None:
         "agentbar: reading history [#####---------------] 25 %  1.0 of 4.0 GB  128 MB/s"
     )
     assert bar_line(STARTING, seconds=2.4) == "agentbar: reading live sessions… 2 s"
+    assert bar_line(reading(GB, 4 * GB), 8.0, "agentbar: box: ") == (
+        "agentbar: box: reading history [#####---------------] 25 %  1.0 of 4.0 GB  128 MB/s"
+    )
     assert bar_line(IndexProgress(live_ready=True, done=True), seconds=9.0) is None
 
 
@@ -161,6 +165,30 @@ def test_watch_draws_the_bar_until_it_watches(big_history: Path, tmp_path: Path)
     before, watching = shown.rsplit(CLEAR, 1)
     assert any(f.startswith("agentbar: reading") for f in before.split(CLEAR))
     assert watching.startswith(f"agentbar: watching {SESSIONS} sessions; changes from now on")
+
+
+@pytest.mark.slow
+def test_usage_host_draws_the_host_s_first_reading_on_a_terminal(
+    big_history: Path, tmp_path: Path
+) -> None:
+    """``agentbar usage --host box`` while the agentbar there reads its history for the first
+    time: on a terminal, the bar says how far the host's reading has come (from the progress
+    frames the far side sends), cleared before the report, which is what a pipe gets."""
+    far = FarHome(tmp_path / "far")
+    far.root.mkdir()
+    far.home.symlink_to(big_history)  # read, never written: the far index is in far.data
+    near = tmp_path / "near"
+    near_settings(near, far)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_"))}
+    env.update(HOME=str(near / "home"), AGENTBAR_DATA_DIR=str(near / "data"),
+               AGENTBAR_CONFIG_DIR=str(near / "config"), TERM="xterm")  # fmt: skip
+    env["COLUMNS"] = str(COLUMNS)  # the pipe's tables as wide as the terminal's
+    shown = on_terminal([sys.executable, "-m", "agentbar.tray", "usage", "--host", "box"], env)
+    frames = shown.split(CLEAR)
+    assert any(f.startswith("agentbar: box: reading history") for f in frames[:-1]), frames[:3]
+    piped = agentbar(env, "usage", "--host", "box", timeout=300)
+    assert (piped.returncode, piped.stderr) == (0, "")
+    assert frames[-1].replace("\r\n", "\n") == piped.stdout
 
 
 def without_ages(table: str) -> str:
