@@ -112,12 +112,14 @@ class Agentbar:
         )
         if code is not None:
             self.env["PYTHONPATH"] = str(code)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agentbar.tray", *args],
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        self.log = data.parent / f"{data.name}.log"  # what it said, for a run that fails
+        with self.log.open("wb") as said:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "agentbar.tray", *args],
+                env=self.env,
+                stdout=said,
+                stderr=subprocess.STDOUT,
+            )
         self.info = wait_until("server.json", self._announced, 120)
         wait_until("the engine", lambda: self.api("/api/health")["ready"], 600)
 
@@ -455,7 +457,11 @@ def idle_run(
     running = Agentbar(desktop, home, data, *args)
     try:
         if icon is not None:
-            wait_until("the icon", icon, 60)
+            try:
+                wait_until("the icon", icon, 60)
+            except TimeoutError:
+                print(running.log.read_text(errors="replace")[-4000:], file=sys.stderr)
+                raise
         time.sleep(settle)
         proc = psutil.Process(running.proc.pid)
 

@@ -9,6 +9,7 @@ Screenshots are kept as artefacts (``$AGENTBAR_TEST_ARTIFACTS`` or the test's tm
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from tray_rig import A, B, Tray, colour_count, tray_on
 
 from agentbar.tray import badge
 from agentbar.tray.notify import NO_BUS
+from agentbar.tray.view import Badge, TrayView
+from agentbar.tray.xembed import XEmbedIcon, latin1
 
 pytestmark = pytest.mark.slow
 
@@ -60,6 +63,37 @@ def test_the_icon_docks_in_an_xembed_tray_its_badge_follows_and_a_click_opens_th
     ) in err.splitlines()
     assert "Traceback" not in err
     assert not (tray.data / "server.json").exists()
+
+
+def test_the_xembed_icon_takes_any_name_its_tooltip_has(desktop: Desktop) -> None:
+    """The tooltip is the icon's name: a cold start's "reading live sessions…", a shortened
+    tooltip's "…", a host or project named in any script. ``WM_NAME`` holds Latin-1 only, so the
+    whole name goes in ``_NET_WM_NAME`` (what xdotool and the trays read first) and a Latin-1
+    spelling in ``WM_NAME``; before, python-xlib raised on the first "…" and the icon died."""
+    said: list[str] = []
+    first = "agentbar: nothing needs you; reading live sessions…"
+    icon = XEmbedIcon(TrayView(Badge(), first, ()), said.append, desktop.display)
+    assert icon.start(), said
+    window = str(icon.win.id)
+
+    def named(name: str) -> bool:
+        return desktop.name_of(window) == name
+
+    try:
+        wait_until("the first name", functools.partial(named, first))
+        for name in (
+            "agentbar: 1 needs you; Codex on 東京-box 5 h 62 % left — the week 93 % left…",
+            "agentbar: nothing needs you",
+        ):
+            icon.show(TrayView(Badge(needs=1), name, ()))
+            wait_until(f"the name {name!r}", functools.partial(named, name))
+        legacy = desktop.run("xprop", "-id", window, "WM_NAME").stdout
+        assert legacy.strip() == 'WM_NAME(STRING) = "agentbar: nothing needs you"'
+        assert icon._thread.is_alive()
+    finally:
+        icon.stop()
+    assert latin1("reading… — “東京” → 5 %") == 'reading... - "??" -> 5 %'
+    assert latin1("Größe · 2× ½") == "Größe · 2× ½"  # Latin-1 already: kept
 
 
 def test_a_notification_click_opens_its_session(tray: Tray) -> None:

@@ -40,6 +40,16 @@ SMALLEST = 12  # badge.render's smallest icon
 WAIT_STEP = 0.5
 
 
+# The characters outside Latin-1 the tray's own words use, spelled in it (others become "?").
+_IN_LATIN1 = str.maketrans({"…": "...", "—": "-", "–": "-", "‘": "'", "’": "'", "“": '"',
+                            "”": '"', "→": "->"})  # fmt: skip
+
+
+def latin1(text: str) -> str:
+    """``text`` as ``WM_NAME`` can hold it."""
+    return text.translate(_IN_LATIN1).encode("latin-1", "replace").decode("latin-1")
+
+
 class NoDisplay(Exception):
     """The X display cannot be opened; the message is one line."""
 
@@ -93,7 +103,8 @@ class XEmbedIcon:
             flags=Xutil.PMinSize | Xutil.PBaseSize, min_width=SIZE, min_height=SIZE,
             base_width=SIZE, base_height=SIZE,
         )  # fmt: skip
-        self.win.set_wm_name(self.view.tooltip)
+        self._net_wm_name, self._utf8 = atom("_NET_WM_NAME"), atom("UTF8_STRING")
+        self._name(self.view.tooltip)
         xembed_info = atom("_XEMBED_INFO")
         self.win.change_property(xembed_info, xembed_info, 32, [0, 1])  # version 0, mapped
         self.gc = self.win.create_gc()
@@ -157,9 +168,16 @@ class XEmbedIcon:
         if latest is None:
             return
         if latest.tooltip != self.view.tooltip:
-            self.win.set_wm_name(latest.tooltip)
+            self._name(latest.tooltip)
         self.view = latest
         self._draw()
+
+    def _name(self, text: str) -> None:
+        """The icon's name (what a tray shows as its tooltip): whole in ``_NET_WM_NAME``
+        (UTF-8), which trays and tools read first; in Latin-1 words in ``WM_NAME``, a STRING
+        that holds nothing else (python-xlib raises on "…" and the like)."""
+        self.win.change_property(self._net_wm_name, self._utf8, 8, text.encode("utf-8"))
+        self.win.set_wm_name(latin1(text))
 
     def _dock(self) -> bool:
         from Xlib.protocol import event  # noqa: PLC0415
