@@ -14,11 +14,15 @@ from polling import wait_for
 from tray_values import LAUNCHABLE, NAMES
 
 from agentbar.core.clock import SystemClock
+from agentbar.core.errors import Fault
 from agentbar.core.launch.manager import NotWaiting
 from agentbar.core.launch.prompts import Prompt
 from agentbar.core.launch.request import LaunchRequest
 from agentbar.core.launch.task import Status, TaskInfo
 from agentbar.core.model import Agent, SessionKey, State, WaitingFor
+from agentbar.core.remote.host_tasks import STOP_SECONDS, HostTask, tasks_from_wire, tasks_to_wire
+from agentbar.core.remote.link import CALL_SECONDS, RemoteError
+from agentbar.core.remote.wire import WireError
 from agentbar.tray import actions
 from agentbar.tray.actions import Action
 from agentbar.tray.launched import APPROVE, DENY, LAUNCH, STOP, TERMINAL, LaunchedAgents
@@ -79,7 +83,32 @@ class FakeTasks:
         return self.listed[0]
 
 
-def launched(tasks: FakeTasks, pinned: tuple[str, ...] = (), opened: list[str] | None = None):
+@dataclass
+class FakeHosts:
+    """The remote hosts' tasks as last told, and the calls made to them (``refusal``: what
+    every call raises)."""
+
+    told: tuple[HostTask, ...] = ()
+    refusal: RemoteError | None = None
+    calls: list[tuple[str, str, dict[str, str], float]] = field(default_factory=list)
+
+    def tasks(self) -> tuple[HostTask, ...]:
+        return self.told
+
+    def call(self, host: str, op: str, args: dict[str, str], timeout: float) -> object:
+        self.calls.append((host, op, args, timeout))
+        if self.refusal is not None:
+            raise self.refusal
+        return {}
+
+
+def host_task(task_id: str, host: str, project: str, waiting: str | None = None) -> HostTask:
+    return HostTask(host=host, task_id=task_id, agent=Agent("claude"), project=project,
+                    status="running", session_id=None, waiting=waiting)  # fmt: skip
+
+
+def launched(tasks: FakeTasks, pinned: tuple[str, ...] = (), opened: list[str] | None = None,
+             hosts: FakeHosts | None = None, told: list[Fault] | None = None):  # fmt: skip
     return LaunchedAgents(
         tasks,
         lambda: [],
@@ -88,6 +117,8 @@ def launched(tasks: FakeTasks, pinned: tuple[str, ...] = (), opened: list[str] |
         in_background=lambda work: work(),
         names=NAMES,
         launchable=LAUNCHABLE,
+        hosts=hosts,
+        tell=told.append if told is not None else None,
     )
 
 
@@ -170,6 +201,82 @@ def test_the_handlers_launch_answer_stop_and_open_and_refuse_nonsense(tmp_path: 
         ("stop", "a1"),
     ]
     assert opened == ["/terminal/feed", "/terminal/a1"]  # a launch opens its terminal
+
+
+def test_each_hosts_tasks_follow_this_machines_named_by_their_host_with_the_same_choices(
+    tmp_path: Path,
+) -> None:
+    hosts = FakeHosts((host_task("c3", "devbox", "/srv/api", waiting="Do you want to proceed?"),
+                       host_task("d4", "gpu", "/srv/train")))  # fmt: skip
+    entries = launched(FakeTasks([info("a1", str(tmp_path))]), hosts=hosts).entries()
+    assert labels(entries)[:4] == [
+        "Launched agents (3)",
+        f"Claude Code · {tmp_path.name} — running",
+        "Claude Code · api @ devbox — waits for your approval",
+        "Claude Code · train @ gpu — running",
+    ]
+    assert [(e.label, e.action) for e in entries[2].submenu if not e.separator] == [
+        ("Approve", Action(APPROVE, "c3@devbox")),
+        ("Deny", Action(DENY, "c3@devbox")),
+        ("Open terminal", Action(TERMINAL, "c3@devbox")),
+        ("Stop", Action(STOP, "c3@devbox")),
+    ]
+    assert labels(entries[3].submenu) == ["Open terminal", "Stop"]
+    assert hosts.calls == []  # the menu is built from what the hosts told: no call
+    # Only a host's tasks (this machine runs none), and never more than the menu holds.
+    many = FakeHosts(tuple(host_task(f"{n:02x}", "devbox", "/srv/api") for n in range(12)))
+    entries = launched(FakeTasks(), hosts=many).entries()
+    assert labels(entries)[0] == "Launched agents (12)"
+    assert len([e for e in entries if e.label.startswith("Claude Code · api @ devbox")]) == 8
+
+
+def test_a_hosts_task_is_answered_there_and_a_refusal_is_a_notice(tmp_path: Path) -> None:
+    hosts, opened, told = FakeHosts(), [], []
+    tasks = FakeTasks([info("a1", str(tmp_path))])
+    router = actions.ActionRouter()
+    launched(tasks, opened=opened, hosts=hosts, told=told).register(router)
+    for kind in (APPROVE, DENY, STOP, TERMINAL):
+        assert router.run(Action(kind, "c3@devbox"))
+    assert hosts.calls == [
+        ("devbox", "approve", {"task_id": "c3"}, CALL_SECONDS),
+        ("devbox", "deny", {"task_id": "c3"}, CALL_SECONDS),
+        ("devbox", "stop", {"task_id": "c3"}, STOP_SECONDS),
+    ]
+    assert opened == ["/terminal/c3?host=devbox"]  # as the board's task panel opens it
+    assert tasks.calls == [] and told == []  # this machine's tasks are not touched
+
+    hosts.refusal = RemoteError("devbox is unreachable", "unreachable")
+    assert router.run(Action(STOP, "c3@devbox"))
+    assert (told[-1].title, told[-1].message) == (
+        "Stop did nothing on devbox", "Stop did nothing: devbox is unreachable.")  # fmt: skip
+    hosts.refusal = RemoteError("unknown call 'approve'", "not_found")  # an older agentbar there
+    assert router.run(Action(APPROVE, "c3@devbox"))
+    assert told[-1].title == "Approve did nothing on devbox"
+    assert "The agentbar on devbox is older than this one" in told[-1].message
+    assert "upgrade agentbar there" in told[-1].message
+    # Without remotes configured, a host's choice (a menu built before) only logs.
+    bare = actions.ActionRouter()
+    launched(tasks, told=told).register(bare)
+    assert bare.run(Action(STOP, "c3@devbox")) and len(told) == 2 and tasks.calls == []
+
+
+def test_a_hosts_tasks_cross_the_channel_as_the_tray_shows_them(tmp_path: Path) -> None:
+    """The far side sends its running tasks' few fields; the near side reads them named by
+    the host, leaving out one that does not read (never shown as something else)."""
+    sent = tasks_to_wire([info("a1", "/srv/api", waiting="Do you want to proceed?",
+                               session="s-1"),
+                          info("b2", "/srv/web", status=Status.EXITED)])  # fmt: skip
+    asks = {"for": "approval", "question": "Do you want to proceed?"}
+    assert sent == [{"task_id": "a1", "agent": "claude", "project": "/srv/api",
+                     "status": "running", "session_id": "s-1", "waiting": asks}]  # fmt: skip
+    odd = [{**sent[0], "task_id": "../etc"}, {**sent[0], "status": "exited"},
+           {**sent[0], "waiting": "yes"}, {**sent[0], "project": 3}, "nonsense"]  # fmt: skip
+    assert tasks_from_wire([*sent, *odd], "devbox") == (
+        HostTask(host="devbox", task_id="a1", agent=Agent("claude"), project="/srv/api",
+                 status="running", session_id="s-1", waiting="Do you want to proceed?"),
+    )  # fmt: skip
+    with pytest.raises(WireError):
+        tasks_from_wire({"tasks": sent}, "devbox")
 
 
 def test_quit_asks_what_becomes_of_running_agents_only_when_there_are_some() -> None:

@@ -126,6 +126,7 @@ def _serve(
         launchable=[kit.agent for kit in app.settings.kits if kit.launch is not None],
         tell=lambda fault: worker.report(fault, lasting=False),
         asking=lambda task_id: bool(app.decisions.for_session(task_id)),
+        hosts=app.hub,  # the remote hosts' tasks too (None: no remote configured)
     )
     starts_at_login = autostart.for_platform()
     welcomed = welcome.Welcome(

@@ -7,8 +7,8 @@ for the hooks of this machine (announced in its data dir as ``agentbar serve`` d
 no other socket. It says hello (protocol, version, a boot id), sends the full session list once
 the live sessions are read, then every change with a sequence number, the sessions' other
 updates, the decision book's changes; its own usage windows and its first reading's progress
-with the list and whenever they change (``gauges.py``); it answers calls by id. It ends when
-its input closes.
+with the list and whenever they change (``gauges.py``), and so the tasks its manager runs
+(``host_tasks.py``); it answers calls by id. It ends when its input closes.
 Nothing it sends holds a token: the server's token stays in its own ``server.json``.
 """
 
@@ -36,6 +36,7 @@ from ..search import Searcher, hits_json
 from . import frames
 from .frames import CHUNK_CHARS, PROTOCOL, Closed, FrameError, Writer
 from .gauges import heard_to_wire, limits_to_wire, progress_to_wire
+from .host_tasks import tasks_to_wire
 from .terminal import Terminals
 from .wire import request_to_wire, snapshot_to_wire
 
@@ -78,7 +79,7 @@ class FarSide:
         self._seq = 0
         self._seq_lock = threading.Lock()
         self._sent: dict[SessionKey, SessionSnapshot] = {}
-        self._gauges: dict[str, Any] = {}  # the limits and progress frames last sent
+        self._gauges: dict[str, Any] = {}  # the limits, progress and tasks frames last sent
         self._gauges_lock = threading.Lock()
         self._listed = threading.Event()
         self._stop = threading.Event()
@@ -154,8 +155,9 @@ class FarSide:
 
     def send_gauges(self, *, again: bool = False) -> None:
         """This machine's own usage windows and first reading's progress, each when it changed
-        since last sent (``again``: with a list, whatever was sent before). Never a remote's
-        windows: a far side has none, and they are not this machine's to tell."""
+        since last sent (``again``: with a list, whatever was sent before); its tasks too.
+        Never a remote's windows: a far side has none, and they are not this machine's to
+        tell."""
         frames_now: dict[str, dict[str, Any]] = {
             "limits": {
                 "t": "limits",
@@ -166,9 +168,24 @@ class FarSide:
         }
         with self._gauges_lock:
             for kind, frame in frames_now.items():
-                if again or self._gauges.get(kind) != frame:
-                    self._gauges[kind] = frame
-                    self._send(frame)
+                self._send_changed(kind, frame, again=again)
+        self.send_tasks(again=again)
+
+    def send_tasks(self, *, again: bool = False) -> None:
+        """The agents this machine's task manager runs, when they changed since last sent (the
+        manager's subscriber: any thread); none when it launches nothing. Read and sent under
+        one lock, so a later list is never overtaken by an earlier one."""
+        if self.app.tasks is None:
+            return
+        with self._gauges_lock:
+            frame = {"t": "tasks", "tasks": tasks_to_wire(self.app.tasks.running())}
+            self._send_changed("tasks", frame, again=again)
+
+    def _send_changed(self, kind: str, frame: dict[str, Any], *, again: bool) -> None:
+        """(With ``_gauges_lock`` held.)"""
+        if again or self._gauges.get(kind) != frame:
+            self._gauges[kind] = frame
+            self._send(frame)
 
     def on_change(self, change: StateChange) -> None:
         """The engine's subscriber (engine thread): one numbered frame, written at once."""
@@ -530,6 +547,8 @@ def run(app: Agentbar, version: str, stdin: IO[bytes], stdout: IO[bytes]) -> int
     far.hello()
     app.subscribe(far.on_change)
     app.decisions.subscribe(far.on_book)
+    if app.tasks is not None:
+        app.tasks.subscribe(lambda _info: far.send_tasks())
     try:
         if _another_serves(app):
             # A tray or serve of this user here holds this machine's hooks (and its

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 from ..decisions import BookChange, DecisionBook, new_request_id
 from ..limits import LimitWindow
 from ..model import SessionSnapshot, StateChange
+from .host_tasks import HostTask
 from .hosts import HostState, HostStatus
-from .link import Link, RemoteError, Spawn, spawn
+from .link import CALL_SECONDS, Link, RemoteError, Spawn, spawn
 from .remotes import Remote
 from .wire import WireError, request_from_wire
 
@@ -89,6 +90,16 @@ class Hub:
             stale = not link.connected
             found += (replace(w, stale=True) if stale else w for w in link.limits())
         return tuple(found)
+
+    def tasks(self) -> tuple[HostTask, ...]:
+        """The tasks each connected host's agentbar runs, as last sent, host by host (a host
+        not connected: none)."""
+        return tuple(task for link in self.links.values() for task in link.tasks())
+
+    def call(self, host: str, op: str, args: dict[str, Any], timeout: float = CALL_SECONDS) -> Any:
+        """The far side's answer to one call on ``host`` (``RemoteError`` when it cannot be
+        had: no such host, not connected, refused there, too slow)."""
+        return self.link(host).call(op, args, timeout)
 
     def link(self, host: str) -> Link:
         found = self.links.get(host)

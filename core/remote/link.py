@@ -9,7 +9,8 @@ what really changed meanwhile is reported (never a transition twice).
 
 Its usage windows are kept as the far side last sent them (still shown, as last known, while
 it is unreachable: an account's windows go on whether or not the link is up); its first
-reading's progress is part of its status while connected, and goes with the connection.
+reading's progress is part of its status while connected, and goes with the connection; so
+do the tasks its agentbar runs (as last sent: a host down lists none, none shown stale as live).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from ..model import (
 from . import frames
 from .frames import PROTOCOL, Closed, FrameError, Writer
 from .gauges import heard_from_wire, limits_from_wire, progress_from_wire
+from .host_tasks import HostTask, tasks_from_wire
 from .hosts import HostState, HostStatus
 from .remotes import Remote
 from .wire import WireError, snapshot_from_wire
@@ -122,7 +124,8 @@ class Listener(Protocol):
     def changed(self, change: StateChange) -> None: ...
 
     def status(self, status: HostStatus) -> None:
-        """The host's status changed (its state, its progress), or its usage windows did."""
+        """The host's status changed (its state, its progress), or its usage windows or its
+        running tasks did."""
 
     def decisions(self, host: str, requests: list[dict[str, Any]]) -> None: ...
 
@@ -173,6 +176,7 @@ class Link:
         # frame is reported unless it tells the same again.
         self._told: dict[SessionKey, tuple[str, str | None, str, float]] = {}
         self._limits: tuple[LimitWindow, ...] = ()  # as the far side last sent them
+        self._tasks: tuple[HostTask, ...] = ()  # as this connection's far side last sent them
         self._listed_once = False
         self._lost_at: float | None = None
         self._status = HostStatus(name=remote.name, state=HostState.CONNECTING, since=clock())
@@ -201,6 +205,13 @@ class Link:
         that does not send them."""
         with self._lock:
             return self._limits
+
+    def tasks(self) -> tuple[HostTask, ...]:
+        """The tasks the far side runs, as last sent while connected; none while it is not
+        (or from a far side that does not send them)."""
+        with self._lock:
+            connected = self._status.state is HostState.CONNECTED
+            return self._tasks if connected else ()
 
     @property
     def connected(self) -> bool:
@@ -302,9 +313,11 @@ class Link:
                 process.wait(3.0)
 
     def _lost(self) -> None:
-        """The channel ended: its calls fail, its sessions stay shown as last seen."""
+        """The channel ended: its calls fail, its sessions stay shown as last seen, its tasks
+        are no longer known (the next far process tells them anew)."""
         with self._lock:
             calls, self._calls = self._calls, {}
+            self._tasks = ()
             if self._status.state is HostState.CONNECTED:
                 self._lost_at = self._clock()
         for call in calls.values():
@@ -357,6 +370,8 @@ class Link:
                                       heard_from_wire(frame.get("heard")))  # fmt: skip
                 elif kind == "progress":
                     self._take_progress(frame.get("progress"))
+                elif kind == "tasks":
+                    self._take_tasks(tasks_from_wire(frame.get("tasks"), self.name))
                 elif kind in ("reply", "chunk"):
                     self._take_reply(frame)
             except (WireError, ValueError, TypeError, KeyError) as exc:  # one frame: skipped
@@ -368,6 +383,14 @@ class Link:
             self._limits = windows
             # The host's notes' makings: kept while it is away, as its windows are.
             self._status = replace(self._status, heard=heard)
+            status = self._status
+        if changed and status.state is HostState.CONNECTED:  # (else: told once it is)
+            self._listener.status(status)
+
+    def _take_tasks(self, tasks: tuple[HostTask, ...]) -> None:
+        with self._lock:
+            changed = tasks != self._tasks
+            self._tasks = tasks
             status = self._status
         if changed and status.state is HostState.CONNECTED:  # (else: told once it is)
             self._listener.status(status)

@@ -33,6 +33,7 @@ from ..launch.projects import recent_projects
 from ..launch.request import BadLaunch, LaunchRequest, Mode
 from ..launch.task import TaskInfo
 from ..model import LOCAL_HOST, Agent, SessionKey, SessionSnapshot
+from ..remote.host_tasks import STOP_SECONDS
 from ..remote.link import CALL_SECONDS, Link, RemoteError
 from .context import Context, find_session, session_json
 from .remote_routes import is_remote
@@ -41,7 +42,6 @@ from .replies import Refused, guarded, json_reply, read_object
 
 log = logging.getLogger(__name__)
 
-STOP_SECONDS = 60.0  # a remote stop answers once the task is gone: its exit keys, then signals
 TERMINAL_QUEUE = 2048  # output chunks waiting for one slow terminal before it is dropped
 MAX_INPUT_CHARS = 100_000
 # What a browser terminal answers on its own to the program's queries (cursor position, device
