@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import socket
 import stat
 import subprocess
@@ -891,3 +892,40 @@ def test_agentbar_hooks_install_host_writes_the_far_settings_and_uninstall_resto
     assert down.stdout == ""
     assert down.stderr.count("\n") == 1, down.stderr
     assert down.stderr.startswith(f"agentbar: {HOST}: host down"), down.stderr
+
+
+def test_agentbar_hooks_status_line_host_links_the_far_claude_and_uninstall_restores_it(
+    ssh_rig: SshRig, near: Near
+) -> None:
+    """``agentbar hooks install --status-line --host`` puts the far agentbar's own link (its
+    python, its data dir) before the far user's own status-line command in the far settings,
+    shown here as the far command shows it; ``status`` prints what it prints there;
+    ``uninstall`` gives the far file its bytes back."""
+    original = b'{\n  "statusLine": {"type": "command", "command": "~/bin/line.sh"}\n}\n'
+    settings = ssh_rig.far.home / ".claude" / "settings.json"
+    ssh_rig.far.write_bytes(settings, original)
+    near.add_remote(HOST, ssh_rig.command, ssh_rig.agentbar)
+    link = ("--status-line", "--agent", "claude")
+
+    def far_file() -> str:
+        said = ssh_rig.ssh("cat", str(settings))
+        return said.stdout if said.returncode == 0 else "(missing)"
+
+    done = near.run("hooks", "install", "--host", HOST, *link, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"claude: {settings} on {HOST}\n"), done.stdout
+    assert "agentbar_statusline.py" in done.stdout  # the far diff, shown here
+    argv = shlex.split(orjson.loads(far_file())["statusLine"]["command"])
+    python, script, data = argv[0], argv[3], Path(argv[argv.index("--data-dir") + 1])
+    venv = str(ssh_rig.install.venv)  # the far agentbar's python and program, its data dir
+    assert python.startswith(venv) and script.startswith(venv), argv
+    assert data.is_relative_to(ssh_rig.far.home), argv
+    assert argv[-2:] == ["--then", "~/bin/line.sh"]  # the far user's own line, run after it
+    here = near.run("hooks", "status", "--host", HOST, *link)
+    there = ssh_rig.ssh(ssh_rig.agentbar, "hooks", "status", *link, timeout=90)
+    assert (here.returncode, here.stdout) == (0, there.stdout), here.stderr
+    assert "status-line link installed (then runs: ~/bin/line.sh)" in here.stdout
+
+    removed = near.run("hooks", "uninstall", "--host", HOST, *link, "--yes")
+    assert removed.returncode == 0, removed.stderr
+    assert far_file() == original.decode()

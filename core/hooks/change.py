@@ -4,6 +4,7 @@ remote host (``agentbar hooks --host``), and how it crosses a channel (values; m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from . import files
@@ -56,5 +57,10 @@ class Change:
 def digest(plan: Plan) -> str:
     """The file, its bytes now and the bytes planned: a plan made again with the same digest
     writes exactly what was shown."""
-    parts = (str(plan.target.real), files.sha256(plan.before), files.sha256(plan.after))
+    return digest_of(plan.target.real, plan.before, plan.after)
+
+
+def digest_of(path: Path, before: bytes | None, after: bytes | None) -> str:
+    """``digest`` of any planned change to the file ``path`` (the status-line link's too)."""
+    parts = (str(path), files.sha256(before), files.sha256(after))
     return files.sha256("\0".join(str(p) for p in parts).encode()) or ""

@@ -2,8 +2,9 @@
 agentbar's hooks in the settings files of the agents it is given (main thread).
 
 Exit status: 0 done (or nothing to do), 1 not confirmed, 2 a file could not be read, parsed or
-written (and was left as it was). ``--host NAME``: on a remote host, by its own agentbar
-(``remote.py``, with ``agentbar usage --host``'s exit status).
+written (and was left as it was). ``--status-line``: Claude's status-line link instead
+(``limits_cli.py``). ``--host NAME``: on a remote host, by its own agentbar, with or without
+``--status-line`` (``remote.py``, with ``agentbar usage --host``'s exit status).
 """
 
 from __future__ import annotations
@@ -54,8 +55,9 @@ def add_parser(
         action.add_argument(
             "--host",
             metavar="NAME",
-            help="on a remote host (agentbar remote add), by its own agentbar: the change is "
-            "shown here and written there",
+            help="on a remote host (agentbar remote add), by its own agentbar: the change (to "
+            "its hooks or, with --status-line, its Claude's status-line link) is shown here and "
+            "written there",
         )
         if name == "status":
             continue

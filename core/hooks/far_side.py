@@ -7,6 +7,11 @@ show it, writing nothing; ``hooks_apply`` plans one agent's again and writes it 
 plan is the one shown (its ``digest``: the file's bytes then and the bytes planned), so a file
 changed in between is refused, never overwritten with what nobody saw. The backup, the atomic
 write and the install record are the installer's, as for the local command.
+
+``status_line_plan``, ``status_line_apply`` and ``status_line_status`` answer the same for
+Claude's status-line link (``agentbar hooks ... --status-line --host``): this machine's
+settings.json, data dir and link command, whatever ``statusLine`` command is there kept behind
+it, the backup and the exact reversal ``limits_cli.py``'s, as ``--status-line`` here.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from .. import limits_cli
 from ..config import Settings
 from . import installer
 from .change import Change
@@ -54,16 +60,39 @@ def apply(settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("which agent's change to write?")
     agents, command = agents_and_command(agent, settings, io.StringIO())
     found = make_plan(action, agents[0], settings, command, detect_version, notify=notify)
-    shown = Change.of(found)
-    if shown.digest != args.get("digest"):
-        raise ChangedSinceShown(
-            f"{shown.shown} changed since its change was shown; nothing was written (run the "
-            "command again to see the change as it is now)"
-        )
+    _still_shown(Change.of(found), args)
     try:
         return {"done": installer.apply(found, settings)}
     except OSError as exc:
         raise HooksFileError(f"could not write: {exc}; the file is as it was") from None
+
+
+def status_line_plan(settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
+    """The status-line link's change for ``action``, as ``plan`` answers an agent's (its
+    ``error`` when the file cannot be edited); writes nothing."""
+    try:
+        found = limits_cli.plan(_action(args), settings)
+    except HooksFileError as exc:
+        return {"problems": [], "plans": [{"agent": str(limits_cli.CLAUDE), "error": str(exc)}]}
+    return {"problems": [], "plans": [limits_cli.change_of(found).to_wire()]}
+
+
+def status_line_apply(settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
+    """The status-line link's change written when it is still the one shown (``digest``), as
+    ``apply``; ``HooksFileError`` (a refusal) otherwise, and nothing is written."""
+    found = limits_cli.plan(_action(args), settings)
+    _still_shown(limits_cli.change_of(found), args)
+    try:
+        return {"done": limits_cli.write(found, settings.data_dir)}
+    except OSError as exc:
+        raise HooksFileError(f"could not write: {exc}; the file is as it was") from None
+
+
+def status_line_status(settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
+    """The line ``agentbar hooks status --status-line`` prints here; ``failed`` when the file
+    cannot be read (its exit status 2 here)."""
+    text, result = limits_cli.status(settings)
+    return {"text": text, "failed": result != limits_cli.OK}
 
 
 def status(settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
@@ -72,6 +101,15 @@ def status(settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
     text = io.StringIO()
     show_status(agents, settings, command, text, detect_version)
     return {"text": text.getvalue()}
+
+
+def _still_shown(change: Change, args: dict[str, Any]) -> None:
+    """``ChangedSinceShown`` unless ``change`` is the one shown (``args["digest"]``)."""
+    if change.digest != args.get("digest"):
+        raise ChangedSinceShown(
+            f"{change.shown} changed since its change was shown; nothing was written (run the "
+            "command again to see the change as it is now)"
+        )
 
 
 def _action(args: dict[str, Any]) -> str:

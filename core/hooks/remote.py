@@ -9,22 +9,46 @@ shown. The backup and the atomic write are the far side's installer's. Exit stat
 ``agentbar usage --host``: 0 done, 1 a host not configured, a change not confirmed, a refusal
 there (a file changed or not readable) or an agentbar there too old to have the calls; 2 a host
 that cannot be reached (or stops answering).
+
+``--status-line``: Claude's status-line link there, the same way with its own calls
+(``status_line_plan``, ``status_line_apply``, ``status_line_status``): the far machine's
+settings.json, data dir and link command, the status-line command there kept behind the link.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ..config import Settings
+from ..limits_cli import not_claude
 from ..remote.cli import DOWN, REFUSED, host_down, open_host, refused_there
 from ..remote.link import Link, RemoteError
 from .change import Change
 from .cli import OK, Confirm, ask, carry_out
 
-CANNOT = "cannot install hooks from here"
 CALL_SECONDS = 120.0  # an agent's --version there, and the file read and written
+
+
+@dataclass(frozen=True)
+class Calls:
+    """The far side's calls for one kind of change, and what an older far side cannot do."""
+
+    plan: str
+    apply: str
+    status: str
+    cannot: str
+
+
+HOOKS = Calls("hooks_plan", "hooks_apply", "hooks_status", "cannot install hooks from here")
+STATUS_LINE = Calls(
+    "status_line_plan",
+    "status_line_apply",
+    "status_line_status",
+    "cannot set up Claude's status-line link from here",
+)
 
 
 class Unreadable(Exception):
@@ -41,20 +65,20 @@ def run(
 ) -> int:
     err = sys.stderr if err is None else err
     host: str = args.host
-    if args.status_line:
-        print(f"agentbar: Claude's status-line link is set up on the host itself, not from here "
-              f"(run agentbar hooks {args.hooks_command} --status-line on {host})",
-              file=err)  # fmt: skip
+    calls = STATUS_LINE if args.status_line else HOOKS
+    refusal = not_claude(args.agent) if args.status_line else ""
+    if refusal:
+        out.write(refusal)
         return REFUSED
     link = open_host(host, settings, err)
     if isinstance(link, int):
         return link
     try:
         if args.hooks_command == "status":
-            return _status(link, args, out)
-        return _change(link, args, out, err, confirm or ask)
+            return _status(link, calls, args, out)
+        return _change(link, calls, args, out, err, confirm=confirm or ask)
     except RemoteError as exc:
-        print(f"agentbar: {refused_there(host, exc, CANNOT)}", file=err)
+        print(f"agentbar: {refused_there(host, exc, calls.cannot)}", file=err)
         return DOWN if host_down(exc) else REFUSED
     except Unreadable as exc:
         print(f"agentbar: {host}'s agentbar answered {exc} that does not read", file=err)
@@ -63,22 +87,30 @@ def run(
         link.stop()
 
 
-def _status(link: Link, args: argparse.Namespace, out: TextIO) -> int:
-    answer = link.call("hooks_status", {"agent": args.agent}, timeout=CALL_SECONDS)
+def _status(link: Link, calls: Calls, args: argparse.Namespace, out: TextIO) -> int:
+    """What ``status`` prints there; 1 when it could not read the file there (``failed``)."""
+    answer = link.call(calls.status, {"agent": args.agent}, timeout=CALL_SECONDS)
     text = answer.get("text") if isinstance(answer, dict) else None
-    if not isinstance(text, str):
+    failed = answer.get("failed", False) if isinstance(answer, dict) else None
+    if not isinstance(text, str) or not isinstance(failed, bool):
         raise Unreadable("a status")
     out.write(text)
-    return OK
+    return REFUSED if failed else OK
 
 
 def _change(
-    link: Link, args: argparse.Namespace, out: TextIO, err: TextIO, confirm: Confirm
+    link: Link,
+    calls: Calls,
+    args: argparse.Namespace,
+    out: TextIO,
+    err: TextIO,
+    *,
+    confirm: Confirm,
 ) -> int:
     host: str = args.host
     call = {"action": args.hooks_command, "agent": args.agent,
             "notify": getattr(args, "notify", True)}  # fmt: skip
-    problems, changes = _plans(link.call("hooks_plan", call, timeout=CALL_SECONDS))
+    problems, changes = _plans(link.call(calls.plan, call, timeout=CALL_SECONDS))
     for problem in problems:
         print(f"agentbar: {host}: {problem.removeprefix('agentbar: ')}", file=err)
     worst = OK
@@ -89,7 +121,7 @@ def _change(
             continue
 
         def write(change: Change = change) -> list[str]:
-            answer = link.call("hooks_apply", {**call, "agent": change.agent,
+            answer = link.call(calls.apply, {**call, "agent": change.agent,
                                "digest": change.digest}, timeout=CALL_SECONDS)  # fmt: skip
             done = answer.get("done") if isinstance(answer, dict) else None
             if not isinstance(done, list):

@@ -110,6 +110,9 @@ class FarSide:
             "hooks_plan": self._hooks("plan"),
             "hooks_apply": self._hooks("apply"),
             "hooks_status": self._hooks("status"),
+            "status_line_plan": self._hooks("status_line_plan"),
+            "status_line_apply": self._hooks("status_line_apply"),
+            "status_line_status": self._hooks("status_line_status"),
         }
 
     # -- out ---------------------------------------------------------------------------------
