@@ -5,7 +5,7 @@ task manager with the scripted fake agent in a real PTY, the tray's worker and i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -102,9 +102,10 @@ class FakeHosts:
         return {}
 
 
-def host_task(task_id: str, host: str, project: str, waiting: str | None = None) -> HostTask:
+def host_task(task_id: str, host: str, project: str, waiting: str | None = None,
+              session: str | None = None) -> HostTask:  # fmt: skip
     return HostTask(host=host, task_id=task_id, agent=Agent("claude"), project=project,
-                    status="running", session_id=None, waiting=waiting)  # fmt: skip
+                    status="running", session_id=session, waiting=waiting)  # fmt: skip
 
 
 def launched(tasks: FakeTasks, pinned: tuple[str, ...] = (), opened: list[str] | None = None,
@@ -180,6 +181,19 @@ def test_approve_and_deny_buttons_only_on_a_launched_sessions_approval_notice() 
     assert agents.buttons(transition(State.DONE, None)) == ()
     other = SessionKey(Agent("claude"), "bbbbbbbb-2222-4222-8222-222222222222")
     assert agents.buttons(transition(State.INPUT_REQUIRED, WaitingFor.APPROVAL, other)) == ()
+    # A host's launched session: its task there, as the host told it (by agent, id and host).
+    hosts = FakeHosts((host_task("c3", "devbox", "/srv/api", session=KEY.session_id),))
+    there = replace(KEY, host="devbox")
+    with_hosts = launched(FakeTasks(), hosts=hosts)
+    buttons = with_hosts.buttons(transition(State.INPUT_REQUIRED, WaitingFor.APPROVAL, there))
+    assert [(b.label, b.action) for b in buttons] == [
+        ("Approve", Action(APPROVE, "c3@devbox")),
+        ("Deny", Action(DENY, "c3@devbox")),
+    ]
+    for elsewhere in (replace(KEY, host="gpu"), replace(KEY, agent=Agent("codex")), KEY):
+        notice = transition(State.INPUT_REQUIRED, WaitingFor.APPROVAL, elsewhere)
+        assert with_hosts.buttons(notice) == ()
+    assert hosts.calls == []  # the buttons are made from what the host told: no call
 
 
 def test_the_handlers_launch_answer_stop_and_open_and_refuse_nonsense(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from ..core.errors import AgentbarError, Fault, FaultKind
 from ..core.launch.projects import menu_projects, recent_projects
 from ..core.launch.request import BadLaunch, LaunchRequest
 from ..core.launch.task import TaskInfo
-from ..core.model import Agent, SessionKey, SessionSnapshot, State, WaitingFor
+from ..core.model import LOCAL_HOST, Agent, SessionKey, SessionSnapshot, State, WaitingFor
 from ..core.remote.host_tasks import STOP_SECONDS, HostTask
 from ..core.remote.link import CALL_SECONDS, UPGRADE_HINT, RemoteError
 from ..core.text import short_path
@@ -178,14 +178,25 @@ class LaunchedAgents:
         return Entry(label, submenu=tuple(choices))
 
     def buttons(self, t: Transition) -> tuple[Button, ...]:
-        """Approve and Deny on the approval notice of a session agentbar launched."""
+        """Approve and Deny on the approval notice of a session agentbar launched, here or on
+        a remote host (as that host last told its tasks)."""
         if t.state is not State.INPUT_REQUIRED or t.waiting_for is not WaitingFor.APPROVAL:
             return ()
-        info = self.tasks.for_session(t.key)
-        if info is None or self._asking(info.task_id):
+        if t.key.host == LOCAL_HOST:
+            info = self.tasks.for_session(t.key)
+            task_id, arg = (None, "") if info is None else (info.task_id, info.task_id)
+        else:
+            task = self._host_task_of(t.key)
+            task_id = None if task is None else task.task_id
+            arg = "" if task is None else task_arg(task.task_id, task.host)
+        if task_id is None or self._asking(task_id):
             return ()
-        return (Button("Approve", Action(APPROVE, info.task_id)),
-                Button("Deny", Action(DENY, info.task_id)))  # fmt: skip
+        return (Button("Approve", Action(APPROVE, arg)), Button("Deny", Action(DENY, arg)))
+
+    def _host_task_of(self, key: SessionKey) -> HostTask | None:
+        there = () if self.hosts is None else self.hosts.tasks()
+        return next((task for task in there if (task.agent, task.session_id, task.host)
+                     == (key.agent, key.session_id, key.host)), None)  # fmt: skip
 
     def tasks_running(self) -> int:
         return len(self.tasks.running())
