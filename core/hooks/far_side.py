@@ -17,6 +17,8 @@ it, the backup and the exact reversal ``limits_cli.py``'s, as ``--status-line`` 
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from .. import limits_cli
@@ -60,11 +62,7 @@ def apply(settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("which agent's change to write?")
     agents, command = agents_and_command(agent, settings, io.StringIO())
     found = make_plan(action, agents[0], settings, command, detect_version, notify=notify)
-    _still_shown(Change.of(found), args)
-    try:
-        return {"done": installer.apply(found, settings)}
-    except OSError as exc:
-        raise HooksFileError(f"could not write: {exc}; the file is as it was") from None
+    return _write_shown(Change.of(found), args, partial(installer.apply, found, settings))
 
 
 def status_line_plan(settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
@@ -81,11 +79,8 @@ def status_line_apply(settings: Settings, args: dict[str, Any]) -> dict[str, Any
     """The status-line link's change written when it is still the one shown (``digest``), as
     ``apply``; ``HooksFileError`` (a refusal) otherwise, and nothing is written."""
     found = limits_cli.plan(_action(args), settings)
-    _still_shown(limits_cli.change_of(found), args)
-    try:
-        return {"done": limits_cli.write(found, settings.data_dir)}
-    except OSError as exc:
-        raise HooksFileError(f"could not write: {exc}; the file is as it was") from None
+    write = partial(limits_cli.write, found, settings.data_dir)
+    return _write_shown(limits_cli.change_of(found), args, write)
 
 
 def status_line_status(settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
@@ -103,13 +98,21 @@ def status(settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
     return {"text": text.getvalue()}
 
 
-def _still_shown(change: Change, args: dict[str, Any]) -> None:
-    """``ChangedSinceShown`` unless ``change`` is the one shown (``args["digest"]``)."""
+def _write_shown(
+    change: Change, args: dict[str, Any], write: Callable[[], list[str]]
+) -> dict[str, Any]:
+    """``change`` written (what was done, for the person) when it is the one shown
+    (``args["digest"]``); ``ChangedSinceShown`` otherwise, and a write that failed a
+    ``HooksFileError``."""
     if change.digest != args.get("digest"):
         raise ChangedSinceShown(
             f"{change.shown} changed since its change was shown; nothing was written (run the "
             "command again to see the change as it is now)"
         )
+    try:
+        return {"done": write()}
+    except OSError as exc:
+        raise HooksFileError(f"could not write: {exc}; the file is as it was") from None
 
 
 def _action(args: dict[str, Any]) -> str:
