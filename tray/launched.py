@@ -30,7 +30,7 @@ from ..core.launch.request import BadLaunch, LaunchRequest
 from ..core.launch.task import TaskInfo
 from ..core.model import LOCAL_HOST, Agent, SessionKey, SessionSnapshot, State, WaitingFor
 from ..core.remote.host_tasks import STOP_SECONDS, HostTask
-from ..core.remote.link import CALL_SECONDS, UPGRADE_HINT, RemoteError
+from ..core.remote.link import CALL_SECONDS, RemoteError, refused_there
 from ..core.text import short_path
 from .actions import Action, ActionRouter
 from .notices import Button, Transition
@@ -184,12 +184,11 @@ class LaunchedAgents:
             return ()
         if t.key.host == LOCAL_HOST:
             info = self.tasks.for_session(t.key)
-            task_id, arg = (None, "") if info is None else (info.task_id, info.task_id)
+            arg = None if info is None else info.task_id
         else:
             task = self._host_task_of(t.key)
-            task_id = None if task is None else task.task_id
-            arg = "" if task is None else task_arg(task.task_id, task.host)
-        if task_id is None or self._asking(task_id):
+            arg = None if task is None else task_arg(task.task_id, task.host)
+        if arg is None or self._asking(read_task_arg(arg)[0]):
             return ()
         return (Button("Approve", Action(APPROVE, arg)), Button("Deny", Action(DENY, arg)))
 
@@ -307,12 +306,14 @@ def failed_answer(what: str, exc: Exception) -> Fault:
 
 
 def failed_on_host(what: str, host: str, exc: RemoteError) -> Fault:
-    """What to tell of a remote task's choice its host refused or could not take."""
+    """What to tell of a remote task's choice its host refused or could not take (an older
+    agentbar there: the ``--host`` commands' own words)."""
     if exc.older_far_side:
-        return Fault(FaultKind.ACTION, f"{what} did nothing on {host}",
-                     f"The agentbar on {host} is older than this one and cannot {what.lower()} "
-                     f"its tasks from here: upgrade agentbar there ({UPGRADE_HINT}).")  # fmt: skip
-    return Fault(FaultKind.ACTION, f"{what} did nothing on {host}", f"{what} did nothing: {exc}.")
+        said = refused_there(host, exc, f"cannot {what.lower()} its tasks from here")
+        detail = f"{said[0].upper()}{said[1:]}."
+    else:
+        detail = f"{what} did nothing: {exc}."
+    return Fault(FaultKind.ACTION, f"{what} did nothing on {host}", detail)
 
 
 def _never(_task_id: str) -> bool:

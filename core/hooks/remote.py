@@ -24,8 +24,8 @@ from typing import Any, TextIO
 
 from ..config import Settings
 from ..limits_cli import not_claude
-from ..remote.cli import DOWN, REFUSED, host_down, open_host, refused_there
-from ..remote.link import Link, RemoteError
+from ..remote.cli import DOWN, REFUSED, host_down, open_host
+from ..remote.link import Link, RemoteError, refused_there
 from .change import Change
 from .cli import OK, Confirm, ask, carry_out
 

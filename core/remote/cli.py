@@ -18,7 +18,7 @@ from ..config import Settings
 from ..model import StateChange
 from . import remotes as config
 from .hosts import HostState, HostStatus
-from .link import UPGRADE_HINT, Link, RemoteError
+from .link import Link, RemoteError
 from .remotes import Remote, RemoteConfigError
 
 COMMANDS = ("remote", "channel")
@@ -174,15 +174,6 @@ def open_host(host: str, settings: Settings, err: TextIO) -> Link | int:
 def host_down(exc: RemoteError) -> bool:
     """Whether a call's error means the host went (``DOWN``), not a refusal there."""
     return exc.kind in ("unreachable", "timeout")
-
-
-def refused_there(host: str, exc: RemoteError, cannot: str) -> str:
-    """What a call's error says, an older far side told what to do (``cannot``: what it
-    cannot do, as in "cannot report its usage")."""
-    if exc.older_far_side:
-        return (f"the agentbar on {host} is older than this one and {cannot}: "
-                f"upgrade agentbar there ({UPGRADE_HINT})")  # fmt: skip
-    return f"{host}: {exc}"
 
 
 def _test(args: argparse.Namespace, path: Any, out: TextIO, err: TextIO) -> int:

@@ -79,6 +79,15 @@ class RemoteError(AgentbarError):
         )
 
 
+def refused_there(host: str, exc: RemoteError, cannot: str) -> str:
+    """What a call's error says, an older far side told what to do (``cannot``: what it
+    cannot do, as in "cannot report its usage")."""
+    if exc.older_far_side:
+        return (f"the agentbar on {host} is older than this one and {cannot}: "
+                f"upgrade agentbar there ({UPGRADE_HINT})")  # fmt: skip
+    return f"{host}: {exc}"
+
+
 def channel_argv(remote: Remote) -> list[str]:
     """The command that runs the far side: the person's command, ``agentbar channel`` at its
     end; for ssh, options that make a password prompt an error and a dead link noticed, unless

@@ -20,8 +20,8 @@ from typing import Any, TextIO
 from ..config import Settings
 from ..engine_messages import IndexProgress
 from ..progress_bar import ProgressBar
-from ..remote.cli import DOWN, REFUSED, host_down, open_host, refused_there
-from ..remote.link import Link, RemoteError
+from ..remote.cli import DOWN, REFUSED, host_down, open_host
+from ..remote.link import Link, RemoteError, refused_there
 from . import report as report_mod
 from .cli import filters_or_say, render, show
 from .far_side import READ_SECONDS
