@@ -19,8 +19,8 @@ from cli_runner import agentbar
 from remote_far import FarHome, make_far, near_settings, older_far, settings_with_far_module
 from test_remote_channel import far_env, near_env
 
-from agentbar.core.remote.cli import UPGRADE_HINT, probe
-from agentbar.core.remote.link import Link, RemoteError
+from agentbar.core.remote.cli import probe
+from agentbar.core.remote.link import UPGRADE_HINT, Link, RemoteError
 
 A = "aaaaaaaa-0000-4000-8000-00000000000a"
 SLOW = 60.0  # a far side's first start imports and reads everything
@@ -53,16 +53,20 @@ def backup_file(far: FarHome) -> Path:
     return far.home / ".claude" / "settings.json.agentbar-backup"
 
 
-def plan(link: Link, action: str) -> dict[str, object]:
-    answer = link.call("hooks_plan", {"action": action, "agent": "claude"}, timeout=120)
+def plan(
+    link: Link, action: str, kind: str = "hooks", agent: str | None = "claude"
+) -> dict[str, object]:
+    """The far side's one planned change (``kind``: ``hooks`` or ``status_line``'s calls)."""
+    answer = link.call(f"{kind}_plan", {"action": action, "agent": agent}, timeout=120)
+    assert answer["problems"] == []
     (change,) = answer["plans"]
     assert isinstance(change, dict)
     return change
 
 
-def apply(link: Link, action: str, digest: object) -> list[str]:
+def apply(link: Link, action: str, digest: object, kind: str = "hooks") -> list[str]:
     call = {"action": action, "agent": "claude", "digest": digest}
-    done: list[str] = link.call("hooks_apply", call, timeout=120)["done"]
+    done: list[str] = link.call(f"{kind}_apply", call, timeout=120)["done"]
     return done
 
 
@@ -173,17 +177,11 @@ def link_record(far: FarHome) -> Path:
 
 
 def status_line_plan(link: Link, action: str) -> dict[str, object]:
-    answer = link.call("status_line_plan", {"action": action, "agent": None}, timeout=120)
-    assert answer["problems"] == []
-    (change,) = answer["plans"]
-    assert isinstance(change, dict)
-    return change
+    return plan(link, action, "status_line", agent=None)
 
 
 def status_line_apply(link: Link, action: str, digest: object) -> list[str]:
-    call = {"action": action, "agent": "claude", "digest": digest}
-    done: list[str] = link.call("status_line_apply", call, timeout=120)["done"]
-    return done
+    return apply(link, action, digest, "status_line")
 
 
 def their_link(path: Path) -> dict[str, object]:
